@@ -1,0 +1,97 @@
+"""Walks a run folder once and lists what it holds. Read-only.
+
+Every extractor asks the ``RunFolder`` for candidate files (by name pattern
+or predicate); which of them it could use, and why not, it reports as
+``InputRecord`` entries. Nothing outside the folder is ever opened: symbolic
+links that lead outside are skipped, and ``RunFolder.resolve`` refuses
+relative paths that escape it (a manifest pointing at ``../../etc/passwd``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Literal
+
+from pydantic import BaseModel, Field
+
+Side = Literal["run", "baseline"]
+
+#: folders never descended into (caches, VCS metadata, virtual environments)
+SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".venv", "venv", ".mypy_cache"}
+
+
+class InputRecord(BaseModel):
+    """One artifact of the run: what it was taken for and whether it could be used."""
+
+    path: str = Field(description="path relative to the run (or baseline) folder")
+    kind: str = Field(description="what the file was read as: log, metrics, hparams, data, dump, tensors, ...")
+    status: Literal["used", "unreadable", "ignored"] = "used"
+    why: str | None = Field(default=None, description="for unreadable/ignored: the reason, naming the problem")
+    side: Side = "run"
+
+
+class OutsideRunFolder(ValueError):
+    """A path that would leave the run folder."""
+
+
+@dataclass
+class RunFolder:
+    """A run (or baseline) folder: its root and the files below it."""
+
+    root: Path
+    side: Side = "run"
+    files: list[Path] = field(default_factory=list)  # relative paths, sorted
+    skipped: list[InputRecord] = field(default_factory=list)  # links leading outside etc.
+
+    @classmethod
+    def scan(cls, root: str | os.PathLike, side: Side = "run") -> "RunFolder":
+        root = Path(root)
+        real_root = root.resolve()
+        files: list[Path] = []
+        skipped: list[InputRecord] = []
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+            for name in sorted(filenames):
+                full = Path(dirpath) / name
+                rel = full.relative_to(root)
+                if full.is_symlink():
+                    target = full.resolve()
+                    if not target.is_relative_to(real_root):
+                        skipped.append(InputRecord(path=rel.as_posix(), kind="link", status="ignored",
+                                                   why="symbolic link to a file outside the run folder", side=side))
+                        continue
+                if full.is_file():
+                    files.append(rel)
+        files.sort(key=lambda p: p.as_posix())
+        return cls(root=root, side=side, files=files, skipped=skipped)
+
+    # -- lookups ---------------------------------------------------------
+    def rel(self, path: Path) -> str:
+        """The path as shown to the user: relative to the run folder, with '/'."""
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    def abs(self, rel: Path | str) -> Path:
+        return self.root / rel
+
+    def find(self, predicate: Callable[[Path], bool]) -> list[Path]:
+        """Relative paths of the files for which ``predicate(rel_path)`` holds."""
+        return [p for p in self.files if predicate(p)]
+
+    def glob(self, patterns: Iterable[str]) -> list[Path]:
+        """Files whose *name* matches one of the shell patterns (case-insensitive)."""
+        pats = [p.lower() for p in patterns]
+        return self.find(lambda p: any(fnmatch.fnmatch(p.name.lower(), pat) for pat in pats))
+
+    def resolve(self, rel: str | os.PathLike, base: Path | None = None) -> Path:
+        """Absolute path of ``rel`` (relative to ``base`` or the root); refuses escapes."""
+        start = self.root if base is None else base
+        candidate = (start / rel).resolve()
+        if not candidate.is_relative_to(self.root.resolve()):
+            raise OutsideRunFolder(f"'{rel}' points outside the run folder")
+        return candidate

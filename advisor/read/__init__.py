@@ -1,0 +1,1 @@
+"""File formats -> raw records. No judgement: readers never name a cause."""
