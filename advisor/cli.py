@@ -1,0 +1,270 @@
+"""Command-line interface: argument parsing only, one function per subcommand.
+
+Heavy modules (numpy, pydantic, durable-rules) are imported inside the
+subcommands so that ``advisor --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+SEVERITIES = ("low", "medium", "high")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        self.exit(EXIT_USAGE, f"advisor: error: {message} (see: {self.prog} --help)\n")
+
+
+def _fmt_from_path(path: str | None, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    if path:
+        ext = Path(path).suffix.lower()
+        return {".html": "html", ".htm": "html", ".json": "json", ".md": "md"}.get(ext, "text")
+    return "text"
+
+
+def _write(text: str, out: str | None) -> None:
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def _params(values: list[str]) -> dict:
+    out = {}
+    for v in values or []:
+        key, sep, raw = v.partition("=")
+        if not sep or not key:
+            raise _Usage(f"--param needs RULE_ID.PARAM=VALUE, got '{v}'")
+        try:
+            import json
+
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
+class _Usage(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------- subcommands
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from advisor.diagnose import diagnose
+    from advisor.errors import UsageError
+    from advisor.report.render import render
+
+    fmt = _fmt_from_path(args.output, args.format)
+    try:
+        report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
+                          params=_params(args.param))
+    except UsageError as exc:
+        raise _Usage(str(exc)) from None
+    for w in report.warnings:
+        print(w, file=sys.stderr)
+    color = fmt == "text" and not args.output and sys.stdout.isatty()
+    _write(render(report, fmt, color=color), args.output)
+    if args.output and not args.quiet:
+        print(f"advisor: wrote {args.output} ({report.summary.headline})", file=sys.stderr)
+    if args.fail_on:
+        level = SEVERITIES.index(args.fail_on)
+        hits = [c for c in report.found(args.min_confidence) if SEVERITIES.index(c.severity) >= level]
+        if hits:
+            return EXIT_FOUND
+    return EXIT_OK
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    if args.kinds:
+        from advisor.facts import FACT_KINDS
+
+        for kind, model in FACT_KINDS.items():
+            print(f"{kind}: {model.doc}")
+            for name, f in model.model_fields.items():
+                if name in ("kind", "source"):
+                    continue
+                print(f"    {name}: {f.description or ''}")
+        return EXIT_OK
+    if not args.run:
+        raise _Usage("facts needs RUN (or --kinds)")
+    import json
+
+    from advisor.extract import extract_facts
+    from advisor.extract.base import RunPair
+    from advisor.inventory import RunFolder
+
+    for p, what in ((args.run, "RUN"), (args.baseline, "baseline")):
+        if p is not None and not Path(p).is_dir():
+            raise _Usage(f"{what} '{p}' is not a folder")
+    pair = RunPair(run=RunFolder.scan(args.run, "run"),
+                   baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None)
+    ex = extract_facts(pair)
+    if args.format == "json":
+        print(json.dumps({"facts": [f.model_dump(mode="json") for f in ex.facts],
+                          "inputs": [i.model_dump(mode="json") for i in ex.inputs]}, indent=2))
+        return EXIT_OK
+    for f in ex.facts:
+        fields = f.model_dump(mode="json", exclude={"kind", "source", "side"}, exclude_none=True)
+        where = f" @ {f.source.cite()}" if f.source else ""
+        side = " (baseline)" if f.side == "baseline" else ""
+        print(f"{f.kind}{side}: " + ", ".join(f"{k}={v}" for k, v in fields.items()) + where)
+    for i in ex.inputs:
+        if i.status != "used":
+            print(f"{'baseline/' if i.side == 'baseline' else ''}{i.path}: {i.status}: {i.why}", file=sys.stderr)
+    if not ex.facts:
+        print("no facts: nothing the extractors could read was found", file=sys.stderr)
+    return EXIT_OK
+
+
+def _rules_for(args: argparse.Namespace):
+    from advisor.diagnose import load_rule_set
+
+    rules, diags = load_rule_set(getattr(args, "rules", None) or (), getattr(args, "only_rules", False))
+    for d in diags:
+        print(d.format(), file=sys.stderr)
+    return rules
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    action = args.rules_action
+    if action == "schema":
+        import json
+
+        from advisor.facts import FACT_KINDS
+        from advisor.rulebase.schema import json_schema
+
+        print(json.dumps(json_schema(FACT_KINDS), indent=2))
+        return EXIT_OK
+    if action in ("validate", "test"):
+        from advisor.rulebase.load import load_rules
+
+        rules, diags = load_rules(args.files)
+        for d in diags:
+            print(d.format(), file=sys.stderr)
+        errors = sum(1 for d in diags if d.severity == "error")
+        if action == "validate":
+            print(f"{len(rules)} rule(s) valid, {errors} error(s), {len(diags) - errors} warning(s)")
+            return EXIT_FOUND if errors else EXIT_OK
+        from advisor.rulebase.testing import run_tests
+
+        results = run_tests(rules)
+        failed = [r for r in results if not r.passed]
+        for r in failed:
+            print(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}")
+        if args.verbose:
+            for r in results:
+                if r.passed:
+                    print(f"ok {r.test_id}")
+        print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+        return EXIT_FOUND if failed or errors else EXIT_OK
+    rules = _rules_for(args)
+    if action == "list":
+        for r in sorted(rules, key=lambda r: (r.concludes, r.id)):
+            kind = "cause" if r.cause else "finding"
+            print(f"{r.id:45s} {kind} {r.concludes:24s} {r.confidence:+.2f} {r.severity:6s} {r.title}")
+        print(f"{len(rules)} rules", file=sys.stderr)
+        return EXIT_OK
+    if action in ("show", "explain"):
+        match = [r for r in rules if r.id == args.id]
+        if not match:
+            import difflib
+
+            close = difflib.get_close_matches(args.id, [r.id for r in rules], n=3)
+            raise _Usage(f"no rule '{args.id}'" + (f" (did you mean: {', '.join(close)}?)" if close else ""))
+        r = match[0]
+        if action == "show":
+            print(Path(r.path).read_text(encoding="utf-8") if Path(r.path).is_file() else r)
+            return EXIT_OK
+        print(f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
+              f"confidence {r.confidence:+.2f}, severity {r.severity}\n")
+        for part in ("what", "why", "fix"):
+            print(f"{part.upper()}\n  {r.doc.get(part, '')}\n")
+        for ref in r.doc.get("references", []) or []:
+            print(f"  see: {ref}")
+        if r.params:
+            print("PARAMS\n" + "\n".join(f"  {k} = {v}" for k, v in r.params.items()))
+        return EXIT_OK
+    raise _Usage(f"unknown rules action '{action}'")
+
+
+# ---------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    from advisor import __version__
+
+    p = _Parser(prog="advisor", description="Tells you why a training run is not accurate, and what to do about it.")
+    p.add_argument("--version", action="version", version=f"advisor {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    d = sub.add_parser("diagnose", help="diagnose a run folder (optionally against a baseline run)",
+                       description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.")
+    d.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
+    d.add_argument("--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)")
+    d.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (.html, .json, .md, .txt)")
+    d.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
+    d.add_argument("--only-rules", action="store_true", help="use only the --rules given, not the built-in rules")
+    d.add_argument("--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter (repeatable)")
+    d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
+    d.add_argument("--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)")
+    d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
+    d.set_defaults(func=cmd_diagnose)
+
+    f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
+    f.add_argument("run", metavar="RUN", nargs="?")
+    f.add_argument("--baseline", "-b", metavar="DIR")
+    f.add_argument("--format", choices=("text", "json"), default="text")
+    f.add_argument("--kinds", action="store_true", help="list every fact kind and its fields instead")
+    f.set_defaults(func=cmd_facts)
+
+    r = sub.add_parser("rules", help="list, show, validate and test rules")
+    rsub = r.add_subparsers(dest="rules_action", metavar="ACTION", parser_class=_Parser, required=True)
+    for name, helptext in (("list", "list the rules"), ("show", "print a rule's YAML"), ("explain", "print a rule's documentation")):
+        a = rsub.add_parser(name, help=helptext)
+        if name != "list":
+            a.add_argument("id", metavar="ID")
+        a.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
+        a.add_argument("--only-rules", action="store_true", help="only the --rules given")
+    v = rsub.add_parser("validate", help="check rule files; report every problem with file:line:column")
+    v.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
+    t = rsub.add_parser("test", help="run the rules' inline tests")
+    t.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
+    t.add_argument("--verbose", "-v", action="store_true")
+    rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
+    r.set_defaults(func=cmd_rules)
+
+    try:  # the standalone comparison, where installed (advisor/compare/cli.py)
+        from advisor.compare.cli import add_compare_parser
+    except ImportError:
+        pass
+    else:
+        add_compare_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except _Usage as exc:
+        print(f"advisor: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""``diagnose(run, baseline=None, rules=...) -> Report``: the one way in, for the CLI and Python users."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from advisor import __version__
+from advisor.errors import Diagnostic, UsageError
+from advisor.extract import extract_facts
+from advisor.extract.base import Extraction, RunPair
+from advisor.inventory import RunFolder
+from advisor.rank import rank
+from advisor.report.model import Chart, CheckReport, FindingReport, Report, Summary
+from advisor.rulebase import builtin_rules_dir
+from advisor.rulebase.infer import RuleBase
+from advisor.rulebase.load import load_rules
+from advisor.rulebase.schema import Rule
+from advisor.stages import STAGES
+
+REPORT_THRESHOLD = 0.5
+
+CHART_TITLES = {
+    "loss": "Loss", "lr": "Learning rate", "loss_scale": "Loss scale", "grad_norm": "Gradient norm",
+    "metric": "Evaluation metrics", "op_error": "Per-operator error along execution order",
+    "class_hist": "Class counts", "feature_range": "Feature ranges",
+}
+
+
+@lru_cache(maxsize=2)
+def _load_builtin(path: str) -> tuple[tuple[Rule, ...], tuple[Diagnostic, ...]]:
+    rules, diags = load_rules([Path(path)], display_root=Path(path).parent)
+    return tuple(rules), tuple(diags)
+
+
+def load_rule_set(rules: Iterable[str | os.PathLike] = (), only_rules: bool = False) -> tuple[list[Rule], list[Diagnostic]]:
+    """The built-in rules (unless only_rules) plus the user's files/folders; diagnostics for bad ones."""
+    loaded = [] if only_rules else [_load_builtin(str(builtin_rules_dir()))]  # parsed once per process
+    for p in rules:  # the user's files are read every time (they may have changed)
+        loaded.append(load_rules([Path(p)]))
+    all_rules: list[Rule] = []
+    diags: list[Diagnostic] = []
+    seen: dict[str, Rule] = {}
+    for rs, ds in loaded:
+        diags.extend(ds)
+        for r in rs:
+            if r.id in seen:
+                diags.append(Diagnostic(path=r.path, line=r.pos[0], column=r.pos[1], code="duplicate-id", rule=r.id,
+                                        message=f"rule id '{r.id}' is already used",
+                                        hint=f"first defined at {seen[r.id].path}:{seen[r.id].pos[0]}"))
+                continue
+            seen[r.id] = r
+            all_rules.append(r)
+    return all_rules, diags
+
+
+def _checks(extraction: Extraction) -> list[CheckReport]:
+    ran: dict[str, list[str]] = {}
+    for c in extraction.checks:
+        ran.setdefault(c.stage, [])
+        for i in c.inputs:
+            if i not in ran[c.stage]:
+                ran[c.stage].append(i)
+    out = []
+    for s in STAGES:
+        if s.id in ran:
+            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id]))
+        else:
+            out.append(CheckReport(stage=s.id, title=s.title, status="skipped",
+                                   why="no input for this stage in the run", enable=s.enable))
+    return out
+
+
+def _summary(report: Report, n_inputs: int) -> Summary:
+    found = report.found()
+    if n_inputs == 0:
+        return Summary(verdict="no_input", headline="No artifact the advisor can read was found in the run folder.",
+                       certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps")
+    if found:
+        top = found[0]
+        second = found[1].confidence if len(found) > 1 else 0.0
+        margin = top.confidence - second
+        certainty = ("confident: one cause stands out" if top.confidence >= 0.8 and margin >= 0.2 else
+                     "fairly sure, but check the runner-up causes too" if top.confidence >= 0.65 else
+                     "tentative: the evidence is moderate")
+        return Summary(verdict="cause_found", headline=f"Most likely cause: {top.title} ({top.id})",
+                       top_cause=top.id, top_confidence=top.confidence, first_remedies=top.remedies[:3],
+                       certainty=certainty)
+    if report.causes:
+        top = report.causes[0]
+        return Summary(verdict="weak_signals", headline=f"No cause reached {REPORT_THRESHOLD:.0%} confidence; "
+                       f"the strongest signal is {top.title} ({top.confidence:.0%})", top_cause=top.id,
+                       top_confidence=top.confidence, first_remedies=top.remedies[:3],
+                       certainty="unsure: only weak signals")
+    ran = sum(1 for c in report.checks if c.status == "ran")
+    return Summary(verdict="nothing_found", headline=f"No cause found in the {ran} stage(s) that could run.",
+                   certainty="nothing found in what was checked; skipped stages may still hide a cause")
+
+
+def _charts(extraction: Extraction) -> list[Chart]:
+    charts: dict[str, Chart] = {}
+    for s in extraction.series:
+        charts.setdefault(s.chart, Chart(id=s.chart, title=CHART_TITLES.get(s.chart, s.chart.replace("_", " ").title())))
+        charts[s.chart].series.append(s)
+    for m in extraction.markers:
+        if m.chart in charts:
+            charts[m.chart].markers.append(m)
+    return list(charts.values())
+
+
+def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
+             rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
+             params: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Report:
+    """Diagnose a run folder (optionally against a baseline folder).
+
+    ``rules``: extra rule files/folders; ``only_rules``: drop the built-in rules;
+    ``params``: rule parameter overrides ``{"rule-id.param": value}``;
+    ``options``: extractor threshold overrides. Nothing in the folders is written.
+    """
+    run_path = Path(run)
+    if not run_path.is_dir():
+        raise UsageError(f"RUN '{run}' is not a folder")
+    if baseline is not None and not Path(baseline).is_dir():
+        raise UsageError(f"baseline '{baseline}' is not a folder")
+    rule_list, diags = load_rule_set(rules, only_rules)
+    pair = RunPair(run=RunFolder.scan(run_path, "run"),
+                   baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,
+                   options=dict(options or {}))
+    extraction = extract_facts(pair)
+    rulebase = RuleBase(rule_list, params)  # compiled rulesets are registered once per content
+    firings, warnings = rulebase.infer(extraction.facts)
+    causes, ruled_out = rank(firings)
+    findings = [FindingReport(id=f.rule.finding, source=f.rule.id, text=f.evidence,
+                              detail={a: fact.model_dump(mode="json", exclude_none=True, exclude={"source"})
+                                      for a, fact in f.facts.items()})
+                for f in firings if f.rule.finding]
+    inputs = _dedupe_inputs(extraction)
+    report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
+                    summary=Summary(verdict="nothing_found", headline="", certainty=""),
+                    causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
+                    inputs=inputs, warnings=[d.format() for d in diags] + warnings,
+                    facts_count=len(extraction.facts), rules_count=len(rule_list), charts=_charts(extraction),
+                    report_threshold=REPORT_THRESHOLD)
+    report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))
+    return report
+
+
+def _dedupe_inputs(extraction: Extraction):
+    seen = {}
+    for rec in extraction.inputs:
+        key = (rec.side, rec.path, rec.status, rec.kind)
+        if key not in seen:
+            seen[key] = rec
+    return sorted(seen.values(), key=lambda r: (r.side != "run", r.path, r.kind))

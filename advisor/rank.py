@@ -1,0 +1,92 @@
+"""Firings -> ranked causes, each with one combined confidence.
+
+Combination (documented in docs/writing-rules.md, tested in tests/test_rank.py):
+
+- a rule that fired several times counts once, with its own confidence
+  (several matching facts are one piece of evidence, not many);
+- supporting rules (c > 0) combine by noisy-OR: P = 1 - Π(1 - c);
+- opposing rules (c < 0) the same on |c|: N = 1 - Π(1 - |c|);
+- the two merge with the certainty-factor formula CF = (P - N) / (1 - min(P, N)),
+  reported as max(CF, 0).
+
+Why this and not MYCIN's pairwise rule applied in sequence: MYCIN's mixed-sign
+step is not associative, so the result would depend on rule order. Pooling
+each sign first with noisy-OR is commutative and associative, reaches 1 only
+with a certain rule, and two independent 0.6 rules give 0.84, more than
+either alone, which is what an expert expects of independent evidence.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from advisor.causes import CAUSE_BY_ID
+from advisor.rulebase.infer import Firing
+from advisor.rulebase.schema import SEVERITY_RANK
+from advisor.report.model import CauseReport, EvidenceItem
+
+
+def noisy_or(values: Iterable[float]) -> float:
+    prod = 1.0
+    for v in values:
+        prod *= 1.0 - min(max(v, 0.0), 1.0)
+    return 1.0 - prod
+
+
+def combine(confidences: Iterable[float]) -> float:
+    """Support and opposition -> one certainty factor in [-1, 1]."""
+    cs = list(confidences)
+    p = noisy_or(c for c in cs if c > 0)
+    n = noisy_or(-c for c in cs if c < 0)
+    denom = 1.0 - min(p, n)
+    if denom <= 0:  # certain support and certain opposition: undecided
+        return 0.0
+    return (p - n) / denom
+
+
+def _cite(firing: Firing) -> str | None:
+    cites = []
+    for fact in firing.facts.values():
+        if fact.source is not None:
+            c = fact.source.cite()
+            cites.append(("baseline: " + c) if fact.side == "baseline" else c)
+    return "; ".join(dict.fromkeys(cites)) or None
+
+
+def _evidence(f: Firing) -> EvidenceItem:
+    return EvidenceItem(rule=f.rule.id, text=f.evidence, confidence=f.rule.confidence, source=_cite(f),
+                        facts={alias: fact.model_dump(mode="json", exclude_none=True) for alias, fact in f.facts.items()})
+
+
+def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
+    """(causes with confidence > 0 sorted best first, causes argued away to <= 0)."""
+    by_cause: dict[str, list[Firing]] = defaultdict(list)
+    for f in firings:
+        if f.rule.cause:
+            by_cause[f.rule.cause].append(f)
+    ranked: list[CauseReport] = []
+    for cause_id, fs in by_cause.items():
+        per_rule: dict[str, Firing] = {}
+        for f in fs:  # firings arrive sorted; keep each rule's first
+            per_rule.setdefault(f.rule.id, f)
+        conf = combine(f.rule.confidence for f in per_rule.values())
+        support = [f for f in per_rule.values() if f.rule.confidence > 0]
+        oppose = [f for f in per_rule.values() if f.rule.confidence < 0]
+        support.sort(key=lambda f: (-f.rule.confidence, f.rule.id))
+        oppose.sort(key=lambda f: (f.rule.confidence, f.rule.id))
+        severity = max((f.rule.severity for f in support), key=lambda s: SEVERITY_RANK[s], default="low")
+        remedies: list[str] = []
+        for f in support:
+            for r in f.rule.remedies:
+                if r not in remedies:
+                    remedies.append(r)
+        known = CAUSE_BY_ID.get(cause_id)
+        title = known.title if known else (support or oppose)[0].rule.title
+        ranked.append(CauseReport(
+            id=cause_id, title=title, stage=known.stage if known else None, confidence=round(max(conf, 0.0), 4),
+            raw_confidence=round(conf, 4), severity=severity,
+            evidence=[_evidence(f) for f in support], opposing=[_evidence(f) for f in oppose],
+            remedies=remedies, rules=sorted(per_rule)))
+    ranked.sort(key=lambda c: (-c.confidence, -SEVERITY_RANK[c.severity], c.id))
+    return [c for c in ranked if c.raw_confidence > 0], [c for c in ranked if c.raw_confidence <= 0]

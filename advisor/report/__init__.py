@@ -1,0 +1,1 @@
+"""Reports: the typed Report (model.py, the JSON contract), plots, rendering."""

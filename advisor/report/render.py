@@ -1,0 +1,44 @@
+"""Report -> text, Markdown, HTML (jinja2 templates) or JSON. Templates never compute."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from advisor.evidence_format import fmt_num, fmt_pct, fmt_step
+from advisor.report.model import Report
+from advisor.rulebase import templates_dir
+
+FORMATS = ("text", "json", "md", "html")
+
+
+def _md_escape(text: object) -> str:
+    """Markdown-safe inline text: no raw HTML, no table breaks."""
+    s = str(text)
+    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "'")):
+        s = s.replace(a, b)
+    return " ".join(s.split())
+
+
+@lru_cache(maxsize=2)
+def _env(html: bool) -> Environment:
+    env = Environment(loader=FileSystemLoader(str(templates_dir())), undefined=StrictUndefined,
+                      autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default=html),
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=fmt_num, pct=fmt_pct, step=fmt_step, md=_md_escape)
+    return env
+
+
+def render(report: Report, fmt: str = "text", color: bool = False) -> str:
+    if fmt == "json":
+        return report.model_dump_json(indent=2) + "\n"
+    if fmt == "html":
+        from advisor.report.plots import build_all
+
+        return _env(True).get_template("report.html.j2").render(report=report, plots=build_all(report.charts))
+    if fmt == "md":
+        return _env(False).get_template("report.md.j2").render(report=report)
+    if fmt == "text":
+        return _env(False).get_template("report.txt.j2").render(report=report, color=color)
+    raise ValueError(f"unknown format '{fmt}' (expected one of: {', '.join(FORMATS)})")

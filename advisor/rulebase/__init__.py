@@ -1,0 +1,27 @@
+"""YAML rules -> checked model -> durable-rules engine.
+
+load.py (YAML with positions, validation) -> schema.py (the rule model) ->
+compile.py (durable conditions) -> engine.py (the only module that imports
+durable-rules) -> infer.py (rounds of chained findings) -> testing.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def builtin_rules_dir() -> Path:
+    """The built-in rule base: inside the installed package, or rules/ of a checkout."""
+    here = Path(__file__).resolve().parent.parent  # advisor/
+    for candidate in (here / "rules", here.parent / "rules"):
+        if candidate.is_dir():
+            return candidate
+    return here / "rules"
+
+
+def templates_dir() -> Path:
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if candidate.is_dir():
+            return candidate
+    return here / "templates"

@@ -1,0 +1,102 @@
+"""Checked rules -> durable-rules conditions (its dict ruleset form). No eval.
+
+Each pattern becomes ``{alias: {"$and": [{"kind": K}, {"side": "run"}, ...]}}``;
+operators map to durable's ``$gt $gte $lt $lte $neq $ex $nex $mt $or``;
+references to another matched fact become durable's ``{alias: field}``
+form; ``not`` becomes ``$not``, a nested ``any`` becomes ``$any``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.rulebase import schema as S
+from advisor.rulebase.engine import CompiledRuleset, field_name
+
+_CMP = {"gt": "$gt", "ge": "$gte", "lt": "$lt", "le": "$lte", "ne": "$neq"}
+_REGEX_SPECIAL = set(".*+?(){}|$-/")
+
+
+def _contains_regex(text: str) -> str:
+    # durable's matcher has no backslash escapes, but character classes work
+    return ".*" + "".join(f"[{c}]" if c in _REGEX_SPECIAL else c for c in text) + ".*"
+
+
+class _Compiler:
+    def __init__(self, rule: S.Rule, params: dict[str, Any]):
+        self.rule = rule
+        self.params = params
+        self.engine_alias: dict[str, str] = {}  # rule alias -> engine alias
+        self.counter = 0
+
+    def value(self, v: S.Value) -> Any:
+        if isinstance(v, S.Literal_):
+            return v.value
+        if isinstance(v, S.Param):
+            return self.params[v.name]
+        if isinstance(v, S.Ref):
+            return {self.engine_alias[v.alias]: field_name(v.field)}
+        raise TypeError(v)
+
+    def condition(self, c: S.Condition) -> list[Any]:
+        f = field_name(c.field)
+        if c.op == "eq":
+            return [{f: self.value(c.value)}]
+        if c.op in _CMP:
+            return [{_CMP[c.op]: {f: self.value(c.value)}}]
+        if c.op == "exists":
+            return [{"$ex" if c.value.value else "$nex": {f: 1}}]
+        if c.op == "in":
+            return [{"$or": [{f: self.value(v)} for v in c.value]}]
+        if c.op == "between":
+            lo, hi = c.value
+            return [{"$gte": {f: self.value(lo)}}, {"$lte": {f: self.value(hi)}}]
+        if c.op == "contains":
+            return [{"$mt": {f: _contains_regex(str(self.value(c.value)))}}]
+        raise ValueError(f"unknown operator {c.op}")
+
+    def pattern(self, p: S.Pattern) -> dict[str, Any]:
+        terms: list[Any] = [{"kind": p.kind}]
+        if not any(c.field == "side" for c in p.conditions):
+            terms.append({"side": "run"})
+        for c in p.conditions:
+            terms.extend(self.condition(c))
+        return {"$and": terms}
+
+    def compile(self) -> dict[str, Any]:
+        # name every positive pattern first, so references resolve whatever their order
+        for p in self.rule.patterns():
+            self.engine_alias[p.alias] = f"p{len(self.engine_alias)}"
+        out: list[dict[str, Any]] = []
+        for i, item in enumerate(self.rule.items):
+            if isinstance(item, S.Pattern):
+                out.append({self.engine_alias[item.alias]: self.pattern(item)})
+            elif isinstance(item, S.Not):
+                out.append({f"n{i}$not": self.pattern(item.pattern)})
+            elif isinstance(item, S.AnyOf):
+                out.append({f"a{i}$any": [{self.engine_alias[p.alias]: self.pattern(p)} for p in item.items]})
+        return {self.rule.mode: out}
+
+
+def effective_params(rule: S.Rule, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The rule's params with user overrides (``{"rule-id.param": value}`` or ``{"param": value}``)."""
+    params = dict(rule.params)
+    for key, value in (overrides or {}).items():
+        rid, _, name = key.rpartition(".")
+        if (rid == rule.id or rid == "") and name in params:
+            params[name] = value
+    return params
+
+
+def engine_aliases(rule: S.Rule) -> dict[str, str]:
+    """engine alias (p0, p1, ...) -> the rule's alias (kind or `as:` name)."""
+    return {f"p{i}": p.alias for i, p in enumerate(rule.patterns())}
+
+
+def compile_rules(rules: list[S.Rule], overrides: dict[str, Any] | None = None) -> CompiledRuleset:
+    compiled: dict[str, Any] = {}
+    negated: set[str] = set()
+    for rule in rules:
+        compiled[rule.id] = _Compiler(rule, effective_params(rule, overrides)).compile()
+        negated |= rule.negated_kinds()
+    return CompiledRuleset(rules=compiled, negated_kinds=negated)

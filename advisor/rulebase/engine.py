@@ -1,0 +1,221 @@
+"""The one module that imports durable-rules.
+
+What it works around (measured, see ../shared/notes/durable-rules.md):
+
+- one ruleset holds ~60 rules at most: the rule base is split into chunks;
+- numbers in exponent form (``1e-05``), ``inf`` and ``nan`` are rejected, and
+  integers beyond int64 are misread: every number is written in positional
+  form with a decimal point by our own JSON encoder (``encode_json``), and
+  non-finite values are left out (the field then only matches ``exists: false``);
+- a fact that no rule can match makes the batch raise: each ruleset has a
+  catch-all rule (that never fires) so every fact is "handled";
+- identical facts raise: every fact gets a unique ``_fid``;
+- a ruleset name can be registered once per process: compiled rulesets are
+  registered once, under a name derived from a hash of their content;
+- the stock host runs actions on background timer threads: we use a host
+  without them, so every action runs synchronously inside ``assert_facts``;
+- negation (``not``) is decided when a fact arrives: facts of negated kinds
+  are asserted first, and chained findings are computed in rounds to a fixed
+  point, each round in a fresh session (``sid``) deleted afterwards, so two
+  diagnoses never share state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import durable_rules_engine
+import numpy as np
+from durable import engine as _dr
+
+#: durable-rules' fixed-size stack fails somewhere between 60 and 80 rules
+MAX_RULES_PER_RULESET = 40
+#: magnitudes are clamped here (beyond it the C parser misreads numbers)
+MAX_MAGNITUDE = 1e15
+#: magnitudes below this are written as 0 (keeps the positional form short)
+MIN_MAGNITUDE = 1e-30
+#: fields the engine reserves for itself; fact fields of these names are renamed
+RESERVED = {"id": "f_id", "sid": "f_sid"}
+CATCH_ALL = "__catch_all"
+
+
+def field_name(name: str) -> str:
+    return RESERVED.get(name, name)
+
+
+def encode_number(x: float | int) -> str:
+    """A number as JSON the engine accepts: positional, with a decimal point."""
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError("non-finite numbers cannot enter the engine")
+    x = max(-MAX_MAGNITUDE, min(MAX_MAGNITUDE, x))
+    if abs(x) < MIN_MAGNITUDE:
+        return "0.0"
+    # shortest round-trip digits, never in exponent form; always with a decimal point
+    return np.format_float_positional(x, unique=True, trim="0")
+
+
+def encode_json(obj: Any) -> str:
+    """JSON with numbers in the engine's accepted form (see ``encode_number``)."""
+    if isinstance(obj, bool) or obj is None:
+        return json.dumps(obj)
+    if isinstance(obj, (int, float)):
+        return encode_number(obj)
+    if isinstance(obj, str):
+        return json.dumps(obj, ensure_ascii=False)
+    if isinstance(obj, dict):
+        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{encode_json(v)}" for k, v in obj.items()) + "}"
+    if isinstance(obj, (list, tuple)):
+        return "[" + ",".join(encode_json(v) for v in obj) + "]"
+    raise TypeError(f"cannot encode {type(obj).__name__} for the rule engine")
+
+
+def engine_fact(fid: int, fact: dict[str, Any]) -> dict[str, Any]:
+    """A fact dict as the engine sees it: scalars only, non-finite dropped, reserved names renamed."""
+    out: dict[str, Any] = {"_fid": fid}
+    for key, value in fact.items():
+        if isinstance(value, bool) or isinstance(value, str):
+            out[field_name(key)] = value
+        elif isinstance(value, (int, float)):
+            if math.isfinite(value):
+                out[field_name(key)] = value
+        # None, lists and nested objects (source) do not enter the engine
+    return out
+
+
+class _QuietHost(_dr.Host):
+    """A durable host without the background dispatch threads."""
+
+    def _run(self) -> None:  # noqa: D401 - no timers
+        return None
+
+
+_HOST: _QuietHost | None = None
+_REGISTERED: dict[str, "_Registered"] = {}
+_LOCK = threading.RLock()
+#: sid -> list of (rule_id, {alias: engine fact dict}) collected by the actions
+_COLLECT: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+
+
+def _host() -> _QuietHost:
+    global _HOST
+    if _HOST is None:
+        _HOST = _QuietHost()
+    return _HOST
+
+
+@dataclass
+class _Registered:
+    name: str
+    ruleset: Any
+
+
+def _action(rule_id: str) -> Callable[[Any], None]:
+    def run(c: Any) -> None:
+        matched = {k: dict(v) for k, v in (c._m or {}).items() if isinstance(v, dict)}
+        sid = str(c.s.sid)
+        with _LOCK:
+            bucket = _COLLECT.get(sid)
+            if bucket is not None:
+                bucket.append((rule_id, matched))
+    return run
+
+
+def _register(definition: dict[str, Any]) -> _Registered:
+    """Register a ruleset (rule name -> {all/any: ...}) once per content."""
+    text = encode_json(definition)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    name = f"advisor_{digest}"
+    with _LOCK:
+        if name in _REGISTERED:
+            return _REGISTERED[name]
+        host = _host()
+        rs = object.__new__(_dr.Ruleset)
+        rs._actions = {rid: _dr.Promise(_action(rid)) for rid in definition}
+        rs._name = name
+        rs._host = host
+        rs._handle = durable_rules_engine.create_ruleset(name, text)
+        rs._definition = definition
+        host._ruleset_directory[name] = rs
+        host._ruleset_list.append(rs)
+        reg = _Registered(name=name, ruleset=rs)
+        _REGISTERED[name] = reg
+        return reg
+
+
+class EngineError(RuntimeError):
+    pass
+
+
+@dataclass
+class CompiledRuleset:
+    """Engine-ready rules: rule id -> durable condition ({'all': [...]} or {'any': [...]})."""
+
+    rules: dict[str, dict[str, Any]]
+    negated_kinds: set[str] = field(default_factory=set)
+
+
+def _catch_all() -> dict[str, Any]:
+    # matches every fact in its first pattern (so no fact is "unhandled") but never fires
+    return {"all": [{"m": {"$gte": {"_fid": 0}}}, {"n": {"$and": [{"_never": 1.0}, {"$gte": {"_fid": 0}}]}}]}
+
+
+def chunk(rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = sorted(rules)
+    chunks = []
+    for i in range(0, len(ids), MAX_RULES_PER_RULESET):
+        part = {rid: rules[rid] for rid in ids[i:i + MAX_RULES_PER_RULESET]}
+        part[CATCH_ALL] = _catch_all()
+        chunks.append(part)
+    return chunks
+
+
+def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tuple[str, dict[str, int]]]:
+    """Run the rules over the facts once, in a fresh session.
+
+    ``facts`` are plain dicts with ``kind``; returns (rule id, {alias: fact index})
+    for every firing, sorted (deterministic whatever order actions ran in).
+    """
+    if not compiled.rules or not facts:
+        return []
+    registered = [_register(part) for part in chunk(compiled.rules)]
+    sid = uuid.uuid4().hex
+    order = sorted(range(len(facts)), key=lambda i: (facts[i].get("kind") not in compiled.negated_kinds, i))
+    payload = []
+    for i in order:
+        f = engine_fact(i, facts[i])
+        f["sid"] = sid
+        payload.append(f)
+    text = encode_json(payload)
+    with _LOCK:
+        _COLLECT[sid] = []
+    try:
+        host = _host()
+        for reg in registered:
+            rs = reg.ruleset
+            try:
+                host._handle_function(rs, lambda s, rs=rs: rs._handle_result(
+                    durable_rules_engine.assert_facts(rs._handle, s), s), text, None)
+            except Exception as exc:  # engine errors surface with the ruleset's rules named
+                raise EngineError(f"rule engine failed on a ruleset of {len(rs._definition) - 1} rules: {exc}") from exc
+        with _LOCK:
+            raw = _COLLECT.pop(sid, [])
+    finally:
+        with _LOCK:
+            _COLLECT.pop(sid, None)
+        for reg in registered:
+            try:
+                reg.ruleset.delete_state(sid)
+            except Exception:  # noqa: BLE001 - nothing left to free
+                pass
+    firings = set()
+    for rule_id, matched in raw:
+        binding = tuple(sorted((alias, int(f["_fid"])) for alias, f in matched.items() if "_fid" in f))
+        firings.add((rule_id, binding))
+    return [(rid, dict(b)) for rid, b in sorted(firings)]
