@@ -1,4 +1,7 @@
-"""``*.jsonl`` metrics: one JSON object per line -> (line, record) pairs, streamed."""
+"""``*.jsonl`` metrics: one JSON object per line -> (line, record) pairs, streamed.
+
+Also mmdetection/mmengine ``.log.json`` / ``scalars.json`` (``"mode": "val"`` marks evaluation records).
+"""
 
 from __future__ import annotations
 
@@ -6,15 +9,34 @@ import json
 from pathlib import Path
 from typing import Iterator
 
+from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead
 
-def iter_records(path: Path, bad_lines: list[int] | None = None) -> Iterator[tuple[int, dict]]:
+MAX_LINE = 1_000_000
+
+
+def iter_records(path: Path, bad_lines: list[int] | None = None, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
     """Yield (1-based line, object) for each line holding a JSON object.
 
     Lines that are not JSON objects are skipped and their numbers appended to
     ``bad_lines``. NaN/Infinity spellings are accepted (Python's json does).
+    Lines longer than ``MAX_LINE`` characters are skipped as bad.
     """
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with path.open("r", encoding=encoding, errors="replace") as fh:
+        lineno = 0
+        cut = False
+        while True:
+            line = fh.readline(MAX_LINE)
+            if not line:
+                break
+            if cut:
+                cut = len(line) == MAX_LINE and not line.endswith("\n")
+                continue
+            lineno += 1
+            if len(line) == MAX_LINE and not line.endswith("\n"):
+                cut = True
+                if bad_lines is not None:
+                    bad_lines.append(lineno)
+                continue
             line = line.strip()
             if not line:
                 continue
@@ -28,3 +50,30 @@ def iter_records(path: Path, bad_lines: list[int] | None = None) -> Iterator[tup
                 yield lineno, obj
             elif bad_lines is not None:
                 bad_lines.append(lineno)
+
+
+def read_jsonl(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
+    col = Collector(shown, "jsonl")
+    bad: list[int] = []
+    last = 0
+    for lineno, obj in iter_records(path, bad, encoding):
+        last = lineno
+        step = epoch = None
+        values: dict[str, float] = {}
+        for key, val in obj.items():
+            if isinstance(val, bool) or not isinstance(val, (int, float)):
+                continue
+            low = key.lower()
+            if low in STEP_KEYS and step is None:
+                step = float(val)
+            elif low in EPOCH_KEYS and epoch is None:
+                epoch = float(val)
+            else:
+                values[key] = float(val)
+        mode = obj.get("mode")
+        split = "eval" if mode in ("val", "eval", "test", "valid") else None
+        col.add_record(values, lineno, step=step, epoch=epoch, split=split)
+    for b in bad:
+        col.bad(b, "not a JSON object")
+    col.read.lines = max(last, bad[-1] if bad else 0)
+    return col.read

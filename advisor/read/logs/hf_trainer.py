@@ -1,0 +1,81 @@
+"""Hugging Face Trainer: the dict prints of the console and ``trainer_state.json``.
+
+Console: ``{'loss': 2.31, 'grad_norm': 5.1, 'learning_rate': 5e-05, 'epoch': 0.1}`` and
+``{'eval_loss': 1.9, 'eval_accuracy': 0.61, 'epoch': 1.0}``; the final summary
+``{'train_runtime': ..., 'train_loss': 2.0, ...}`` is a run average, not a point, and is skipped.
+``trainer_state.json``: ``log_history`` entries with ``step`` and ``epoch``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from advisor.read.logs.records import Collector, LogRead, classify_key, parse_number
+
+_ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
+MAX_STATE_BYTES = 300_000_000
+
+
+def parse_print(line: str, lineno: int, col: Collector) -> bool:
+    """A printed metrics dict; True when the line was one."""
+    start = line.find("{")
+    if start < 0 or (line.find("'", start) < 0 and line.find('"', start) < 0):
+        return False
+    items = _ITEM_RE.findall(line, start)
+    if not items:
+        return False
+    values: dict[str, float] = {}
+    step = epoch = None
+    for key, raw in items:
+        val = parse_number(raw)
+        if val is None:
+            continue
+        if key == "step" or key == "global_step":
+            step = val
+        elif key == "epoch":
+            epoch = val
+        else:
+            values[key] = val
+    if "train_runtime" in values or not values:
+        return bool(values)
+    if step is None and epoch is None and not any(
+            (info := classify_key(k)) is not None and info.metric in ("loss", "score") for k in values):
+        return False                       # a settings dict ({'lr': 3e-05, ...}), not logged values
+    if col.add_record(values, lineno, step=step, epoch=epoch):
+        col.read.formats.add("hf_trainer_print")
+        return True
+    return False
+
+
+def read_state(path: Path, shown: str) -> LogRead:
+    """``trainer_state.json`` -> series by step."""
+    col = Collector(shown, "hf_trainer_state")
+    size = path.stat().st_size
+    if size > MAX_STATE_BYTES:
+        col.read.problem = f"trainer_state.json is {size} bytes, above the {MAX_STATE_BYTES}-byte limit"
+        return col.read
+    try:
+        state = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        col.read.problem = f"not UTF-8 text (byte {exc.start})"
+        return col.read
+    except ValueError as exc:
+        col.read.problem = f"not valid JSON: {exc}"
+        return col.read
+    history = state.get("log_history") if isinstance(state, dict) else None
+    if not isinstance(history, list):
+        col.read.problem = "JSON without a 'log_history' list (not a Hugging Face trainer_state.json)"
+        return col.read
+    for i, entry in enumerate(history, 1):
+        if not isinstance(entry, dict) or "train_runtime" in entry:
+            continue
+        values = {k: float(v) for k, v in entry.items()
+                  if k not in ("step", "epoch") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        step = entry.get("step")
+        epoch = entry.get("epoch")
+        col.add_record(values, i, step=step if isinstance(step, (int, float)) else None,
+                       epoch=epoch if isinstance(epoch, (int, float)) else None)
+        col.read.lines = i
+    return col.read

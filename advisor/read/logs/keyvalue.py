@@ -1,0 +1,70 @@
+"""Hand-written key/value prints, in any order and separator.
+
+``epoch 3 step 120 loss 0.4312 lr 0.01``, ``step=120, loss=0.43, lr=1e-2``,
+``[epoch 3][iter 120/500] loss: 0.4312 grad_norm: 1.2e+01``,
+``iter 0 || Loss: 19.4798 ||``, ``Epoch 001 loss 22.07 | Acc 13.52%``,
+MindSpore ``epoch: 1 step: 100, loss is 2.30`` and ``loss:[2.302/2.298]``,
+Megatron ``lm loss: 6.5E+00 | loss scale: 65536.0 | grad norm: 1.2``,
+detectron2 ``iter: 19  total_loss: 1.986``.  A value in parentheses after a
+value (``loss: 1.2 (1.3)``, a running average) is not a new point.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, classify_key, parse_number
+
+NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan(?:\(ind\))?|inf(?:inity)?|1\.#(?:INF|QNAN|IND)\d*)"
+#: key, separator (':', '=', 'is', or blanks), optional '[' or 'tensor(', number, optional '%'
+KV_RE = re.compile(
+    r"(?<![\w./'\"-])([A-Za-z_][\w./-]*)(?:\s*[:=]\s*|\s+is\s+|\s+)(?:\[\s*|tensor\()?(" + NUM + r")(%?)(?![\w.#])",
+    re.I)
+#: words printed apart that name one key (Megatron, fairseq, people)
+_PHRASE_RE = re.compile(r"\b(learning|loss|grad|gradient|lm|total|train|val|valid|eval|test|global)[ _]"
+                        r"(rate|scale|norm|loss|step|acc|accuracy)\b", re.I)
+
+
+_PHRASES = ("learning rate", "loss scale", "grad norm", "gradient norm", "lm loss", "total loss", "train loss",
+            "val loss", "valid loss", "eval loss", "test loss", "train acc", "val acc", "eval acc", "test acc",
+            "global step")
+
+
+def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float]]:
+    """Every ``key value`` pair of the line whose value is a number (percent values divided by 100)."""
+    low = line.lower() if low is None else low
+    for phrase in _PHRASES:
+        if phrase in low:
+            line = _PHRASE_RE.sub(r"\1_\2", line)
+            break
+    out = []
+    for key, num, pct in KV_RE.findall(line):
+        val = parse_number(num)
+        if val is None:
+            continue
+        out.append((key, val / 100.0 if pct else val))
+    return out
+
+
+def split_record(pairs: list[tuple[str, float]]) -> tuple[dict[str, float], float | None, float | None, bool]:
+    """(metric values, step, epoch, has_loss_or_score) from a line's pairs; the first of each key wins."""
+    values: dict[str, float] = {}
+    step = epoch = None
+    strong = False
+    for key, val in pairs:
+        low = key.lower()
+        if low in STEP_KEYS:
+            if step is None:
+                step = val
+            continue
+        if low in EPOCH_KEYS:
+            if epoch is None:
+                epoch = val
+            continue
+        info = classify_key(key)
+        if info is None or key in values:
+            continue
+        values[key] = val
+        if info.metric in ("loss", "loss_part", "score"):
+            strong = True
+    return values, step, epoch, strong

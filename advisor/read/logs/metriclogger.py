@@ -1,0 +1,36 @@
+"""Position prefixes of the big frameworks' loggers; the values are key/value pairs.
+
+- torchvision / maskrcnn-benchmark / LAVIS ``MetricLogger``: ``Epoch: [3]  [120/500]  eta: ...  loss: 1.2 (1.3)``
+  (the number in parentheses is a running average, not a point): step = epoch * iterations_per_epoch + i
+- mmdetection 2: ``Epoch [1][50/500]  lr: 1.0e-02, ... loss: 1.2``
+- mmengine: ``Epoch(train)  [1][ 50/500]  lr: ...  loss: 1.2``, ``Iter(train) [  50/90000] ...``,
+  ``Epoch(val) [1][50/50] ...`` (evaluation)
+- detectron2 ``iter: 19  total_loss: 1.986`` needs no prefix (key/value).
+"""
+
+from __future__ import annotations
+
+import re
+
+_EPOCH_ITER_RE = re.compile(
+    r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+_ITER_RE = re.compile(r"Iter\s*\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+
+
+def position(line: str) -> tuple[float | None, float | None, str | None, str | None] | None:
+    """(step, epoch, split, family) from the line's position prefix, or None."""
+    m = _EPOCH_ITER_RE.search(line)
+    if m:
+        mode, epoch, i, n = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        split = "eval" if mode in ("val", "test") else None
+        fam = "mmengine" if mode else ("mmdet" if line.find("Epoch [") >= 0 else "metriclogger")
+        if split == "eval":
+            return None, float(epoch), split, fam
+        # MetricLogger epochs start at 0, mmdet/mmengine at 1
+        base = epoch if fam == "metriclogger" else epoch - 1
+        return float(base * n + i), float(epoch), split, fam
+    m = _ITER_RE.search(line)
+    if m:
+        split = "eval" if m.group(1) in ("val", "test") else None
+        return (None if split else float(m.group(2))), None, split, "mmengine"
+    return None

@@ -1,0 +1,27 @@
+"""MindSpore prints: ``LossMonitor`` lines and loss-scale / overflow prints.
+
+``epoch: 1 step: 100, loss is 2.3025851`` (read by the key/value family: ``is`` is a separator),
+``Epoch:[  0/ 10], step:[  100/ 1875], loss:[2.302/2.298]``, and from loss-scale training cells
+(``TrainOneStepWithLossScaleCell`` returns loss, overflow flag, scale):
+``epoch: 1 step: 7, loss is 2.30, overflow is True, loss scale is 65536.0``,
+``overflow: True, loss_scale: 32768``, ``is_overflow=1 scale_sense=1024``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.read.logs.records import Collector, LogEvent
+
+_FLAG_RE = re.compile(r"\b(?:is_)?overflow(?:ed)?\b\s*(?:[:=]|is)?\s*\(?(true|false|1|0)\b", re.I)
+_LOSS_IS_RE = re.compile(r"\bloss is\b", re.I)
+
+
+def parse(line: str, lineno: int, col: Collector) -> None:
+    """Record an overflow flag set to true as an ``overflow`` event (the values go to key/value)."""
+    m = _FLAG_RE.search(line)
+    if m is None:
+        return
+    col.read.formats.add("mindspore")
+    if m.group(1).lower() in ("true", "1"):
+        col.add_event(LogEvent(kind="overflow", line=lineno, text=line.strip()[:200]))

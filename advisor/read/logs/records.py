@@ -1,0 +1,305 @@
+"""What the log readers produce: bounded metric series and events, no judgement.
+
+Every reader (text logs, CSV, JSONL, trainer_state.json, TensorBoard) feeds
+``Collector.add_record`` / ``Collector.add_event``; the collector names each
+key with one vocabulary (``classify_key``), keeps the points in bounded
+buffers and handles runs that restart or resume inside one file.
+
+Memory is bounded whatever the file size: a series keeps at most
+``MAX_POINTS`` points (when full, every second point is dropped and only
+every 2nd, 4th, ... new point is kept), its exact count, first non-finite
+point and extremes are kept on the side; events keep counts plus the first
+``MAX_EVENTS``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+MAX_POINTS = 100_000
+MAX_EVENTS = 500
+MAX_SERIES = 200
+
+Split = Literal["train", "eval"]
+Metric = Literal["loss", "loss_part", "score", "lr", "grad_norm", "loss_scale"]
+
+# -- key vocabulary ------------------------------------------------------------
+_EVAL_PREFIXES = ("validation_", "validation/", "valid_", "valid/", "val_", "val/", "val-", "eval_", "eval/",
+                  "test_", "test/", "metrics/", "dev_", "dev/")
+_TRAIN_PREFIXES = ("training_", "training/", "train_", "train/", "train-")
+#: main training-loss names, best first (a file with several picks the first)
+LOSS_NAMES = ("loss", "total_loss", "lm_loss", "loss_total", "objective", "avg_loss", "mean_loss", "nll_loss")
+_LR = {"lr", "learning_rate", "lr/pg0", "lr_pg0", "lr0", "base_lr", "current_lr", "lr-adam", "lr-sgd", "lr-adamw"}
+_GRAD = {"grad_norm", "gnorm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm",
+         "grad-norm", "total_norm", "grad_norm_clip"}
+_SCALE = {"loss_scale", "loss_scaler", "scale", "cur_scale", "scaling_factor", "scale_sense", "lossscale",
+          "loss-scale", "amp_scale", "grad_scale"}
+_SCORE_WORDS = ("acc", "accuracy", "top1", "top5", "acc1", "acc5", "f1", "map", "map50", "map50-95", "precision",
+                "recall", "auc", "bleu", "rouge", "wer", "cer", "iou", "miou", "dice", "perplexity", "ppl")
+STEP_KEYS = {"step", "global_step", "iter", "iteration", "it", "num_updates", "updates", "steps", "total_steps",
+             "global_iter", "cur_iter", "trainer/global_step"}
+EPOCH_KEYS = {"epoch", "ep", "epochs", "cur_epoch"}
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    series: str          # e.g. "train/loss", "eval/accuracy", "train/loss@epoch"
+    split: Split
+    metric: Metric
+    base: str            # the name without split prefix / aggregation suffix
+
+
+_KEY_CACHE: dict[str, KeyInfo | None] = {}
+
+
+def classify_key(raw: str) -> KeyInfo | None:
+    """Name a logged key with the common vocabulary, or None when not a curve we track."""
+    hit = _KEY_CACHE.get(raw)
+    if hit is not None or raw in _KEY_CACHE:
+        return hit
+    k = raw.strip().lower().replace(" ", "_")
+    split: Split = "train"
+    for p in _EVAL_PREFIXES:
+        if k.startswith(p) and len(k) > len(p):
+            split, k = "eval", k[len(p):]
+            break
+    else:
+        for p in _TRAIN_PREFIXES:
+            if k.startswith(p) and len(k) > len(p):
+                k = k[len(p):]
+                break
+    agg = ""
+    if k.endswith("_step") and len(k) > 5:
+        k = k[:-5]
+    elif k.endswith("_epoch") and len(k) > 6:
+        k, agg = k[:-6], "@epoch"
+    k = k.removesuffix("(b)")
+    metric: Metric | None
+    if k in LOSS_NAMES:
+        metric = "loss"
+    elif k in _LR or (k.startswith("lr/pg") and k[5:].isdigit()):
+        metric, k = "lr", "lr"
+    elif k in _GRAD:
+        metric, k = "grad_norm", "grad_norm"
+    elif k in _SCALE:
+        metric, k = "loss_scale", "loss_scale"
+    elif ((k.endswith("loss") or k.startswith("loss_")) and "." not in k
+          and not any(w in k for w in ("scale", "weight", "type", "func", "fn", "coef", "ratio"))):
+        metric = "loss_part"
+    elif any(k == w or k.endswith("_" + w) or (k.startswith(w) and k[len(w):].lstrip("@_-").isdigit())
+             for w in _SCORE_WORDS):
+        metric = "score"
+    else:
+        metric = None
+    info = None if metric is None else KeyInfo(series=f"{split}/{k}{agg}", split=split, metric=metric, base=k)
+    if len(_KEY_CACHE) < 10_000:
+        _KEY_CACHE[raw] = info
+    return info
+
+
+# -- numbers -------------------------------------------------------------------
+_NONFINITE_RE = re.compile(r"^([-+]?)(?:nan(?:\(ind\))?|1\.#(?:qnan|ind)|(inf(?:inity)?|1\.#inf))\d*$", re.I)
+
+
+def parse_number(text: str) -> float | None:
+    """A logged number in any spelling (``1e-3``, ``nan``, ``-inf``, ``1.#INF``, ``tensor(0.5)``), or None."""
+    t = text.strip()
+    if t.startswith("tensor("):
+        t = t[7:].split(",", 1)[0].rstrip(")")
+    try:
+        return float(t)
+    except ValueError:
+        m = _NONFINITE_RE.match(t)
+        if m is None:
+            return None
+        if m.group(2):
+            return -math.inf if m.group(1) == "-" else math.inf
+        return math.nan
+
+
+# -- bounded series --------------------------------------------------------------
+class Buffer:
+    """(step, epoch, value, line) points; at most ``cap`` kept, decimated evenly when full."""
+
+    def __init__(self, cap: int = MAX_POINTS):
+        self.cap = cap
+        self.step = array("d")
+        self.epoch = array("d")
+        self.value = array("d")
+        self.line = array("q")
+        self.count = 0          # points seen (after resume de-duplication)
+        self.stride = 1
+        self._phase = 0
+        self.nonfinite = 0
+        self.first_nonfinite: tuple[float, float, int] | None = None  # (step, epoch, line)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def add(self, step: float, epoch: float, value: float, line: int) -> None:
+        self.count += 1
+        if not math.isfinite(value):
+            self.nonfinite += 1
+            if self.first_nonfinite is None:
+                self.first_nonfinite = (step, epoch, line)
+        self._phase += 1
+        if self._phase < self.stride:
+            return
+        self._phase = 0
+        self.step.append(step)
+        self.epoch.append(epoch)
+        self.value.append(value)
+        self.line.append(line)
+        if len(self.value) >= self.cap:
+            for name in ("step", "epoch", "value", "line"):
+                arr = getattr(self, name)
+                setattr(self, name, array(arr.typecode, arr[::2]))
+            self.stride *= 2
+
+    def truncate(self, keep: int) -> None:
+        """Keep only the first ``keep`` stored points (a resumed run overwrites the rest)."""
+        dropped = len(self.value) - keep
+        if dropped <= 0:
+            return
+        self.count -= dropped * self.stride
+        for name in ("step", "epoch", "value", "line"):
+            del getattr(self, name)[keep:]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return (np.frombuffer(self.step, dtype=np.float64).copy() if len(self.step) else np.zeros(0),
+                np.frombuffer(self.epoch, dtype=np.float64).copy() if len(self.epoch) else np.zeros(0),
+                np.frombuffer(self.value, dtype=np.float64).copy() if len(self.value) else np.zeros(0),
+                np.frombuffer(self.line, dtype=np.int64).copy() if len(self.line) else np.zeros(0, np.int64))
+
+
+@dataclass
+class MetricSeries:
+    """One logged quantity of one file, in file order (resumed parts de-duplicated)."""
+
+    key: KeyInfo
+    raw_key: str
+    path: str
+    order: int                                  # order of first appearance in the file
+    buf: Buffer = field(default_factory=Buffer)
+    restarts: list[int] = field(default_factory=list)   # stored-point indices where a new run starts
+    resumes: int = 0                                    # times a run resumed from an earlier step
+    _last_x: float = math.nan
+
+    @property
+    def name(self) -> str:
+        return self.key.series
+
+    def add(self, step: float, epoch: float, value: float, line: int) -> None:
+        x = step if step == step else epoch
+        if x == x and self._last_x == self._last_x and x < self._last_x and len(self.buf):
+            start = self.restarts[-1] if self.restarts else 0
+            steps, epochs = self.buf.step, self.buf.epoch
+            first_x = steps[start] if steps[start] == steps[start] else epochs[start]
+            if x <= first_x:
+                self.restarts.append(len(self.buf))          # a new run from the beginning: keep both
+            else:                                           # resumed from a checkpoint: the new lines win
+                self.resumes += 1
+                xs = steps if step == step else epochs
+                keep = len(self.buf)
+                while keep > start and xs[keep - 1] >= x:
+                    keep -= 1
+                self.buf.truncate(keep)
+        self._last_x = x
+        self.buf.add(step, epoch, value, line)
+
+    def x_kind(self) -> Literal["step", "epoch", "index"]:
+        steps, epochs, _, _ = self.buf.arrays()
+        if steps.size and np.isfinite(steps).all():
+            return "step"
+        if epochs.size and np.isfinite(epochs).all():
+            return "epoch"
+        return "index"
+
+
+@dataclass
+class LogEvent:
+    """Something a log said that is not a metric value: an overflow, a traceback, ..."""
+
+    kind: Literal["overflow", "traceback", "nonfinite_message"]
+    line: int
+    step: float | None = None
+    text: str = ""
+    scale_before: float | None = None
+    scale_after: float | None = None
+
+
+@dataclass
+class LogRead:
+    """Everything read from one file."""
+
+    path: str
+    formats: set[str] = field(default_factory=set)     # format families recognised, e.g. {"keyvalue", "deepspeed"}
+    series: dict[str, MetricSeries] = field(default_factory=dict)
+    events: list[LogEvent] = field(default_factory=list)
+    event_counts: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+    bad_lines: int = 0                    # lines that looked like metrics but could not be read
+    bad_examples: list[tuple[int, str]] = field(default_factory=list)
+    overlong_lines: int = 0
+    encoding: str = "utf-8"
+    problem: str | None = None            # why the file could not be used at all
+    notes: list[str] = field(default_factory=list)
+    last_step: float = math.nan
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None and (bool(self.series) or bool(self.event_counts))
+
+
+class Collector:
+    """Builds a ``LogRead``: the one way readers hand over what they found."""
+
+    def __init__(self, path: str, fmt: str | None = None):
+        self.read = LogRead(path=path)
+        if fmt:
+            self.read.formats.add(fmt)
+
+    def add_record(self, values: dict[str, float], line: int, step: float | None = None,
+                   epoch: float | None = None, split: Split | None = None) -> bool:
+        """One logged record: metric values at a step/epoch. Returns whether anything was kept."""
+        st = math.nan if step is None else float(step)
+        ep = math.nan if epoch is None else float(epoch)
+        kept = False
+        series = self.read.series
+        for raw, val in values.items():
+            info = classify_key(raw)
+            if info is None:
+                continue
+            if split == "eval" and info.split == "train":
+                info = KeyInfo(series="eval/" + info.series.split("/", 1)[1], split="eval",
+                               metric=info.metric, base=info.base)
+            s = series.get(info.series)
+            if s is None:
+                if len(series) >= MAX_SERIES:
+                    continue
+                s = series[info.series] = MetricSeries(key=info, raw_key=raw, path=self.read.path,
+                                                       order=len(series))
+            s.add(st, ep, val, line)
+            kept = True
+        if kept and st == st:
+            self.read.last_step = st
+        return kept
+
+    def add_event(self, event: LogEvent) -> None:
+        counts = self.read.event_counts
+        counts[event.kind] = counts.get(event.kind, 0) + 1
+        if event.step is None and self.read.last_step == self.read.last_step:
+            event.step = self.read.last_step
+        if len(self.read.events) < MAX_EVENTS:
+            self.read.events.append(event)
+
+    def bad(self, line: int, text: str) -> None:
+        self.read.bad_lines += 1
+        if len(self.read.bad_examples) < 5:
+            self.read.bad_examples.append((line, text[:120]))

@@ -1,0 +1,99 @@
+"""Recognise what a file holds from its first bytes, not its name.
+
+``sniff(path)`` returns a ``Sniff``: the content kind (``text``, ``csv``, ``jsonl``,
+``trainer_state``, ``tfevents``, ``empty``, ``binary``), the text encoding to read
+it with, and for ``binary``/``empty`` the reason.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+SAMPLE_BYTES = 65536
+Kind = Literal["text", "csv", "jsonl", "trainer_state", "tfevents", "empty", "binary"]
+
+
+@dataclass(frozen=True)
+class Sniff:
+    kind: Kind
+    encoding: str = "utf-8"
+    why: str | None = None
+
+
+def _encoding(sample: bytes) -> tuple[str | None, str | None]:
+    """(encoding, why-not-text) of a byte sample."""
+    if sample.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig", None
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16", None
+    nul = sample.count(0)
+    if nul:
+        half = len(sample) // 2
+        if half and sample[1::2].count(0) > 0.9 * half:
+            return "utf-16-le", None
+        if half and sample[0::2].count(0) > 0.9 * half:
+            return "utf-16-be", None
+        return None, f"binary data ({nul} NUL bytes in the first {len(sample)} bytes), not a text log"
+    control = sum(sample.count(c) for c in range(32) if c not in (9, 10, 13, 8, 27, 12))
+    if control > 0.05 * len(sample):
+        return None, f"binary data ({control} control bytes in the first {len(sample)} bytes), not a text log"
+    try:
+        sample.decode("utf-8")
+        return "utf-8", None
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(sample) - 4:          # a character cut by the sample's end
+            return "utf-8", None
+        return "latin-1", None
+
+
+def _first_lines(text: str, n: int) -> list[str]:
+    lines = [ln.strip() for ln in text.splitlines()[: n + 20]]
+    return [ln for ln in lines if ln][:n]
+
+
+def _is_number(cell: str) -> bool:
+    if cell == "":
+        return True
+    try:
+        float(cell)
+        return True
+    except ValueError:
+        return False
+
+
+def sniff(path: Path) -> Sniff:
+    if path.name.startswith("events.out.tfevents"):
+        return Sniff("tfevents", encoding="binary")
+    with path.open("rb") as fh:
+        sample = fh.read(SAMPLE_BYTES)
+    if not sample.strip():
+        return Sniff("empty", why="empty file" if not sample else "file holds only blank space")
+    enc, why = _encoding(sample)
+    if enc is None:
+        return Sniff("binary", why=why)
+    text = sample.decode(enc, errors="replace")
+    lines = _first_lines(text, 3)
+    head = text.lstrip()
+    if head.startswith("{") and '"log_history"' in text and not (lines and lines[0].endswith("}")
+                                                                 and _json_obj(lines[0])):
+        return Sniff("trainer_state", enc)
+    if lines and all(ln.startswith("{") and ln.endswith("}") for ln in lines) and _json_obj(lines[0]):
+        return Sniff("jsonl", enc)
+    if len(lines) >= 2 and lines[0].count(",") >= 1:
+        header = [c.strip() for c in lines[0].split(",")]
+        rows = [[c.strip() for c in ln.split(",")] for ln in lines[1:]]
+        if (all(c and not _is_number(c) for c in header) and all(len(r) == len(header) for r in rows)
+                and all(all(_is_number(c) or c.lower() in ("nan", "inf", "-inf") for c in r) for r in rows)):
+            return Sniff("csv", enc)
+    return Sniff("text", enc)
+
+
+def _json_obj(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
