@@ -1,60 +1,533 @@
-"""Hyper-parameter files -> ``hyperparameter`` facts (minimal: canonical names only).
+"""Hyper-parameter files -> ``hyperparameter``, ``hparam_diff``, ``learning_rate_check``, ``loss_scale_check`` facts.
 
-The full vocabulary, framework defaults and baseline diff come with issue 4.
+1. Each hyper-parameter file of a folder (``advisor.read.hparams``) is
+   flattened to dotted keys, and every key the advisor knows is mapped onto the
+   canonical vocabulary of ``advisor.facts.hparams`` with its value normalised
+   (``"AdamW"``, ``torch.optim.AdamW``, ``adamw_torch`` -> ``adamw``; PyTorch's
+   BatchNorm ``momentum=0.1`` -> ``batchnorm_decay=0.9``; ``keep_prob`` ->
+   ``dropout``; ``"1e-3"`` -> 0.001).
+2. With ``framework`` known, keys the run did not set take that framework's
+   documented default (``advisor.knowledge.framework_defaults``).
+3. Run and baseline are diffed on these effective values.
+4. Without a baseline, the learning rate is placed against the usual band for
+   its optimizer and batch size, and loss scaling is summarised.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
-from advisor.facts.hparams import Hyperparameter
+from advisor.facts.hparams import HparamDiff, Hyperparameter, LearningRateCheck, LossScaleCheck, Scalar
 from advisor.inventory import InputRecord, RunFolder
-from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, flatten, load_mapping
+from advisor.knowledge.framework_defaults import (EFFECTS, LAYER_DEFAULTS, TYPICAL_RANGES, canonical_framework,
+                                                  defaults_for)
+from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, file_priority, flatten, load_mapping
 
-#: synonyms -> canonical name (matched on the last dotted part, lower-case)
-SYNONYMS = {
-    "lr": "learning_rate", "learning_rate": "learning_rate", "base_lr": "learning_rate",
-    "bs": "batch_size", "batch_size": "batch_size", "per_device_train_batch_size": "batch_size",
-    "epochs": "epochs", "max_epochs": "epochs", "num_train_epochs": "epochs", "num_epochs": "epochs",
-    "optimizer": "optimizer", "optim": "optimizer",
-    "loss_scale": "loss_scale", "init_loss_scale": "loss_scale",
-    "weight_decay": "weight_decay", "wd": "weight_decay",
+#: last part of a dotted key (lower-case) -> canonical name
+SYNONYMS: dict[str, str] = {}
+for _canon, _keys in {
     "framework": "framework",
+    "optimizer": "optimizer optim optimizer_name optimizer_type opt solver_type",
+    "learning_rate": "lr learning_rate base_lr max_lr peak_lr init_lr initial_lr initial_learning_rate lr0 "
+                     "learning_rate_init",
+    "batch_size": "bs batch_size per_device_train_batch_size train_batch_size per_gpu_train_batch_size "
+                  "micro_batch_size train_micro_batch_size_per_gpu samples_per_gpu batch batchsize",
+    "global_batch_size": "global_batch_size total_batch_size ims_per_batch effective_batch_size",
+    "gradient_accumulation_steps": "gradient_accumulation_steps grad_accum_steps accumulate_grad_batches "
+                                   "accum_iter gradient_accumulation update_freq accumulation_steps",
+    "world_size": "world_size n_gpu num_gpus device_num num_devices nproc_per_node",
+    "epochs": "epochs max_epochs num_train_epochs num_epochs n_epochs total_epochs train_epochs epoch_size",
+    "max_steps": "max_steps total_steps num_train_steps max_iters max_iter train_steps num_steps",
+    "warmup_steps": "warmup_steps warmup_iters num_warmup_steps warmup_iter",
+    "warmup_epochs": "warmup_epochs warmup_epoch",
+    "warmup_ratio": "warmup_ratio warmup_proportion warmup_fraction",
+    "lr_scheduler": "lr_scheduler_type lr_scheduler scheduler lr_policy lr_schedule lr_decay_style",
+    "weight_decay": "weight_decay wd l2 l2_reg weight_decay_rate l2_weight_decay",
+    "momentum": "momentum",
+    "nesterov": "nesterov use_nesterov",
+    "adam_beta1": "adam_beta1 beta1 beta_1 b1",
+    "adam_beta2": "adam_beta2 beta2 beta_2 b2",
+    "adam_epsilon": "adam_epsilon adam_eps eps epsilon optimizer_epsilon",
+    "grad_clip_norm": "max_grad_norm clip_grad_norm gradient_clip_val grad_clip clip_norm global_clipnorm "
+                      "clipnorm gradient_clipping grad_norm_clip",
+    "loss": "loss loss_fn criterion loss_function loss_type loss_name",
+    "label_smoothing": "label_smoothing label_smoothing_factor smoothing",
+    "dropout": "dropout dropout_rate drop_rate hidden_dropout_prob dropout_prob dropout_p p_dropout",
+    "keep_prob": "keep_prob keep_probability",
+    "batchnorm_momentum": "bn_momentum batchnorm_momentum batch_norm_momentum",
+    "batchnorm_decay": "bn_decay batch_norm_decay batchnorm_decay",
+    "batchnorm_epsilon": "bn_eps batch_norm_eps batchnorm_eps bn_epsilon batch_norm_epsilon",
+    "layernorm_epsilon": "layer_norm_eps layer_norm_epsilon ln_eps layernorm_eps layernorm_epsilon norm_eps",
+    "gelu_approximate": "gelu_approximate approximate_gelu",
+    "hidden_act": "hidden_act activation_function hidden_activation",
+    "weight_init": "weight_init init init_method initializer kernel_initializer init_type weight_init_method "
+                   "weight_initializer",
+    "init_std": "initializer_range init_std init_stddev weight_init_std",
+    "seed": "seed random_seed manual_seed",
+    "num_parameters": "num_parameters n_params num_params param_count parameter_count",
+    "num_train_samples": "num_train_samples train_size num_train_examples n_train dataset_size train_samples "
+                         "num_examples",
+    "num_classes": "num_classes n_classes num_labels nc class_num",
+    "fp16": "fp16 use_fp16 half",
+    "bf16": "bf16 use_bf16",
+    "amp": "amp use_amp mixed_precision enable_amp",
+    "precision": "precision dtype_policy mixed_precision_policy",
+    "amp_level": "amp_level opt_level fp16_opt_level",
+    "loss_scale": "loss_scale static_loss_scale",
+    "init_loss_scale": "init_loss_scale initial_scale init_scale loss_scale_value initial_loss_scale",
+    "initial_scale_power": "initial_scale_power",
+    "loss_scale_mode": "loss_scale_manager loss_scale_type loss_scaler",
+    "dynamic_loss_scale": "dynamic_loss_scale use_dynamic_loss_scale",
+}.items():
+    for _k in _keys.split():
+        SYNONYMS[_k] = _canon
+
+#: parent keys that make a ``type``/``name`` key name the parent's thing
+_CHOICE_PARENTS = {
+    "optimizer": "optimizer", "optim": "optimizer", "opt": "optimizer", "optimizer_config": "optimizer",
+    "loss": "loss", "criterion": "loss", "loss_fn": "loss",
+    "lr_scheduler": "lr_scheduler", "scheduler": "lr_scheduler", "lr_config": "lr_scheduler",
+    "init": "weight_init", "initializer": "weight_init", "weight_init": "weight_init",
+}
+_CHOICE_KEYS = {"type", "name", "_target_", "class", "class_name", "cls", "policy"}
+_BN_HINT = re.compile(r"(^|[._])(bn|batchnorm|batch_norm|norm_layer)([._]|$)|batchnorm|batch_norm")
+_LN_HINT = re.compile(r"(^|[._])(ln|layernorm|layer_norm)([._]|$)|layernorm|layer_norm")
+
+#: names kept as facts but never diffed (they differ by design, or are not settings)
+NOT_DIFFED = {"seed", "framework", "num_parameters"}
+
+_OPTIMIZERS = {
+    "adamw": "adamw", "adamweightdecay": "adamw", "fusedadamw": "adamw", "decoupledadamw": "adamw",
+    "adam": "adam", "fusedadam": "adam", "sgd": "sgd", "momentum": "sgd", "sgdm": "sgd", "nesterov": "sgd",
+    "rmsprop": "rmsprop", "adagrad": "adagrad", "adadelta": "adadelta", "adafactor": "adafactor",
+    "lamb": "lamb", "fusedlamb": "lamb", "lars": "lars", "larc": "lars", "lion": "lion", "nadam": "nadam",
+    "radam": "radam", "adamax": "adamax", "ftrl": "ftrl", "sophia": "sophia",
+}
+_LOSSES = {
+    "crossentropy": "cross_entropy", "ce": "cross_entropy", "crossentropyloss": "cross_entropy",
+    "categoricalcrossentropy": "cross_entropy", "sparsecategoricalcrossentropy": "cross_entropy",
+    "softmaxcrossentropy": "cross_entropy", "softmaxcrossentropywithlogits": "cross_entropy",
+    "nll": "nll", "nllloss": "nll", "bce": "bce", "bceloss": "bce", "bcewithlogits": "bce",
+    "bcewithlogitsloss": "bce", "binarycrossentropy": "bce", "sigmoidcrossentropy": "bce",
+    "mse": "mse", "mseloss": "mse", "meansquarederror": "mse", "l2loss": "mse",
+    "l1": "l1", "l1loss": "l1", "mae": "l1", "meanabsoluteerror": "l1",
+    "smoothl1": "smooth_l1", "smoothl1loss": "smooth_l1", "huber": "huber", "huberloss": "huber",
+    "focal": "focal", "focalloss": "focal", "ctc": "ctc", "ctcloss": "ctc", "kldiv": "kl", "kldivloss": "kl",
+    "kld": "kl", "hinge": "hinge",
+}
+_INITS = {
+    "zeros": "zeros", "zero": "zeros", "ones": "ones", "one": "ones", "constant": "constant",
+    "normal": "normal", "gaussian": "normal", "randn": "normal", "randomnormal": "normal",
+    "uniform": "uniform", "randomuniform": "uniform",
+    "xavieruniform": "xavier_uniform", "glorotuniform": "xavier_uniform", "xavier": "xavier_uniform",
+    "xaviernormal": "xavier_normal", "glorotnormal": "xavier_normal",
+    "kaiminguniform": "kaiming_uniform", "heuniform": "kaiming_uniform",
+    "kaimingnormal": "kaiming_normal", "henormal": "kaiming_normal", "kaiming": "kaiming_normal", "he": "kaiming_normal",
+    "orthogonal": "orthogonal", "truncatednormal": "truncated_normal", "truncnormal": "truncated_normal",
+    "lecunnormal": "lecun_normal", "lecununiform": "lecun_uniform",
 }
 
 
-def canonical_name(key: str) -> str | None:
-    return SYNONYMS.get(key.rsplit(".", 1)[-1].lower())
+def _squash(text: str) -> str:
+    """'torch.optim.AdamW' -> 'adamw'; 'Sparse_Categorical-CrossEntropy' -> 'sparsecategoricalcrossentropy'."""
+    last = text.strip().rsplit(".", 1)[-1].lower()
+    return re.sub(r"[^a-z0-9]", "", last)
 
 
-def _from_folder(folder: RunFolder, out: Extraction) -> None:
-    for rel in folder.glob(HPARAM_FILE_NAMES):
+def _optimizer(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    s = _squash(value)
+    if s in _OPTIMIZERS:
+        return _OPTIMIZERS[s]
+    for prefix in ("adamw", "adam", "sgd", "rmsprop", "adagrad", "lamb", "lion"):  # adamw_torch_fused, adam8bit
+        if s.startswith(prefix):
+            return _OPTIMIZERS[prefix]
+    return s
+
+
+def _lookup(table: dict[str, str], value: Any, strict: bool = False) -> str | None:
+    """The canonical spelling of ``value`` in ``table``; unknown names as squashed text (or None if strict)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    s = _squash(value)
+    found = table.get(s, table.get(s.removesuffix("loss")))
+    return found if found is not None or strict else s
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    if isinstance(value, str):
+        try:
+            f = float(value.strip())
+        except ValueError:
+            return None
+        return f if math.isfinite(f) else None
+    return None
+
+
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+        return value.strip().lower() in ("true", "yes", "on", "1")
+    return None
+
+
+def _precision(value: Any) -> str | None:
+    """16, '16-mixed', 'mixed_float16', 'fp16', 'bf16-mixed', 32, 'no' -> fp16 / bf16 / fp32."""
+    flag = _flag(value)
+    if isinstance(value, bool) or (flag is not None and not isinstance(value, (int, float))):
+        return "fp16" if flag else "fp32"
+    s = str(value).strip().lower()
+    if "bf16" in s or "bfloat16" in s:
+        return "bf16"
+    if "16" in s or "half" in s or s in ("o1", "o2", "o3"):
+        return "fp16"
+    if "32" in s or s in ("no", "none", "o0", "full", "float"):
+        return "fp32"
+    return None
+
+
+@dataclass
+class Setting:
+    value: Scalar
+    raw_key: str
+    path: str
+    is_default: bool = False
+    default_source: str | None = None
+
+
+@dataclass
+class HparamSet:
+    """The effective hyper-parameters of one folder."""
+
+    side: str
+    values: dict[str, Setting] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> Scalar | None:
+        s = self.values.get(name)
+        return None if s is None else s.value
+
+    def put(self, name: str, value: Scalar | None, raw_key: str, path: str) -> None:
+        if value is None:
+            return
+        if name == "precision" and name in self.values and value == "fp32":
+            return  # fp16: false must not hide bf16: true
+        if name in self.values and not (name == "precision" and self.values[name].value == "fp32"):
+            return
+        self.values[name] = Setting(value, raw_key, path)
+
+
+def _context_name(key: str) -> str | None:
+    """Canonical name of a dotted key, using its parents where the last part is ambiguous."""
+    parts = [p.lower() for p in key.split(".")]
+    last, parents = parts[-1], parts[:-1]
+    if last in _CHOICE_KEYS and parents and parents[-1] in _CHOICE_PARENTS:
+        return _CHOICE_PARENTS[parents[-1]]
+    context = ".".join(parts)
+    if last in ("momentum", "decay") and _BN_HINT.search(context):
+        return "batchnorm_momentum" if last == "momentum" else "batchnorm_decay"
+    if last in ("eps", "epsilon"):
+        if _BN_HINT.search(context):
+            return "batchnorm_epsilon"
+        if _LN_HINT.search(context):
+            return "layernorm_epsilon"
+    if last == "enabled" and parents and parents[-1] in ("fp16", "bf16", "amp"):
+        return parents[-1]
+    if last == "betas":
+        return "betas"
+    return SYNONYMS.get(last)
+
+
+def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet) -> None:
+    pending_bn_momentum: list[tuple[float, str]] = []
+    for key, value in flat.items():
+        name = _context_name(str(key))
+        if name is None:
+            continue
+        if name == "framework":
+            hp.put(name, canonical_framework(value), key, path)
+        elif name == "optimizer":
+            hp.put(name, _optimizer(value), key, path)
+            if isinstance(value, str) and _squash(value) == "nesterov":
+                hp.put("nesterov", True, key, path)
+        elif name == "loss":
+            hp.put(name, _lookup(_LOSSES, value), key, path)
+        elif name == "weight_init":
+            hp.put(name, _lookup(_INITS, value, strict=True), key, path)
+        elif name == "lr_scheduler":
+            if isinstance(value, str) and value.strip():
+                hp.put(name, value.strip().rsplit(".", 1)[-1].lower(), key, path)
+        elif name == "betas":
+            if isinstance(value, (list, tuple)) and len(value) == 2:
+                hp.put("adam_beta1", _number(value[0]), key, path)
+                hp.put("adam_beta2", _number(value[1]), key, path)
+        elif name in ("nesterov", "gelu_approximate"):
+            hp.put(name, _flag(value), key, path)
+        elif name == "hidden_act":
+            if isinstance(value, str) and value.lower().startswith("gelu"):
+                hp.put("gelu_approximate", value.lower() != "gelu", key, path)  # gelu_new, gelu_pytorch_tanh: tanh
+        elif name in ("fp16", "bf16", "amp"):
+            flag = _flag(value)
+            if flag is not None:
+                hp.put("precision", ("bf16" if name == "bf16" else "fp16") if flag else "fp32", key, path)
+            elif isinstance(value, str):
+                hp.put("precision", _precision(value), key, path)
+        elif name in ("precision", "amp_level"):
+            hp.put("precision", _precision(value), key, path)
+        elif name == "loss_scale":
+            if isinstance(value, str) and value.strip().lower() == "dynamic":
+                hp.put("loss_scale_mode", "dynamic", key, path)
+            else:
+                num = _number(value)
+                if num == 0 and "fp16" in key.lower():  # DeepSpeed: fp16.loss_scale 0 means dynamic
+                    hp.put("loss_scale_mode", "dynamic", key, path)
+                elif num is not None:
+                    hp.put("loss_scale", num, key, path)
+        elif name == "init_loss_scale":
+            hp.put("loss_scale", _number(value), key, path)
+            hp.put("loss_scale_mode", "dynamic", key, path)
+        elif name == "initial_scale_power":
+            num = _number(value)
+            if num is not None and 0 <= num <= 64:
+                hp.put("loss_scale", float(2.0 ** num), key, path)
+        elif name == "loss_scale_mode":
+            s = _squash(str(value))
+            if "dynamic" in s:
+                hp.put(name, "dynamic", key, path)
+            elif "fixed" in s or "static" in s:
+                hp.put(name, "static", key, path)
+        elif name == "dynamic_loss_scale":
+            flag = _flag(value)
+            if flag is not None:
+                hp.put("loss_scale_mode", "dynamic" if flag else "static", key, path)
+        elif name == "keep_prob":
+            num = _number(value)
+            if num is not None and 0 <= num <= 1:
+                hp.put("dropout", 1.0 - num, key, path)
+        elif name == "batchnorm_momentum":
+            num = _number(value)
+            if num is not None and 0 <= num <= 1:
+                pending_bn_momentum.append((num, key))
+        elif name == "world_size" and isinstance(value, (list, tuple)):
+            hp.put(name, float(len(value)), key, path)  # gpus: [0, 1, 2, 3]
+        else:
+            num = _number(value)
+            if name in ("max_steps", "epochs", "batch_size", "global_batch_size", "world_size",
+                        "gradient_accumulation_steps") and (num is None or num <= 0):
+                continue  # HF max_steps=-1, devices=-1: not set
+            hp.put(name, num, key, path)
+    # BatchNorm "momentum": its meaning depends on the framework (resolved once the file is read)
+    for num, key in pending_bn_momentum:
+        fw = hp.get("framework")
+        keep = 1.0 - num if fw == "pytorch" or (fw is None and num <= 0.5) else num
+        hp.put("batchnorm_decay", keep, key, path)
+
+
+def collect(folder: RunFolder, out: Extraction) -> HparamSet:
+    """Read every hyper-parameter file of ``folder`` into one HparamSet; record each file in ``out.inputs``."""
+    hp = HparamSet(side=folder.side)
+    for rel in sorted(folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())):
         shown = folder.rel(folder.abs(rel))
         try:
             flat = flatten(load_mapping(folder.abs(rel)))
-        except (HparamReadError, UnicodeDecodeError, OSError) as exc:
+        except (HparamReadError, OSError) as exc:
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side))
             continue
-        seen: set[str] = set()
-        for key, value in flat.items():
-            name = canonical_name(key)
-            if name is None or name in seen:
-                continue
-            if isinstance(value, dict) and name == "optimizer":
-                continue
-            if not isinstance(value, (int, float, str, bool)) or value is None:
-                continue
-            seen.add(name)
-            val = float(value) if isinstance(value, int) and not isinstance(value, bool) else value
-            out.facts.append(Hyperparameter(name=name, value=val, raw_key=key, side=folder.side,
-                                            source=Source(path=shown)))
+        except UnicodeDecodeError as exc:
+            out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable",
+                                          why=f"not UTF-8 text (byte {exc.start}: {exc.reason})", side=folder.side))
+            continue
+        before = len(hp.values)
+        _collect_file(flat, shown, hp)
+        if rel.name.lower() == "training_args.json" and "framework" not in hp.values:
+            hp.put("framework", "pytorch", "(Hugging Face training_args.json)", shown)
+        if len(hp.values) == before:
+            out.inputs.append(InputRecord(path=shown, kind="hparams", status="ignored", side=folder.side,
+                                          why="no key of the hyper-parameter vocabulary found (learning rate, "
+                                              "batch size, optimizer, ...)"))
+            continue
+        hp.files.append(shown)
         out.inputs.append(InputRecord(path=shown, kind="hparams", status="used", side=folder.side))
-        if folder.side == "run":
-            out.checks.append(CheckRun(stage="hyperparameters", inputs=[shown]))
+    _derive(hp)
+    return hp
+
+
+def _derive(hp: HparamSet) -> None:
+    """Global batch size, and framework defaults for what was not set."""
+    where = hp.files[0] if hp.files else ""
+    if "global_batch_size" not in hp.values and isinstance(hp.get("batch_size"), float):
+        gbs = hp.get("batch_size")
+        parts = ["batch_size"]
+        for name in ("gradient_accumulation_steps", "world_size"):
+            v = hp.get(name)
+            if isinstance(v, float) and v > 0:
+                gbs *= v
+                parts.append(name)
+        hp.values["global_batch_size"] = Setting(float(gbs), "derived: " + " x ".join(parts), where)
+    fw = hp.get("framework")
+    if not isinstance(fw, str):
+        return
+    opt = hp.get("optimizer")
+    for name, default in defaults_for(fw, opt if isinstance(opt, str) else None).items():
+        if name not in hp.values:
+            hp.values[name] = Setting(default.value, f"default of {fw}", where, True, default.source)
+
+
+def _facts_for(hp: HparamSet, out: Extraction) -> None:
+    for name, s in sorted(hp.values.items()):
+        out.facts.append(Hyperparameter(name=name, value=s.value, raw_key=s.raw_key, is_default=s.is_default,
+                                        default_source=s.default_source, side=hp.side,
+                                        source=Source(path=s.path) if s.path else None))
+    lr_check = learning_rate_check(hp)
+    if lr_check is not None:
+        out.facts.append(lr_check)
+    ls = loss_scale_check(hp)
+    if ls is not None:
+        out.facts.append(ls)
+
+
+_ADAPTIVE = {"adam", "adamw", "rmsprop", "nadam", "radam", "adamax"}
+
+
+def usual_lr_band(optimizer: str, global_batch_size: float | None, momentum: float | None) -> tuple[str, float, float] | None:
+    """(family, low, high) of learning rates seen in practice, or None for optimizers without a band.
+
+    SGD: the linear scaling rule, 0.1 per 256 samples (Goyal et al. 2017,
+    https://arxiv.org/abs/1706.02677), band [ref/1000, ref*10]; without momentum
+    the effective step is 1/(1-momentum) smaller, so the band moves up 10x.
+    Adam-like: 1e-3 is the default of every framework (Kingma & Ba 2014,
+    https://arxiv.org/abs/1412.6980); fine-tuning goes down to ~1e-6 and rates scale
+    roughly with sqrt(batch) (Malladi et al. 2022, https://arxiv.org/abs/2205.10287):
+    band [1e-6, 3e-3 * max(1, sqrt(batch/256))].
+    """
+    if optimizer == "sgd":
+        if global_batch_size:
+            ref = 0.1 * global_batch_size / 256.0
+            low, high = ref / 1000.0, ref * 10.0
+        else:
+            low, high = 1e-4, 1.0
+        if momentum is not None and momentum < 0.5:
+            low, high = low * 10.0, high * 10.0
+        return "sgd", low, high
+    if optimizer in _ADAPTIVE:
+        scale = max(1.0, math.sqrt(global_batch_size / 256.0)) if global_batch_size else 1.0
+        return "adaptive", 1e-6, 3e-3 * scale
+    return None
+
+
+def learning_rate_check(hp: HparamSet) -> LearningRateCheck | None:
+    lr, opt = hp.get("learning_rate"), hp.get("optimizer")
+    if not isinstance(lr, float) or lr <= 0 or not isinstance(opt, str):
+        return None
+    gbs = hp.get("global_batch_size")
+    gbs = gbs if isinstance(gbs, float) and gbs > 0 else None
+    mom = hp.get("momentum")
+    band = usual_lr_band(opt, gbs, mom if isinstance(mom, float) else None)
+    if band is None:
+        return None
+    family, low, high = band
+    warm = [hp.get(n) for n in ("warmup_steps", "warmup_ratio", "warmup_epochs")]
+    stated = [w for w in warm if isinstance(w, float)]
+    has_warmup = any(w > 0 for w in stated) if stated else None
+    if has_warmup is None and isinstance(hp.get("lr_scheduler"), str) and "warmup" in str(hp.get("lr_scheduler")):
+        has_warmup = True
+    src = hp.values["learning_rate"].path
+    return LearningRateCheck(
+        learning_rate=lr, optimizer=opt, optimizer_family=family, global_batch_size=gbs,
+        usual_low=float(low), usual_high=float(high), times_above_usual=float(lr / high),
+        times_below_usual=float(low / lr), has_warmup=has_warmup, is_large_batch=bool(gbs is not None and gbs >= 1024),
+        side=hp.side, source=Source(path=src) if src else None)
+
+
+def loss_scale_check(hp: HparamSet) -> LossScaleCheck | None:
+    prec, scale, mode = hp.get("precision"), hp.get("loss_scale"), hp.get("loss_scale_mode")
+    if prec is None and scale is None and mode is None:
+        return None
+    scale_f = scale if isinstance(scale, float) else None
+    where = next((hp.values[n].path for n in ("loss_scale", "loss_scale_mode", "precision") if n in hp.values), "")
+    return LossScaleCheck(
+        precision=prec if isinstance(prec, str) else None, loss_scale=scale_f,
+        is_dynamic=None if mode is None else mode == "dynamic",
+        log2_loss_scale=float(math.log2(scale_f)) if scale_f is not None and scale_f > 0 else None,
+        side=hp.side, source=Source(path=where) if where else None)
+
+
+def _equal(a: Scalar, b: Scalar) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or a == b and type(a) is type(b)
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=0.0)
+    return a == b
+
+
+def _unusual(name: str, a: Scalar | None, b: Scalar | None) -> str:
+    rng = TYPICAL_RANGES.get(name)
+    if rng is None:
+        return "neither"
+    odd = [isinstance(v, float) and not (rng[0] <= v <= rng[1]) for v in (a, b)]
+    return {(True, True): "both", (True, False): "run", (False, True): "baseline"}.get(tuple(odd), "neither")
+
+
+def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
+    """One HparamDiff per canonical name whose effective values differ."""
+    names = sorted(set(run.values) | set(base.values))
+    skip = set(NOT_DIFFED)
+    if "global_batch_size" in run.values and "global_batch_size" in base.values:
+        skip |= {"batch_size", "gradient_accumulation_steps", "world_size"}  # compared through the global batch
+    out = []
+    for name in names:
+        if name in skip:
+            continue
+        a, b = run.values.get(name), base.values.get(name)
+        av, bv = (a.value if a else None), (b.value if b else None)
+        if av is not None and bv is not None and _equal(av, bv):
+            continue
+        ratio = rel = None
+        if isinstance(av, float) and isinstance(bv, float) and not isinstance(av, bool):
+            ratio = float(av / bv) if bv != 0 else None
+            denom = max(abs(av), abs(bv))
+            rel = float(abs(av - bv) / denom) if denom > 0 else 0.0
+        src = a or b
+        involves_default = bool((a and a.is_default) or (b and b.is_default))
+        scope = None
+        if involves_default:
+            scope = "layer" if name in LAYER_DEFAULTS else "optimizer"
+        rfw, bfw = run.get("framework"), base.get("framework")
+        out.append(HparamDiff(
+            name=name, run_value=av, baseline_value=bv, run_is_default=bool(a and a.is_default),
+            baseline_is_default=bool(b and b.is_default), involves_default=involves_default, default_scope=scope,
+            run_framework=rfw if isinstance(rfw, str) else None, baseline_framework=bfw if isinstance(bfw, str) else None,
+            ratio=ratio, relative_difference=rel, unusual_side=_unusual(name, av, bv), effect=EFFECTS.get(name),
+            source=Source(path=src.path) if src and src.path else None))
+    return out
 
 
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
-    for folder in pair.sides():
-        _from_folder(folder, out)
+    run = collect(pair.run, out)
+    _facts_for(run, out)
+    base = None
+    if pair.baseline is not None:
+        base = collect(pair.baseline, out)
+        _facts_for(base, out)
+    if run.files:
+        inputs = list(run.files) + ([f"baseline:{p}" for p in base.files] if base else [])
+        note = None if base is None or not base.files else f"diffed against the baseline ({len(base.files)} file(s))"
+        out.checks.append(CheckRun(stage="hyperparameters", inputs=inputs, note=note))
+        if base is not None and base.files:
+            out.facts.extend(diff(run, base))
     return out

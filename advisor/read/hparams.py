@@ -1,7 +1,9 @@
 """Hyper-parameter files (hparams/config/args .yaml/.json) -> flat key/value dicts.
 
-YAML is read with ``yaml.safe_load`` only (no tags that build objects), with
-a size cap and an alias cap against "billion laughs" anchor bombs.
+YAML is read with a ``yaml.SafeLoader`` subclass only (tags that would build
+Python objects are refused), with a size cap, an alias cap against "billion
+laughs" anchor bombs and a nesting cap. JSON and YAML nesting deeper than
+``MAX_DEPTH`` is refused with a reason instead of recursing.
 """
 
 from __future__ import annotations
@@ -14,11 +16,15 @@ import yaml
 
 MAX_BYTES = 5_000_000
 MAX_ALIASES = 100
+MAX_DEPTH = 32
 
 HPARAM_FILE_NAMES = (
     "hparams.yaml", "hparams.yml", "hparams.json", "config.yaml", "config.yml", "config.json",
-    "args.json", "training_args.json",
+    "args.json", "args.yaml", "training_args.json",
 )
+
+#: reading order: files named for hyper-parameters first, model configs last
+PRIORITY = {"hparams": 0, "training_args": 1, "args": 2, "config": 3}
 
 
 class HparamReadError(ValueError):
@@ -49,21 +55,43 @@ def load_mapping(path: Path) -> dict[str, Any]:
             data = yaml.load(text, Loader=_CountingLoader)  # noqa: S506 - a SafeLoader subclass
     except HparamReadError:
         raise
+    except RecursionError:
+        raise HparamReadError(f"nested deeper than Python can parse (over {MAX_DEPTH} levels)") from None
+    except yaml.constructor.ConstructorError as exc:
+        raise HparamReadError(f"YAML tag refused ({exc.problem}); only plain mappings, lists and scalars are read") from None
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise HparamReadError(f"not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
                               f"{str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise HparamReadError(f"expected a mapping of names to values at the top, got {type(data).__name__}")
+    _check_depth(data, 0)
     return data
+
+
+def _check_depth(value: Any, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file")
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_depth(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_depth(v, depth + 1)
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested mappings -> dotted keys: {'optimizer': {'lr': 1}} -> {'optimizer.lr': 1}."""
     out: dict[str, Any] = {}
     for key, value in data.items():
-        name = f"{prefix}{key}"
+        name = f"{prefix}{key}"  # non-string keys (YAML ints, bools) become text
         if isinstance(value, dict):
             out.update(flatten(value, name + "."))
         else:
             out[name] = value
     return out
+
+
+def file_priority(name: str) -> int:
+    """Sort key: hparams.* before training_args.json before args.* before config.*."""
+    stem = name.lower().rsplit(".", 1)[0]
+    return PRIORITY.get(stem, len(PRIORITY))

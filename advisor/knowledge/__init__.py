@@ -1,0 +1,1 @@
+"""Reference knowledge shipped with the advisor (tables with their sources), no logic."""
