@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import traceback
 
-from advisor.extract import hparams, loss_curve
+from advisor.extract import hparams, loss_curve, op_compare
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.inventory import InputRecord
 
@@ -17,6 +17,7 @@ from advisor.inventory import InputRecord
 EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("hparams", hparams.extract),
     ("loss_curve", loss_curve.extract),
+    ("op_compare", op_compare.extract),
 )
 
 

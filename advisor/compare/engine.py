@@ -1,0 +1,301 @@
+"""Compare two dumps tensor by tensor (or scan one), using both cores.
+
+Work is split into items (a tensor pair, or a range of a big one); a thread
+pool runs them (numpy releases the GIL inside its loops, so threads use both
+cores) and the partial accumulators of a tensor are merged in a fixed order,
+so results do not depend on the number of workers. Each item opens its own
+memory map: peak memory is about ``workers x chunk`` working copies plus the
+``.pt`` tensors being read, whatever the dump size.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+import numpy as np
+
+from advisor.compare.match import match_records
+from advisor.compare.metrics import CHUNK, Accumulator, PairMetrics, SideAcc, accumulate, ranges, side_stats
+from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
+from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
+
+RowVerdict = Literal["pass", "warning", "error", "skipped"]
+#: tensors larger than this many elements are split into ranges across the workers
+SPLIT_ELEMENTS = 8 * CHUNK
+
+
+@dataclass
+class SideInfo:
+    """What is known of one side's tensor after the pass (from data or from recorded statistics)."""
+
+    nan: int | None = None
+    inf: int | None = None
+    min: float | None = None
+    max: float | None = None
+    integer_ratio: float | None = None
+
+    @property
+    def has_nonfinite(self) -> bool | None:
+        if self.nan is None:
+            return None
+        return bool(self.nan or self.inf)
+
+    @property
+    def abs_max(self) -> float | None:
+        if self.min is None or self.max is None:
+            return None
+        return max(abs(self.min), abs(self.max))
+
+
+@dataclass
+class Row:
+    """One tensor (pair) of the comparison, in the run's execution order."""
+
+    name: str
+    op: str
+    role: str
+    order: int
+    op_type: str | None
+    baseline_name: str | None = None
+    matched_by: str | None = None
+    dtype_run: str | None = None
+    dtype_baseline: str | None = None
+    shape_run: tuple[int, ...] | None = None
+    shape_baseline: tuple[int, ...] | None = None
+    mode: Literal["tensor", "statistics", "none"] = "none"
+    metrics: PairMetrics | None = None
+    stat_rel_diff: float | None = None
+    verdict: RowVerdict = "skipped"
+    reason: str = ""
+    run_side: SideInfo = field(default_factory=SideInfo)
+    base_side: SideInfo = field(default_factory=SideInfo)
+    position: str = ""  # set by localisation: source / propagated / ""
+    nbytes: int = 0
+
+    @property
+    def is_float(self) -> bool:
+        d = normalise_dtype(self.dtype_run) or ""
+        return d.startswith(("float", "bfloat", "complex")) or d == ""
+
+    @property
+    def dtype_changed(self) -> bool:
+        a, b = normalise_dtype(self.dtype_run), normalise_dtype(self.dtype_baseline)
+        return a is not None and b is not None and a != b
+
+
+@dataclass
+class Comparison:
+    rows: list[Row]
+    unmatched_run: list[TensorRecord]
+    unmatched_baseline: list[TensorRecord]
+    mode: str
+    problems: list[tuple[str, str, str]] = field(default_factory=list)  # (side, file, why)
+
+
+def default_workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _nbytes(rec: TensorRecord) -> int:
+    if rec.shape is None:
+        return 0
+    size = math.prod(rec.shape)
+    itemsize = np.dtype(rec.dtype).itemsize if rec.dtype in np.sctypeDict else 4
+    return size * itemsize
+
+
+def _side_from_stats(stats: dict[str, float] | None) -> SideInfo:
+    if not stats:
+        return SideInfo()
+    vals = [v for v in stats.values()]
+    nonfinite = any(not math.isfinite(v) for v in vals)
+    return SideInfo(nan=1 if any(math.isnan(v) for v in vals) else 0,
+                    inf=1 if nonfinite and not any(math.isnan(v) for v in vals) else 0,
+                    min=stats.get("Min"), max=stats.get("Max"))
+
+
+def _side_from_acc(acc: SideAcc) -> SideInfo:
+    return SideInfo(nan=acc.nan, inf=acc.inf, min=acc.min if acc.n else None, max=acc.max if acc.n else None,
+                    integer_ratio=acc.integers / acc.n if acc.n else None)
+
+
+def _run_items(items: list[tuple[int, Callable[[], Any]]], workers: int,
+               progress: Callable[[int], None] | None, sizes: list[int]) -> list[Any]:
+    """Run the thunks on a pool; results in item order. ``progress(bytes)`` after each item."""
+    results: list[Any] = [None] * len(items)
+
+    def call(k: int) -> tuple[int, Any]:
+        try:
+            return k, items[k][1]()
+        except DumpReadError as exc:
+            return k, exc
+
+    if workers <= 1 or len(items) <= 1:
+        for k in range(len(items)):
+            results[k] = call(k)[1]
+            if progress:
+                progress(sizes[k])
+        return results
+    order = sorted(range(len(items)), key=lambda k: -sizes[k])  # big items first: better balance
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for k, res in pool.map(call, order):
+            results[k] = res
+            if progress:
+                progress(sizes[k])
+    return results
+
+
+def _pair_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None) -> Callable[[], Accumulator]:
+    def run() -> Accumulator:
+        r = load_tensor(rrec)
+        b = load_tensor(brec)
+        return accumulate(r, b, start, stop)
+    return run
+
+
+def _side_thunk(rec: TensorRecord, start: int, stop: int | None) -> Callable[[], SideAcc]:
+    def run() -> SideAcc:
+        return side_stats(load_tensor(rec), start=start, stop=stop)
+    return run
+
+
+def _share(nbytes: int, rec: TensorRecord, start: int, stop: int | None) -> int:
+    if stop is None or not rec.shape:
+        return nbytes
+    return nbytes * (stop - start) // max(1, math.prod(rec.shape))
+
+
+def _splits(rec: TensorRecord, workers: int) -> list[tuple[int, int | None]]:
+    if rec.file is None or rec.file.suffix.lower() != ".npy" or rec.shape is None:
+        return [(0, None)]
+    size = math.prod(rec.shape)
+    if size <= SPLIT_ELEMENTS:
+        return [(0, None)]
+    return [(a, b) for a, b in ranges(size, max(workers, 2) * 2)]
+
+
+def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, workers: int | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> Comparison:
+    """Match the two dumps and compute every pair's metrics and verdict."""
+    workers = workers or default_workers()
+    matches, un_run, un_base = match_records(run.records, base.records)
+    rows: list[Row] = []
+    items: list[tuple[int, Callable[[], Any]]] = []
+    sizes: list[int] = []
+    for m in matches:
+        r, b = m.run, m.base
+        row = Row(name=r.name, op=r.op, role=r.role, order=r.order, op_type=r.op_type or b.op_type,
+                  baseline_name=b.name, matched_by=m.how, dtype_run=r.dtype, dtype_baseline=b.dtype,
+                  shape_run=r.shape, shape_baseline=b.shape, nbytes=_nbytes(r) + _nbytes(b))
+        rows.append(row)
+        row.run_side = _side_from_stats(r.stats)
+        row.base_side = _side_from_stats(b.stats)
+        problem = r.problem or b.problem
+        if problem:
+            row.reason = f"{'run' if r.problem else 'baseline'}: {problem}"
+            continue
+        if r.shape is not None and b.shape is not None and r.shape != b.shape:
+            row.reason = f"shape differs: {list(r.shape)} in the run, {list(b.shape)} in the baseline"
+            continue
+        if r.shape is not None and math.prod(r.shape) == 0:
+            row.reason = "empty tensor"
+            continue
+        if r.file is not None and b.file is not None:
+            row.mode = "tensor"
+            parts = _splits(r, workers)
+            if parts != _splits(b, workers):
+                parts = [(0, None)]
+            for start, stop in parts:
+                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop)))
+                sizes.append(_share(row.nbytes, r, start, stop))
+        elif r.stats and b.stats:
+            row.mode = "statistics"
+        else:
+            row.reason = "no tensor data or statistics on both sides"
+    total = sum(sizes)
+    done = [0]
+
+    def tick(n: int) -> None:
+        done[0] += n
+        if progress:
+            progress(done[0], total)
+
+    results = _run_items(items, workers, tick if progress else None, sizes)
+    merged: dict[int, Accumulator | DumpReadError] = {}
+    for (idx, _), res in zip(items, results):
+        if isinstance(res, DumpReadError):
+            merged[idx] = res
+        elif idx not in merged:
+            merged[idx] = res
+        elif isinstance(merged[idx], Accumulator):
+            merged[idx].merge(res)  # type: ignore[union-attr]
+    opts = options or {}
+    for idx, row in enumerate(rows):
+        tol = tolerance_for(row.dtype_run, row.dtype_baseline, opts)
+        if row.mode == "tensor":
+            res = merged.get(idx)
+            if isinstance(res, DumpReadError):
+                m = matches[idx]
+                if m.run.stats and m.base.stats:  # e.g. .pt without torch: fall back to the statistics
+                    row.mode = "statistics"
+                    row.reason = f"{res}; "
+                else:
+                    row.mode = "none"
+                    row.reason = str(res)
+                    continue
+            elif isinstance(res, Accumulator):
+                row.metrics = res.result()
+                row.verdict, row.reason = judge(row.metrics, tol)
+                row.run_side = _side_from_acc(res.r)
+                row.run_side.nan, row.run_side.inf = res.r.nan, res.r.inf
+                row.base_side = _side_from_acc(res.b)
+                continue
+        if row.mode == "statistics":
+            m = matches[idx]
+            verdict, why, worst = judge_stats(m.run.stats or {}, m.base.stats or {}, tol)
+            row.verdict, row.stat_rel_diff = verdict, worst
+            row.reason = row.reason + why
+    mode = "tensor" if any(r.mode == "tensor" for r in rows) else "statistics"
+    problems = [("run", r.rel_file or r.name, r.problem) for r in run.records if r.problem]
+    problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]
+    problems += [("run", f, why) for f, why in run.problems] + [("baseline", f, why) for f, why in base.problems]
+    return Comparison(rows=rows, unmatched_run=un_run, unmatched_baseline=un_base, mode=mode, problems=problems)
+
+
+def scan_dump(run: Dump, workers: int | None = None) -> list[Row]:
+    """Run-side statistics of every tensor of one dump (no baseline): NaN/Inf, range, integer share."""
+    workers = workers or default_workers()
+    rows: list[Row] = []
+    items: list[tuple[int, Callable[[], Any]]] = []
+    sizes: list[int] = []
+    for r in sorted(run.records, key=lambda x: x.order):
+        row = Row(name=r.name, op=r.op, role=r.role, order=r.order, op_type=r.op_type, dtype_run=r.dtype,
+                  shape_run=r.shape, nbytes=_nbytes(r))
+        row.run_side = _side_from_stats(r.stats)
+        rows.append(row)
+        if r.problem or r.file is None:
+            row.reason = r.problem or "statistics only"
+            continue
+        for start, stop in _splits(r, workers):
+            items.append((len(rows) - 1, _side_thunk(r, start, stop)))
+            sizes.append(_share(row.nbytes, r, start, stop))
+    results = _run_items(items, workers, None, sizes)
+    merged: dict[int, SideAcc | DumpReadError] = {}
+    for (idx, _), res in zip(items, results):
+        cur = merged.get(idx)
+        if isinstance(res, DumpReadError) or cur is None:
+            merged[idx] = res
+        elif isinstance(cur, SideAcc) and isinstance(res, SideAcc):
+            cur.merge(res)
+    for idx, res in merged.items():
+        if isinstance(res, SideAcc):
+            rows[idx].run_side = _side_from_acc(res)
+            rows[idx].mode = "tensor"
+        else:
+            rows[idx].reason = str(res)
+    return rows
+

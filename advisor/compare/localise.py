@@ -1,0 +1,171 @@
+"""Where is the error born? Source operators versus operators that only inherit it.
+
+Operators are taken in execution order, each with its input and output
+tensors (``Row.role``). An operator *deviates* when one of its compared
+outputs has a verdict other than pass.
+
+- The **source** is the first deviating operator whose compared inputs all
+  pass (an operator with no compared input counts as having matching inputs;
+  a backward operator also needs its forward call's inputs and outputs to
+  match, since it reads the tensors saved by that call).
+  Later deviating operators whose inputs also all pass are *independent
+  sources* (a second, unrelated problem); the other deviating operators are
+  *propagated*: they only inherit the error through their inputs.
+- **nonfinite source**: the first operator whose output holds NaN/Inf while
+  its inputs are all finite (division by zero, log of 0, overflow).
+- **fp16 overflow**: the first operator whose finite output exceeds the
+  float16 range (|x| > 65504) while its inputs stay within it: in float16 it
+  would be Inf.
+- **integer-valued output**: the first float operator whose output is (almost)
+  all whole numbers, not all zero, while one of its float inputs is not
+  (``//`` where ``/`` was meant, a cast to int and back); when a baseline
+  exists, its output must not be integer-valued too.
+- **first difference**: the first operator whose outputs are not bit-identical
+  (random-error detection compares two runs of one configuration).
+
+These are rules of the data flow, not causes: the rule base names causes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advisor.compare.engine import Row
+
+FP16_MAX = 65504.0
+#: share of whole-number elements above which a float output counts as integer-valued
+INTEGER_RATIO = 0.99
+#: share below which a float input counts as not integer-valued
+NON_INTEGER_INPUT_RATIO = 0.5
+
+
+@dataclass
+class OpView:
+    op: str
+    order: int
+    op_type: str | None
+    inputs: list[Row] = field(default_factory=list)
+    outputs: list[Row] = field(default_factory=list)
+
+    @property
+    def deviates(self) -> bool:
+        return any(r.verdict in ("warning", "error") for r in self.outputs)
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {r.verdict for r in self.outputs}
+        for v in ("error", "warning", "pass"):
+            if v in verdicts:
+                return v
+        return "skipped"
+
+    @property
+    def inputs_match(self) -> bool:
+        return all(r.verdict in ("pass", "skipped") for r in self.inputs)
+
+    def worst_output(self) -> Row | None:
+        rank = {"error": 3, "warning": 2, "pass": 1, "skipped": 0}
+        outs = [r for r in self.outputs if r.verdict != "skipped"] or self.outputs
+        if not outs:
+            return None
+        return max(outs, key=lambda r: (rank[r.verdict], (r.metrics.euclid_rel_dist or 0.0) if r.metrics else
+                                        (r.stat_rel_diff or 0.0)))
+
+
+@dataclass
+class Localisation:
+    ops: list[OpView]
+    source: OpView | None = None
+    independent_sources: list[OpView] = field(default_factory=list)
+    propagated: list[OpView] = field(default_factory=list)
+    first_difference: OpView | None = None
+    differing_ops: int = 0
+    nonfinite_source: OpView | None = None
+    nonfinite_ops: int = 0
+    fp16_overflow: OpView | None = None
+    integer_valued: OpView | None = None
+    first_dtype_change: OpView | None = None
+
+
+def group_ops(rows: list[Row]) -> list[OpView]:
+    ops: dict[str, OpView] = {}
+    for r in sorted(rows, key=lambda r: r.order):
+        view = ops.setdefault(r.op, OpView(op=r.op, order=r.order, op_type=r.op_type))
+        (view.inputs if r.role == "input" else view.outputs).append(r)
+    return sorted(ops.values(), key=lambda v: v.order)
+
+
+def _finite_known(rows: list[Row]) -> bool:
+    return all(r.run_side.has_nonfinite is False for r in rows)
+
+
+def _within_fp16(rows: list[Row]) -> bool:
+    return all((r.run_side.abs_max or 0.0) <= FP16_MAX for r in rows)
+
+
+def _is_integer_valued(r: Row) -> bool:
+    s = r.run_side
+    return (r.is_float and s.integer_ratio is not None and s.integer_ratio >= INTEGER_RATIO
+            and (s.abs_max or 0.0) > 0.0)
+
+
+def forward_of(op: str) -> str | None:
+    """``Functional.gelu.0.backward`` -> ``Functional.gelu.0.forward`` (None for a forward op)."""
+    parts = op.split(".")
+    if "backward" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("backward")
+    return ".".join(parts[:i] + ["forward"] + parts[i + 1:])
+
+
+def _forward_clean(v: OpView, by_name: dict[str, OpView]) -> bool:
+    """A backward operator also reads its forward call's saved tensors: they must match too."""
+    fwd = forward_of(v.op)
+    if fwd is None or fwd not in by_name:
+        return True
+    f = by_name[fwd]
+    return f.inputs_match and not f.deviates
+
+
+def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
+    ops = group_ops(rows)
+    loc = Localisation(ops=ops)
+    by_name = {v.op: v for v in ops}
+    for v in ops:
+        if has_baseline:
+            if v.deviates:
+                if v.inputs_match and _forward_clean(v, by_name):
+                    if loc.source is None:
+                        loc.source = v
+                    else:
+                        loc.independent_sources.append(v)
+                else:
+                    loc.propagated.append(v)
+            if any(r.metrics is not None and not r.metrics.identical for r in v.outputs) or \
+                    any(r.metrics is None and r.stat_rel_diff for r in v.outputs):
+                loc.differing_ops += 1
+                if loc.first_difference is None:
+                    loc.first_difference = v
+            if loc.first_dtype_change is None and any(r.dtype_changed for r in v.outputs):
+                loc.first_dtype_change = v
+        outs_nonfinite = any(r.run_side.has_nonfinite for r in v.outputs)
+        if outs_nonfinite:
+            loc.nonfinite_ops += 1
+            if loc.nonfinite_source is None and _finite_known(v.inputs):
+                loc.nonfinite_source = v
+        if loc.fp16_overflow is None and v.outputs and any(
+                r.is_float and (r.run_side.abs_max or 0.0) > FP16_MAX for r in v.outputs) and _within_fp16(v.inputs):
+            loc.fp16_overflow = v
+        if loc.integer_valued is None:
+            float_inputs = [r for r in v.inputs if r.is_float and r.run_side.integer_ratio is not None]
+            if any(_is_integer_valued(r) and not (has_baseline and (r.base_side.integer_ratio or 0.0) >= INTEGER_RATIO)
+                   for r in v.outputs) and any(r.run_side.integer_ratio < NON_INTEGER_INPUT_RATIO  # type: ignore[operator]
+                                               for r in float_inputs):
+                loc.integer_valued = v
+    for v in ([loc.source] if loc.source else []) + loc.independent_sources:
+        for r in v.outputs:
+            r.position = "source"
+    for v in loc.propagated:
+        for r in v.outputs:
+            r.position = "propagated"
+    return loc

@@ -1,0 +1,311 @@
+"""Error metrics of one tensor pair, in one chunked pass with float64 accumulation.
+
+``r`` is the run's tensor, ``b`` the baseline's (the reference). Both are
+flattened and read ``chunk`` elements at a time (memory maps stay on disk), so
+memory does not grow with the tensor size. Partial results of chunks (or of
+ranges handled by different threads) merge exactly (``Accumulator.merge``).
+
+Definitions (``d = r - b``; sums run over the positions where both sides are
+finite; NaN and Inf are counted per side and never make a pair "pass"):
+
+- ``cosine``            Σ r·b / sqrt(Σ r² · Σ b²); 1 when both are all zero, 0 when only one is
+- ``max_abs_err``       max |d|
+- ``mean_abs_err``      Σ|d| / n
+- ``rmse``              sqrt(Σ d² / n)
+- ``euclid_rel_dist``   ||d||₂ / ||b||₂ (0 when both are zero, inf when only b is)
+- ``accum_rel_err``     Σ|d| / Σ|b| (accumulated relative error)
+- ``rel_err``           per element |d| / max(|b|, REL_FLOOR); ``max_rel_err``, ``mean_rel_err``
+- ``rel_err_over_1e3_ratio`` / ``rel_err_over_5e3_ratio``: share of elements whose rel_err
+  exceeds 1/1000 and 5/1000
+- ``kl_div``            KL(softmax(b) || softmax(r)) over the whole flattened tensor: the tensors
+  are treated as logits and softmax-normalised (streamed with running log-sum-exp); for tensors
+  that already hold probabilities this is the KL of their softmax, 0 when equal, > 0 otherwise
+- ``std_run``, ``std_baseline``, ``std_diff``: population standard deviations (Chan's merge)
+- ``scaled_max_err``    max |d| / max |b|: the largest error relative to the tensor's scale
+- per side: ``nan``, ``inf``, ``min``, ``max``, ``mean``, ``norm``, ``integer_ratio`` (share of
+  finite elements that are whole numbers)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+#: elements per chunk (float64 working copies of 2^16 elements fit in the L2 cache)
+CHUNK = 1 << 16
+#: denominator floor of the per-element relative error (avoids dividing by exact zeros)
+REL_FLOOR = 1e-12
+
+
+@dataclass
+class SideAcc:
+    """Streaming statistics of one side (finite elements only; NaN/Inf counted)."""
+
+    n: int = 0
+    nan: int = 0
+    inf: int = 0
+    min: float = math.inf
+    max: float = -math.inf
+    mean: float = 0.0
+    m2: float = 0.0
+    sumsq: float = 0.0
+    sum_abs: float = 0.0
+    integers: int = 0
+
+    def add(self, x: np.ndarray, sumsq: float | None = None, count_integers: bool = True) -> None:
+        """Add finite float64 values ``x`` (``sumsq`` = x·x when already computed)."""
+        n = x.size
+        if n == 0:
+            return
+        s = float(x.sum())
+        mean_c = s / n
+        c = x - mean_c
+        m2_c = float(np.dot(c, c))
+        self._merge_moments(n, mean_c, m2_c)
+        self.sumsq += float(np.dot(x, x)) if sumsq is None else sumsq
+        self.min = min(self.min, float(x.min()))
+        self.max = max(self.max, float(x.max()))
+        self.sum_abs += float(np.abs(x).sum())
+        if count_integers:
+            self.integers += int(np.count_nonzero(np.trunc(x) == x))
+
+    def _merge_moments(self, n: int, mean: float, m2: float) -> None:
+        tot = self.n + n
+        delta = mean - self.mean
+        self.m2 += m2 + delta * delta * self.n * n / tot
+        self.mean += delta * n / tot
+        self.n = tot
+
+    def merge(self, o: "SideAcc") -> None:
+        self.nan += o.nan
+        self.inf += o.inf
+        if o.n:
+            self._merge_moments(o.n, o.mean, o.m2)
+        self.sumsq += o.sumsq
+        self.sum_abs += o.sum_abs
+        self.min = min(self.min, o.min)
+        self.max = max(self.max, o.max)
+        self.integers += o.integers
+
+
+@dataclass
+class Accumulator:
+    """Streaming pair statistics; ``update`` per chunk, ``merge`` partial results, ``result`` at the end."""
+
+    r: SideAcc = field(default_factory=SideAcc)
+    b: SideAcc = field(default_factory=SideAcc)
+    d: SideAcc = field(default_factory=SideAcc)
+    total: int = 0
+    dot_rb: float = 0.0
+    max_abs_d: float = 0.0
+    sum_rel: float = 0.0
+    max_rel: float = 0.0
+    over_1e3: int = 0
+    over_5e3: int = 0
+    nonfinite_mismatch: int = 0  # positions where NaN/Inf differ between the sides
+    # streamed log-sum-exp of both sides and Σ exp(b - mb) (b - r), for the softmax KL
+    lse_mr: float = -math.inf
+    lse_sr: float = 0.0
+    lse_mb: float = -math.inf
+    lse_sb: float = 0.0
+    kl_t: float = 0.0
+
+    def update(self, rc: np.ndarray, bc: np.ndarray) -> None:
+        r = np.asarray(rc, dtype=np.float64)
+        b = np.asarray(bc, dtype=np.float64)
+        self.total += r.size
+        rr = float(np.dot(r, r))
+        bb = float(np.dot(b, b))
+        if not math.isfinite(rr + bb):  # some NaN/Inf (or float64 overflow): mask them out
+            fr, fb = np.isfinite(r), np.isfinite(b)
+            self.r.nan += int(np.count_nonzero(np.isnan(r)))
+            self.b.nan += int(np.count_nonzero(np.isnan(b)))
+            self.r.inf += int(np.count_nonzero(np.isinf(r)))
+            self.b.inf += int(np.count_nonzero(np.isinf(b)))
+            self.nonfinite_mismatch += int(np.count_nonzero((fr != fb) | (~fr & ~fb & ~((r == b) | (np.isnan(r) & np.isnan(b))))))
+            both = fr & fb
+            r, b = r[both], b[both]
+            rr = float(np.dot(r, r))
+            bb = float(np.dot(b, b))
+        if r.size == 0:
+            return
+        self.r.add(r, rr)
+        self.b.add(b, bb)
+        d = r - b
+        self.d.add(d, count_integers=False)
+        self.dot_rb += float(np.dot(r, b))
+        ad = np.abs(d)
+        self.max_abs_d = max(self.max_abs_d, float(ad.max()))
+        den = np.abs(b)
+        np.maximum(den, REL_FLOOR, out=den)
+        rel = np.divide(ad, den, out=den)
+        self.sum_rel += float(rel.sum())
+        self.max_rel = max(self.max_rel, float(rel.max()))
+        self.over_1e3 += int(np.count_nonzero(rel > 1e-3))
+        self.over_5e3 += int(np.count_nonzero(rel > 5e-3))
+        self._kl_update(r, b, d)
+
+    def _kl_update(self, r: np.ndarray, b: np.ndarray, d: np.ndarray) -> None:
+        mr = max(self.lse_mr, float(r.max()))
+        mb = max(self.lse_mb, float(b.max()))
+        scale_r = math.exp(self.lse_mr - mr) if self.lse_sr else 0.0
+        scale_b = math.exp(self.lse_mb - mb) if self.lse_sb else 0.0
+        eb = np.exp(b - mb)
+        self.lse_sr = self.lse_sr * scale_r + float(np.exp(r - mr).sum())
+        self.lse_sb = self.lse_sb * scale_b + float(eb.sum())
+        self.kl_t = self.kl_t * scale_b - float(np.dot(eb, d))  # Σ e^(b-mb) (b - r)
+        self.lse_mr, self.lse_mb = mr, mb
+
+    def merge(self, o: "Accumulator") -> None:
+        self.r.merge(o.r)
+        self.b.merge(o.b)
+        self.d.merge(o.d)
+        self.total += o.total
+        self.dot_rb += o.dot_rb
+        self.max_abs_d = max(self.max_abs_d, o.max_abs_d)
+        self.sum_rel += o.sum_rel
+        self.max_rel = max(self.max_rel, o.max_rel)
+        self.over_1e3 += o.over_1e3
+        self.over_5e3 += o.over_5e3
+        self.nonfinite_mismatch += o.nonfinite_mismatch
+        if o.lse_sb or o.lse_sr:
+            mr = max(self.lse_mr, o.lse_mr)
+            mb = max(self.lse_mb, o.lse_mb)
+            a_r = math.exp(self.lse_mr - mr) if self.lse_sr else 0.0
+            o_r = math.exp(o.lse_mr - mr) if o.lse_sr else 0.0
+            a_b = math.exp(self.lse_mb - mb) if self.lse_sb else 0.0
+            o_b = math.exp(o.lse_mb - mb) if o.lse_sb else 0.0
+            self.lse_sr = self.lse_sr * a_r + o.lse_sr * o_r
+            self.lse_sb = self.lse_sb * a_b + o.lse_sb * o_b
+            self.kl_t = self.kl_t * a_b + o.kl_t * o_b
+            self.lse_mr, self.lse_mb = mr, mb
+
+    def result(self) -> "PairMetrics":
+        n = self.r.n
+        m = PairMetrics(elements=self.total, compared=n,
+                        nan_run=self.r.nan, inf_run=self.r.inf, nan_baseline=self.b.nan, inf_baseline=self.b.inf,
+                        nonfinite_mismatch=self.nonfinite_mismatch)
+        if n == 0:
+            return m
+        nr, nb = math.sqrt(self.r.sumsq), math.sqrt(self.b.sumsq)
+        nd = math.sqrt(self.d.sumsq)
+        if nr == 0 and nb == 0:
+            m.cosine = 1.0
+        elif nr == 0 or nb == 0:
+            m.cosine = 0.0
+        else:
+            m.cosine = max(-1.0, min(1.0, self.dot_rb / (nr * nb)))
+        m.max_abs_err = self.max_abs_d
+        m.mean_abs_err = self.d.sum_abs / n
+        m.rmse = math.sqrt(self.d.sumsq / n)
+        m.euclid_rel_dist = nd / nb if nb else (0.0 if nd == 0 else math.inf)
+        m.accum_rel_err = self.d.sum_abs / self.b.sum_abs if self.b.sum_abs else (0.0 if self.d.sum_abs == 0 else math.inf)
+        m.max_rel_err = self.max_rel
+        m.mean_rel_err = self.sum_rel / n
+        m.rel_err_over_1e3_ratio = self.over_1e3 / n
+        m.rel_err_over_5e3_ratio = self.over_5e3 / n
+        # KL(p||q), p = softmax(b), q = softmax(r): Σ p (b - r) - LSE(b) + LSE(r)
+        lse_b = self.lse_mb + math.log(self.lse_sb)
+        lse_r = self.lse_mr + math.log(self.lse_sr)
+        m.kl_div = max(0.0, self.kl_t / self.lse_sb - lse_b + lse_r)
+        m.std_run = math.sqrt(self.r.m2 / n)
+        m.std_baseline = math.sqrt(self.b.m2 / n)
+        m.std_diff = math.sqrt(self.d.m2 / n)
+        scale = max(abs(self.b.max), abs(self.b.min))
+        m.scaled_max_err = self.max_abs_d / scale if scale else (0.0 if self.max_abs_d == 0 else math.inf)
+        m.identical = self.max_abs_d == 0 and self.nonfinite_mismatch == 0
+        for side, acc in (("run", self.r), ("baseline", self.b)):
+            setattr(m, f"min_{side}", acc.min)
+            setattr(m, f"max_{side}", acc.max)
+            setattr(m, f"mean_{side}", acc.mean)
+            setattr(m, f"norm_{side}", math.sqrt(acc.sumsq))
+            setattr(m, f"integer_ratio_{side}", acc.integers / acc.n)
+        return m
+
+
+@dataclass
+class PairMetrics:
+    """The metrics of one tensor pair (None = not computed: no finite element in common)."""
+
+    elements: int = 0
+    compared: int = 0
+    nan_run: int = 0
+    inf_run: int = 0
+    nan_baseline: int = 0
+    inf_baseline: int = 0
+    nonfinite_mismatch: int = 0
+    identical: bool | None = None
+    cosine: float | None = None
+    max_abs_err: float | None = None
+    mean_abs_err: float | None = None
+    rmse: float | None = None
+    euclid_rel_dist: float | None = None
+    accum_rel_err: float | None = None
+    max_rel_err: float | None = None
+    mean_rel_err: float | None = None
+    rel_err_over_1e3_ratio: float | None = None
+    rel_err_over_5e3_ratio: float | None = None
+    kl_div: float | None = None
+    std_run: float | None = None
+    std_baseline: float | None = None
+    std_diff: float | None = None
+    scaled_max_err: float | None = None
+    min_run: float | None = None
+    max_run: float | None = None
+    mean_run: float | None = None
+    norm_run: float | None = None
+    integer_ratio_run: float | None = None
+    min_baseline: float | None = None
+    max_baseline: float | None = None
+    mean_baseline: float | None = None
+    norm_baseline: float | None = None
+    integer_ratio_baseline: float | None = None
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def ranges(size: int, parts: int, chunk: int = CHUNK) -> list[tuple[int, int]]:
+    """Split ``size`` elements into at most ``parts`` contiguous ranges aligned on chunks."""
+    if size <= chunk or parts <= 1:
+        return [(0, size)]
+    nchunks = -(-size // chunk)
+    per = -(-nchunks // parts)
+    return [(i * per * chunk, min(size, (i + 1) * per * chunk)) for i in range(parts) if i * per * chunk < size]
+
+
+def accumulate(r: np.ndarray, b: np.ndarray, start: int = 0, stop: int | None = None,
+               chunk: int = CHUNK) -> Accumulator:
+    """Statistics of ``r[start:stop]`` vs ``b[start:stop]`` (flattened), chunk by chunk."""
+    rf, bf = r.reshape(-1), b.reshape(-1)
+    stop = rf.size if stop is None else stop
+    acc = Accumulator()
+    for i in range(start, stop, chunk):
+        j = min(stop, i + chunk)
+        acc.update(rf[i:j], bf[i:j])
+    return acc
+
+
+def compare_arrays(r: np.ndarray, b: np.ndarray, chunk: int = CHUNK) -> PairMetrics:
+    """All metrics of one pair (same number of elements), single-threaded."""
+    if r.size != b.size:
+        raise ValueError(f"element counts differ: {r.size} vs {b.size}")
+    return accumulate(r, b, chunk=chunk).result()
+
+
+def side_stats(x: np.ndarray, start: int = 0, stop: int | None = None, chunk: int = CHUNK) -> SideAcc:
+    """Statistics of one tensor alone (run-only scans: NaN/Inf, range, integer-valued share)."""
+    xf = x.reshape(-1)
+    stop = xf.size if stop is None else stop
+    acc = SideAcc()
+    for i in range(start, stop, chunk):
+        c = np.asarray(xf[i:min(stop, i + chunk)], dtype=np.float64)
+        fin = np.isfinite(c)
+        if not fin.all():
+            acc.nan += int(np.count_nonzero(np.isnan(c)))
+            acc.inf += int(np.count_nonzero(np.isinf(c)))
+            c = c[fin]
+        acc.add(c)
+    return acc

@@ -1,0 +1,251 @@
+"""Per-operator dumps -> ``op_comparison``, ``op_comparison_summary`` and ``op_anomaly`` facts.
+
+Runs when the run folder holds a dump (``dump/`` with .npy files, or an
+msprobe ``dump.json``). With a baseline dump too, every tensor is compared
+and the source operator located; when the run's and the baseline's
+hyper-parameter files are equal (the same configuration run twice), the
+summary says so (``is_same_config``), and the rules read differences as
+random errors. Without a baseline only the run's own anomalies are looked
+for (NaN/Inf born in an operator, fp16 range, integer-valued floats).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from advisor.compare.engine import Comparison, Row, compare_dumps, scan_dump
+from advisor.compare.localise import Localisation, OpView, localise
+from advisor.compare.tolerances import tolerance_for
+from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.facts.base import Fact, Source
+from advisor.facts.ops import OpAnomaly, OpComparison, OpComparisonSummary
+from advisor.inventory import InputRecord, RunFolder
+from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
+from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, flatten, load_mapping
+
+#: operator names that look like fused kernels
+FUSED_NAME = re.compile(r"fus(ed|ion)|flash_?att|scaled_dot_product|npu_(rms_?norm|rotary|swiglu|geglu)|"
+                        r"fastgelu|fast_gelu|matmul_?add|conv_?bn|addmm_act", re.IGNORECASE)
+#: at most this many propagated operators become facts (the summary counts them all)
+MAX_PROPAGATED_FACTS = 20
+MAX_POINTS = 1000
+
+
+def is_fused(op: str) -> bool:
+    return bool(FUSED_NAME.search(op))
+
+
+def _read_side(folder: RunFolder, out: Extraction) -> list[tuple[str, Dump]]:
+    dumps: list[tuple[str, Dump]] = []
+    for rel in find_dump_roots(folder.files):
+        shown = rel.as_posix() or "."
+        try:
+            dump = read_dump(folder.abs(rel))
+        except (DumpReadError, OSError) as exc:
+            out.inputs.append(InputRecord(path=f"{shown}/dump.json", kind="dump", status="unreadable",
+                                          why=str(exc), side=folder.side))
+            continue
+        for f, why in dump.problems:
+            out.inputs.append(InputRecord(path=f"{shown}/{f}", kind="dump", status="unreadable", why=why, side=folder.side))
+        bad = {r.rel_file for r in dump.records if r.problem}
+        for r in dump.records:
+            if r.problem:
+                out.inputs.append(InputRecord(path=f"{shown}/{r.rel_file or r.name}", kind="dump", status="unreadable",
+                                              why=r.problem, side=folder.side))
+        used = len([r for r in dump.records if r.rel_file not in bad])
+        main = f"{shown}/dump.json" if dump.layout == "msprobe" else shown
+        out.inputs.append(InputRecord(path=main, kind="dump", status="used", side=folder.side,
+                                      why=f"{dump.layout} layout, {dump.mode} mode, {used} tensors"))
+        dumps.append((shown, dump))
+    return dumps
+
+
+def _pair_dumps(run: list[tuple[str, Dump]], base: list[tuple[str, Dump]]) -> list[tuple[str, Dump, Dump]]:
+    base_by = dict(base)
+    if all(k in base_by for k, _ in run):
+        return [(k, d, base_by[k]) for k, d in run]
+    return [(k, d, b) for (k, d), (_, b) in zip(run, base)]
+
+
+def _same_config(pair: RunPair) -> bool | None:
+    if "op_compare.same_config" in pair.options:
+        return bool(pair.options["op_compare.same_config"])
+    if pair.baseline is None:
+        return None
+    flat: list[dict[str, Any]] = []
+    for folder in (pair.run, pair.baseline):
+        merged: dict[str, Any] = {}
+        files = folder.glob(HPARAM_FILE_NAMES)
+        if not files:
+            return None
+        for rel in files:
+            try:
+                merged.update({f"{rel.name}:{k}": v for k, v in flatten(load_mapping(folder.abs(rel))).items()})
+            except (HparamReadError, UnicodeDecodeError, OSError):
+                return None
+        flat.append(merged)
+    return flat[0] == flat[1]
+
+
+def _num(x: float | None) -> float | None:
+    if x is None:
+        return None
+    return float(x) if math.isfinite(x) else None
+
+
+def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[str, Any], source: Source) -> OpComparison:
+    w = v.worst_output()
+    m = w.metrics if w else None
+    tol = tolerance_for(w.dtype_run if w else None, w.dtype_baseline if w else None, options)
+    return OpComparison(
+        op=v.op, op_type=v.op_type, order_index=v.order, position=position,  # type: ignore[arg-type]
+        is_first_difference=first_diff is v, verdict=v.verdict,  # type: ignore[arg-type]
+        reason=w.reason if w else "", mode=w.mode if w else "none", tensor=w.name if w else None,  # type: ignore[arg-type]
+        cosine=_num(m.cosine) if m else None, max_abs_err=_num(m.max_abs_err) if m else None,
+        euclid_rel_dist=_num(m.euclid_rel_dist) if m else None, max_rel_err=_num(m.max_rel_err) if m else None,
+        rel_err_over_1e3_ratio=_num(m.rel_err_over_1e3_ratio) if m else None,
+        stat_rel_diff=_num(w.stat_rel_diff) if w else None,
+        threshold=tol.rel_dist_error if (w and w.mode == "tensor") else tol.stat_error,
+        dtype_run=w.dtype_run if w else None, dtype_baseline=w.dtype_baseline if w else None,
+        is_dtype_changed=bool(w and w.dtype_changed), is_fused_op=is_fused(v.op),
+        inputs_match=v.inputs_match if v.inputs else None, source=source)
+
+
+def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | None, options: dict[str, Any],
+                     source: Source, fused_baseline: int) -> list[Fact]:
+    """Facts of one compared dump pair: the interesting operators and one summary."""
+    facts: list[Fact] = []
+    chosen: list[tuple[OpView, str]] = []
+    if loc.source:
+        chosen.append((loc.source, "source"))
+    chosen += [(v, "independent_source") for v in loc.independent_sources[:MAX_PROPAGATED_FACTS]]
+    chosen += [(v, "propagated") for v in loc.propagated[:MAX_PROPAGATED_FACTS]]
+    if loc.first_difference and all(v is not loc.first_difference for v, _ in chosen):
+        chosen.append((loc.first_difference, "other"))
+    for v, position in chosen:
+        facts.append(_op_fact(v, position, loc.first_difference, options, source))
+    rows = comp.rows
+    dists = [r.metrics.euclid_rel_dist for r in rows if r.role == "output" and r.metrics and
+             r.metrics.euclid_rel_dist is not None and math.isfinite(r.metrics.euclid_rel_dist)]
+    src_worst = loc.source.worst_output() if loc.source else None
+    facts.append(OpComparisonSummary(
+        mode="tensor" if comp.mode == "tensor" else "statistics",
+        tensors_compared=sum(r.verdict != "skipped" for r in rows),
+        tensors_error=sum(r.verdict == "error" for r in rows),
+        tensors_warning=sum(r.verdict == "warning" for r in rows),
+        tensors_skipped=sum(r.verdict == "skipped" for r in rows),
+        tensors_differing=sum(bool((r.metrics and not r.metrics.identical) or (r.metrics is None and r.stat_rel_diff))
+                              for r in rows),
+        unmatched_run=len(comp.unmatched_run), unmatched_baseline=len(comp.unmatched_baseline),
+        ops_compared=sum(any(r.verdict != "skipped" for r in v.outputs) for v in loc.ops),
+        ops_deviating=sum(v.deviates for v in loc.ops),
+        source_op=loc.source.op if loc.source else None,
+        source_op_type=loc.source.op_type if loc.source else None,
+        source_verdict=src_worst.verdict if src_worst else None,
+        independent_sources=len(loc.independent_sources), propagated_ops=len(loc.propagated),
+        first_difference_op=loc.first_difference.op if loc.first_difference else None,
+        differing_ops=loc.differing_ops, max_euclid_rel_dist=max(dists) if dists else None,
+        is_same_config=same_config,
+        fused_ops_run=sum(is_fused(v.op) for v in loc.ops), fused_ops_baseline=fused_baseline,
+        first_dtype_change_op=loc.first_dtype_change.op if loc.first_dtype_change else None,
+        source=source))
+    return facts
+
+
+def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
+    facts: list[Fact] = []
+    for anomaly, v in (("nonfinite_from_finite", loc.nonfinite_source), ("beyond_fp16_range", loc.fp16_overflow),
+                       ("integer_valued_output", loc.integer_valued)):
+        if v is None:
+            continue
+        outs = v.outputs
+        if anomaly == "nonfinite_from_finite":
+            w = next(r for r in outs if r.run_side.has_nonfinite)
+        elif anomaly == "beyond_fp16_range":
+            w = max(outs, key=lambda r: r.run_side.abs_max or 0.0)
+        else:
+            w = max(outs, key=lambda r: r.run_side.integer_ratio or 0.0)
+        s, b = w.run_side, w.base_side
+        facts.append(OpAnomaly(
+            anomaly=anomaly, op=v.op, op_type=v.op_type, order_index=v.order, tensor=w.name,  # type: ignore[arg-type]
+            dtype=w.dtype_run, nan_count=s.nan, inf_count=s.inf, abs_max=_num(s.abs_max),
+            integer_ratio=_num(s.integer_ratio), baseline_integer_ratio=_num(b.integer_ratio),
+            baseline_has_nonfinite=b.has_nonfinite,
+            ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None, source=source))
+    return facts
+
+
+def _series(loc: Localisation, label: str) -> tuple[list[Series], list[Marker]]:
+    xs: list[float] = []
+    ys: list[float | None] = []
+    for v in loc.ops:
+        w = v.worst_output()
+        if w is None or w.verdict == "skipped":
+            continue
+        val = w.metrics.euclid_rel_dist if w.metrics else w.stat_rel_diff
+        xs.append(float(v.order))
+        ys.append(float(val) if val is not None and math.isfinite(val) else None)
+    if len(xs) > MAX_POINTS:  # keep the largest error of each bucket
+        step = math.ceil(len(xs) / MAX_POINTS)
+        bx, by = [], []
+        for i in range(0, len(xs), step):
+            seg = [(y if y is not None else math.inf, x) for x, y in zip(xs[i:i + step], ys[i:i + step])]
+            y, x = max(seg)
+            bx.append(x)
+            by.append(None if math.isinf(y) else y)
+        xs, ys = bx, by
+    series = [Series(chart="op_error", label=f"{label}: relative error per operator", style="points", x=xs, y=ys,
+                     x_label="operator (execution order)", y_label="euclid_rel_dist", log_y=True)] if xs else []
+    markers = []
+    if loc.source:
+        markers.append(Marker(chart="op_error", x=float(loc.source.order), label=f"source: {loc.source.op}", kind="source"))
+    if loc.nonfinite_source:
+        markers.append(Marker(chart="op_error", x=float(loc.nonfinite_source.order),
+                              label=f"first NaN/Inf: {loc.nonfinite_source.op}", kind="nonfinite"))
+    return series, markers
+
+
+def extract(pair: RunPair) -> Extraction:
+    out = Extraction()
+    run_dumps = _read_side(pair.run, out)
+    if not run_dumps:
+        return out
+    base_dumps = _read_side(pair.baseline, out) if pair.baseline is not None else []
+    workers = pair.options.get("op_compare.workers")
+    if base_dumps:
+        same = _same_config(pair)
+        for shown, rd, bd in _pair_dumps(run_dumps, base_dumps):
+            comp = compare_dumps(rd, bd, pair.options, workers=workers)
+            loc = localise(comp.rows, has_baseline=True)
+            src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
+            fused_base = sum(is_fused(op) for op in bd.ops())
+            out.facts.extend(comparison_facts(comp, loc, same, pair.options, src, fused_base))
+            out.facts.extend(anomaly_facts(loc, src))
+            series, markers = _series(loc, shown)
+            out.series.extend(series)
+            out.markers.extend(markers)
+            out.checks.append(CheckRun(stage="network_wide_comparison", inputs=[shown],
+                                       note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode"))
+            out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator"))
+            if same:
+                out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note="same configuration: differences are random errors"))
+            if is_fused_any(rd) or fused_base:
+                out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))
+        return out
+    for shown, rd in run_dumps:
+        rows = scan_dump(rd, workers=workers)
+        loc = localise(rows, has_baseline=False)
+        src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
+        out.facts.extend(anomaly_facts(loc, src))
+        out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=[shown],
+                                   note="run dump only: NaN/Inf and fp16 range per operator"))
+    return out
+
+
+def is_fused_any(d: Dump) -> bool:
+    return any(is_fused(op) for op in d.ops())
+
+
+__all__ = ["extract", "comparison_facts", "anomaly_facts", "is_fused"]

@@ -1,0 +1,98 @@
+"""Facts of the operator-level stages: network-wide comparison, random errors,
+fusion and the operator side of floating-point exceptions.
+
+Summaries only: one ``op_comparison_summary`` per compared dump pair, one
+``op_comparison`` per *interesting* operator (the source, independent sources,
+the first differing operator, and a capped number of propagated ones), and one
+``op_anomaly`` per kind of anomaly found in the run's dump (its first
+occurrence in execution order).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from advisor.facts.base import Fact
+
+
+class OpComparison(Fact):
+    """One operator's outputs compared with the baseline's (its worst output tensor)."""
+
+    kind: Literal["op_comparison"] = "op_comparison"
+    op: str = Field(description="operator call as dumped, e.g. Functional.gelu.0.forward or layer1.conv.forward")
+    op_type: str | None = Field(default=None, description="operator type: gelu, conv2d, LayerNorm, ...")
+    order_index: int = Field(description="0-based position of the operator in the run's execution order")
+    position: Literal["source", "independent_source", "propagated", "other"] = Field(
+        description="source: first deviating operator whose inputs match; independent_source: a later one "
+                    "whose inputs match too; propagated: deviates only because its inputs do")
+    is_first_difference: bool = Field(default=False, description="the first operator whose outputs are not bit-identical")
+    verdict: Literal["pass", "warning", "error", "skipped"] = Field(description="verdict of its worst output tensor")
+    reason: str = Field(default="", description="the metric that decided the verdict, with its threshold")
+    mode: Literal["tensor", "statistics", "none"] = Field(default="tensor", description="compared on tensors or on recorded statistics")
+    tensor: str | None = Field(default=None, description="name of the worst output tensor")
+    cosine: float | None = Field(default=None, description="cosine similarity of run and baseline (1 = same direction)")
+    max_abs_err: float | None = Field(default=None, description="largest absolute difference")
+    euclid_rel_dist: float | None = Field(default=None, description="||run - baseline|| / ||baseline||")
+    max_rel_err: float | None = Field(default=None, description="largest per-element relative error")
+    rel_err_over_1e3_ratio: float | None = Field(default=None, description="share of elements with relative error > 1/1000")
+    stat_rel_diff: float | None = Field(default=None, description="statistics mode: largest relative difference of Max/Min/Mean/Norm")
+    threshold: float | None = Field(default=None, description="the error threshold of euclid_rel_dist (or of stat_rel_diff) for its dtype")
+    dtype_run: str | None = Field(default=None, description="dtype of the run's output tensor")
+    dtype_baseline: str | None = Field(default=None, description="dtype of the baseline's output tensor")
+    is_dtype_changed: bool = Field(default=False, description="the run's output dtype differs from the baseline's")
+    is_fused_op: bool = Field(default=False, description="the operator name looks like a fused kernel (fused_*, *fusion*, flash attention, ...)")
+    inputs_match: bool | None = Field(default=None, description="all compared inputs of the operator pass")
+    doc = "one operator's outputs compared with the benchmark's: verdict, metrics, and whether it is the source or inherits the error"
+
+
+class OpComparisonSummary(Fact):
+    """The comparison of a run's dump with the baseline's, as a whole."""
+
+    kind: Literal["op_comparison_summary"] = "op_comparison_summary"
+    mode: Literal["tensor", "statistics"] = Field(description="tensor data or recorded statistics only")
+    tensors_compared: int = Field(description="tensor pairs with a verdict")
+    tensors_error: int = Field(default=0, description="tensor pairs judged error")
+    tensors_warning: int = Field(default=0, description="tensor pairs judged warning")
+    tensors_skipped: int = Field(default=0, description="matched pairs that could not be compared (shape differs, unreadable, empty)")
+    tensors_differing: int = Field(default=0, description="tensor pairs that are not bit-identical (any difference at all)")
+    unmatched_run: int = Field(default=0, description="run tensors with no baseline counterpart")
+    unmatched_baseline: int = Field(default=0, description="baseline tensors with no run counterpart")
+    ops_compared: int = Field(default=0, description="operators with at least one compared output")
+    ops_deviating: int = Field(default=0, description="operators with an output judged warning or error")
+    source_op: str | None = Field(default=None, description="first deviating operator whose inputs match (None: no deviation)")
+    source_op_type: str | None = Field(default=None, description="type of the source operator")
+    source_verdict: str | None = Field(default=None, description="verdict of the source operator's worst output")
+    independent_sources: int = Field(default=0, description="further deviating operators whose inputs match")
+    propagated_ops: int = Field(default=0, description="deviating operators that only inherit the error")
+    first_difference_op: str | None = Field(default=None, description="first operator whose outputs are not bit-identical")
+    differing_ops: int = Field(default=0, description="operators with an output that is not bit-identical")
+    max_euclid_rel_dist: float | None = Field(default=None, description="largest euclid_rel_dist over all output tensors")
+    is_same_config: bool | None = Field(default=None, description="run and baseline have equal hyper-parameter files (None: unknown)")
+    fused_ops_run: int = Field(default=0, description="operators of the run whose names look fused")
+    fused_ops_baseline: int = Field(default=0, description="operators of the baseline whose names look fused")
+    first_dtype_change_op: str | None = Field(default=None, description="first operator whose output dtype differs from the baseline's")
+    doc = "summary of the network-wide comparison of the run's dump with the baseline's"
+
+
+class OpAnomaly(Fact):
+    """The first operator (in execution order) showing one kind of numerical anomaly in the run's dump."""
+
+    kind: Literal["op_anomaly"] = "op_anomaly"
+    anomaly: Literal["nonfinite_from_finite", "beyond_fp16_range", "integer_valued_output"] = Field(
+        description="nonfinite_from_finite: NaN/Inf out of finite inputs; beyond_fp16_range: |x| > 65504 out of "
+                    "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs")
+    op: str = Field(description="the operator call, e.g. Functional.div.0.forward")
+    op_type: str | None = Field(default=None, description="operator type")
+    order_index: int = Field(description="0-based position in execution order")
+    tensor: str = Field(description="the output tensor that shows it")
+    dtype: str | None = Field(default=None, description="dtype of that output")
+    nan_count: int | None = Field(default=None, description="NaN elements in the output (statistics mode: 1 = some)")
+    inf_count: int | None = Field(default=None, description="Inf elements in the output (statistics mode: 1 = some)")
+    abs_max: float | None = Field(default=None, description="largest finite |value| of the output")
+    integer_ratio: float | None = Field(default=None, description="share of finite output elements that are whole numbers")
+    baseline_integer_ratio: float | None = Field(default=None, description="the same for the baseline's output (None: no baseline)")
+    baseline_has_nonfinite: bool | None = Field(default=None, description="the baseline's output has NaN/Inf too (None: no baseline)")
+    ops_affected: int | None = Field(default=None, description="operators of the run with the same anomaly (for NaN/Inf: all with non-finite outputs)")
+    doc = "the first operator of the run's dump that produces NaN/Inf, fp16-overflowing values or integer-valued floats"

@@ -1,0 +1,375 @@
+"""Per-operator dumps -> tensor records (no judgement, no comparison).
+
+Two layouts (../shared/spec/run-layout.md):
+
+- the plain layout: a folder of ``.npy`` files, one per tensor, with an
+  optional ``manifest.json`` (a list of ``{"name", "file", "op_type"}`` in
+  execution order). Without a manifest the order is the natural sort of the
+  file names and the name is the file name without a leading ``NNNN_`` index
+  and without ``.npy``.
+- the msprobe layout: ``dump.json`` whose ``data`` maps API calls
+  (``Functional.gelu.0.forward``, ``Module.layer1.Conv2d.forward.0``) to their
+  ``input_args``/``input_kwargs``/``output`` (forward) or ``input``/``output``
+  (backward) tensor records, with statistics (Max/Min/Mean/Norm) and, in tensor
+  mode, ``data_name`` naming a file in ``dump_tensor_data/`` beside dump.json
+  (``.pt`` from PyTorch, ``.npy`` from MindSpore).
+
+Tensor names are ``{op}.{input|output}.{index}`` (msprobe's own convention;
+``input_kwargs`` items become ``input.{key}``). The ``op`` is the operator call
+whose inputs and outputs the tensor belongs to: localisation needs to know
+both.
+
+Safety: ``.npy`` files are opened with ``allow_pickle=False`` (object arrays
+are refused) and memory-mapped; ``.pt`` files only with
+``torch.load(weights_only=True)`` where torch is importable; file names taken
+from a manifest or dump.json are resolved inside the dump folder and refused
+when they point outside it. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+MAX_JSON_BYTES = 200_000_000
+_INDEX_PREFIX = re.compile(r"^\d+_")
+_TENSOR_NAME = re.compile(r"^(?P<op>.+)\.(?P<role>input|output)\.(?P<index>[^.]+(?:\.[^.]+)*)$")
+_NATURAL = re.compile(r"(\d+)")
+#: float dtypes we compare; anything else is compared only for equality of shape
+FLOAT_KINDS = "fc"
+
+
+class DumpReadError(ValueError):
+    """A dump (or one tensor of it) that cannot be read; the message names the problem."""
+
+
+@dataclass
+class TensorRecord:
+    """One dumped tensor: where it is, what it belongs to, what was recorded about it."""
+
+    name: str                      # e.g. Functional.gelu.0.forward.output.0
+    op: str                        # e.g. Functional.gelu.0.forward
+    role: Literal["input", "output"]
+    index: str                     # "0", "1", "approximate" ...
+    order: int                     # position of its operator in execution order (0-based)
+    op_type: str | None = None     # gelu, conv2d, Conv2d, LayerNorm ...
+    dtype: str | None = None       # numpy-style name: float32, float16, bfloat16 ...
+    shape: tuple[int, ...] | None = None
+    file: Path | None = None       # absolute path of the tensor file (tensor mode)
+    rel_file: str | None = None    # the same, as shown to the user
+    stats: dict[str, float] | None = None  # Max/Min/Mean/Norm as recorded (statistics)
+    problem: str | None = None     # why the tensor cannot be used (refused / unreadable)
+
+    @property
+    def direction(self) -> str:
+        """forward or backward (from the operator name), '' when unknown."""
+        parts = self.op.split(".")
+        for p in reversed(parts):
+            if p in ("forward", "backward"):
+                return p
+        return ""
+
+
+@dataclass
+class Dump:
+    """One dump folder of one side."""
+
+    root: Path                                  # the folder holding dump.json / the .npy files
+    layout: Literal["npy", "msprobe"]
+    mode: Literal["tensor", "statistics"]
+    records: list[TensorRecord] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (file shown to the user, why)
+    framework: str | None = None
+
+    def ops(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in sorted(self.records, key=lambda r: r.order):
+            seen.setdefault(r.op, None)
+        return list(seen)
+
+
+def natural_key(text: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t.lower() for t in _NATURAL.split(text)]
+
+
+def split_name(name: str) -> tuple[str, str, str]:
+    """``layer1.forward.output.0`` -> (``layer1.forward``, ``output``, ``0``); no role -> (name, output, 0)."""
+    m = _TENSOR_NAME.match(name)
+    if not m:
+        return name, "output", "0"
+    return m.group("op"), m.group("role"), m.group("index")
+
+
+def msprobe_op_type(op: str) -> str | None:
+    """``Functional.gelu.0.forward`` -> gelu; ``Module.layer1.Conv2d.forward.0`` -> Conv2d."""
+    parts = op.split(".")
+    if parts[0] == "Module" and len(parts) >= 4:
+        for i, p in enumerate(parts):
+            if p in ("forward", "backward") and i >= 1:
+                return parts[i - 1]
+    if len(parts) >= 4 and parts[-1] in ("forward", "backward"):
+        return parts[-3]
+    return None
+
+
+def _within(root: Path, rel: str) -> Path:
+    candidate = (root / rel).resolve()
+    if not candidate.is_relative_to(root.resolve()):
+        raise DumpReadError(f"'{rel}' points outside the dump folder")
+    return candidate
+
+
+def _read_json(path: Path) -> Any:
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise DumpReadError(f"{path.name} is {size} bytes, above the {MAX_JSON_BYTES}-byte limit")
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DumpReadError(f"{path.name} is not valid JSON: {str(exc).splitlines()[0]}") from None
+
+
+def _dtype_name(text: str | None) -> str | None:
+    if not text:
+        return None
+    return str(text).replace("torch.", "").replace("mindspore.", "").lower()
+
+
+# -- discovery ------------------------------------------------------------
+
+def is_dump_json(path: Path) -> bool:
+    return path.name == "dump.json"
+
+
+def find_dump_roots(files: list[Path]) -> list[Path]:
+    """Relative folders that hold a dump: those with a dump.json, and folders of .npy files
+    named ``dump`` (or below one) that are not inside a msprobe dump."""
+    msprobe = sorted({p.parent for p in files if is_dump_json(p)}, key=lambda p: p.as_posix())
+    npy_dirs: set[Path] = set()
+    for p in files:
+        if p.suffix.lower() != ".npy":
+            continue
+        parts = [x.lower() for x in p.parent.parts]
+        if "dump" not in parts and "dumps" not in parts:
+            continue
+        if any(p.is_relative_to(m) for m in msprobe):
+            continue
+        npy_dirs.add(p.parent)
+    # a manifest names the dump folder even when its files lie in sub-folders
+    for p in files:
+        if p.name == "manifest.json" and any(d.is_relative_to(p.parent) for d in npy_dirs):
+            npy_dirs = {d for d in npy_dirs if not d.is_relative_to(p.parent)} | {p.parent}
+    return msprobe + sorted(npy_dirs, key=lambda p: p.as_posix())
+
+
+# -- the plain .npy layout ------------------------------------------------
+
+def read_npy_dump(root: Path) -> Dump:
+    """The plain layout: ``manifest.json`` if present, else the natural order of the .npy files."""
+    dump = Dump(root=root, layout="npy", mode="tensor")
+    manifest = root / "manifest.json"
+    entries: list[tuple[str, str, str | None]] = []
+    if manifest.is_file():
+        try:
+            data = _read_json(manifest)
+        except DumpReadError as exc:
+            dump.problems.append(("manifest.json", str(exc)))
+            data = None
+        if isinstance(data, dict):
+            data = data.get("tensors", data.get("entries"))
+        if data is not None and not isinstance(data, list):
+            dump.problems.append(("manifest.json", "expected a list of {name, file, op_type} entries"))
+            data = None
+        for i, item in enumerate(data or []):
+            if not isinstance(item, dict) or not isinstance(item.get("file"), str):
+                dump.problems.append(("manifest.json", f"entry {i + 1} has no 'file' string"))
+                continue
+            name = item.get("name") if isinstance(item.get("name"), str) else None
+            op_type = item.get("op_type") if isinstance(item.get("op_type"), str) else None
+            entries.append((name or _name_from_file(item["file"]), item["file"], op_type))
+    if not entries:
+        files = sorted((p.relative_to(root).as_posix() for p in root.rglob("*.npy")), key=natural_key)
+        entries = [(_name_from_file(f), f, None) for f in files]
+    op_order: dict[str, int] = {}
+    for name, rel, op_type in entries:
+        op, role, index = split_name(name)
+        order = op_order.setdefault(op, len(op_order))
+        rec = TensorRecord(name=name, op=op, role=role, index=index, order=order, op_type=op_type, rel_file=rel)
+        try:
+            rec.file = _within(root, rel)
+        except DumpReadError as exc:
+            rec.problem = str(exc)
+            dump.records.append(rec)
+            continue
+        _fill_npy_header(rec)
+        dump.records.append(rec)
+    return dump
+
+
+def _name_from_file(rel: str) -> str:
+    name = Path(rel).name
+    if name.lower().endswith(".npy"):
+        name = name[:-4]
+    return _INDEX_PREFIX.sub("", name)
+
+
+def _fill_npy_header(rec: TensorRecord) -> None:
+    """dtype and shape from the .npy header (cheap); a refused or broken file sets ``problem``."""
+    try:
+        arr = open_npy(rec.file)  # memory map: reads only the header
+    except DumpReadError as exc:
+        rec.problem = str(exc)
+        return
+    rec.dtype = str(arr.dtype)
+    rec.shape = tuple(int(s) for s in arr.shape)
+
+
+def open_npy(path: Path) -> np.ndarray:
+    """A read-only memory map of an .npy file; refuses pickled objects and truncated files."""
+    if not path.is_file():
+        raise DumpReadError("file not found")
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as exc:
+        text = str(exc)
+        if "pickle" in text.lower() or "object" in text.lower():
+            raise DumpReadError("holds pickled Python objects (refused: loading them could run code)") from None
+        if "mmap length" in text or "larger than" in text or "cannot reshape" in text:
+            raise DumpReadError("truncated .npy file (fewer bytes than its header announces)") from None
+        raise DumpReadError(f"not a readable .npy file: {text}") from None
+    except (OSError, EOFError) as exc:
+        raise DumpReadError(f"not a readable .npy file: {exc}") from None
+    if not isinstance(arr, np.ndarray):
+        raise DumpReadError("not a single array")
+    if arr.dtype.hasobject:
+        raise DumpReadError("holds pickled Python objects (refused: loading them could run code)")
+    return arr
+
+
+# -- the msprobe layout ---------------------------------------------------
+
+def read_msprobe_dump(root: Path) -> Dump:
+    """``dump.json`` (+ ``dump_tensor_data/`` in tensor mode)."""
+    meta = _read_json(root / "dump.json")
+    if not isinstance(meta, dict) or not isinstance(meta.get("data"), dict):
+        raise DumpReadError("dump.json has no 'data' mapping of API calls")
+    task = str(meta.get("task") or "statistics").lower()
+    mode: Literal["tensor", "statistics"] = "tensor" if task == "tensor" else "statistics"
+    dump = Dump(root=root, layout="msprobe", mode=mode, framework=meta.get("framework"))
+    data_dir = root / "dump_tensor_data"  # dump_data_dir in the json is the writer's path: not trusted
+    for order, (op, entry) in enumerate(meta["data"].items()):
+        if not isinstance(entry, dict):
+            continue
+        op_type = msprobe_op_type(op)
+        for key, role in (("input_args", "input"), ("input", "input"), ("input_kwargs", "input"), ("output", "output")):
+            items = entry.get(key)
+            if isinstance(items, dict):
+                pairs = [(str(k), v) for k, v in items.items()]
+            elif isinstance(items, list):
+                pairs = [(str(i), v) for i, v in enumerate(items)]
+            else:
+                continue
+            for index, item in pairs:
+                for sub_index, rec_json in _tensor_items(index, item):
+                    dump.records.append(_msprobe_record(op, role, sub_index, order, op_type, rec_json, mode, data_dir, root))
+    return dump
+
+
+def _tensor_items(index: str, item: Any) -> list[tuple[str, dict]]:
+    """Tensor records of one argument (lists and tuples of tensors are flattened as index.k)."""
+    if isinstance(item, dict):
+        return [(index, item)] if "Tensor" in str(item.get("type", "")) or "data_name" in item else []
+    if isinstance(item, list):
+        out: list[tuple[str, dict]] = []
+        for k, sub in enumerate(item):
+            out.extend(_tensor_items(f"{index}.{k}", sub))
+        return out
+    return []
+
+
+def _msprobe_record(op: str, role: str, index: str, order: int, op_type: str | None, item: dict,
+                    mode: str, data_dir: Path, root: Path) -> TensorRecord:
+    shape = item.get("shape")
+    stats = {}
+    for k in ("Max", "Min", "Mean", "Norm"):
+        v = item.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            stats[k] = float(v)
+        elif isinstance(v, str) and v.lower() in ("nan", "inf", "-inf"):
+            stats[k] = float(v)
+    rec = TensorRecord(name=f"{op}.{role}.{index}", op=op, role=role, index=index, order=order,  # type: ignore[arg-type]
+                       op_type=op_type, dtype=_dtype_name(item.get("dtype")),
+                       shape=tuple(int(s) for s in shape) if isinstance(shape, list) else None,
+                       stats=stats or None)
+    name = item.get("data_name")
+    if mode == "tensor" and isinstance(name, str) and name not in ("-1", ""):
+        rec.rel_file = f"dump_tensor_data/{name}"
+        try:
+            rec.file = _within(data_dir, name)
+        except DumpReadError as exc:
+            rec.problem = str(exc)
+            return rec
+        if not rec.file.is_file():
+            rec.problem = "tensor file named in dump.json is missing"
+    return rec
+
+
+def read_dump(root: Path) -> Dump:
+    """Either layout, by what the folder holds. Raises DumpReadError when nothing can be read."""
+    if (root / "dump.json").is_file():
+        return read_msprobe_dump(root)
+    return read_npy_dump(root)
+
+
+# -- loading tensors ------------------------------------------------------
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def load_tensor(rec: TensorRecord) -> np.ndarray:
+    """The tensor as a numpy array (a memory map for .npy). Raises DumpReadError with the reason.
+
+    bfloat16 tensors from ``.pt`` files come back as float32 (exact), other dtypes unchanged.
+    """
+    if rec.problem:
+        raise DumpReadError(rec.problem)
+    if rec.file is None:
+        raise DumpReadError("no tensor file (statistics only)")
+    suffix = rec.file.suffix.lower()
+    if suffix == ".npy":
+        return open_npy(rec.file)
+    if suffix in (".pt", ".pth"):
+        return _load_pt(rec.file)
+    raise DumpReadError(f"unknown tensor file type '{suffix}'")
+
+
+def _load_pt(path: Path) -> np.ndarray:
+    try:
+        import torch
+    except Exception:
+        raise DumpReadError("a PyTorch .pt tensor: reading it needs torch (pip install accuracy-advisor[torch]); "
+                            "compared on the statistics of dump.json instead") from None
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # weights_only refuses anything but tensors and plain containers
+        raise DumpReadError(f"not a plain tensor file (torch.load with weights_only=True refused it: "
+                            f"{type(exc).__name__})") from None
+    if not isinstance(obj, torch.Tensor):
+        raise DumpReadError(f"holds a {type(obj).__name__}, not a tensor")
+    t = obj.detach()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    if t.is_complex() or t.dtype.is_floating_point or t.dtype in (torch.int8, torch.int16, torch.int32,
+                                                                  torch.int64, torch.uint8, torch.bool):
+        return t.contiguous().numpy()
+    return t.float().contiguous().numpy()
