@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import traceback
 
-from advisor.extract import hparams, loss_curve, op_compare
+from advisor.extract import dynamics, hparams, loss_curve, op_compare
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.inventory import InputRecord
 
@@ -18,6 +18,7 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("hparams", hparams.extract),
     ("loss_curve", loss_curve.extract),
     ("op_compare", op_compare.extract),
+    ("dynamics", dynamics.extract),
 )
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import inspect
 
-from advisor.facts import finding, hparams, loss_curve, ops
+from advisor.facts import dynamics, finding, hparams, loss_curve, ops
 from advisor.facts.base import Fact, Source
 
-_MODULES = (finding, hparams, loss_curve, ops)
+_MODULES = (finding, hparams, loss_curve, ops, dynamics)
 
 
 def _collect() -> dict[str, type[Fact]]:

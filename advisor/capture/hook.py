@@ -1,0 +1,338 @@
+"""The PyTorch capture hook: statistics of weights, gradients, updates and activations.
+
+What is recorded, every ``every`` optimizer steps (steps counted from ``start_step``):
+
+- ``activation``: the output of every leaf module (``nn.Linear``, ``nn.ReLU``, ...)
+  in forward passes that build a graph (``torch.is_grad_enabled()``); evaluation
+  passes under ``no_grad``/``inference_mode`` are not recorded. A module called
+  several times in one step gives one record over all its calls (``calls``).
+- ``weight`` and ``grad``: every parameter, just before ``optimizer.step()``
+  (so the gradient is the one the optimizer applies, after clipping). Tied
+  parameters appear under each of their names.
+- on the weight record: ``requires_grad``, ``in_optimizer`` (the parameter is in
+  one of the optimizer's parameter groups), ``shape``, ``row_std`` (first
+  recorded step: mean over inputs of the std across output rows), ``update_norm`` = ||w after the step - w before|| and
+  ``update_grad_cos`` = cos(w after - w before, gradient): about -1 for SGD,
+  negative for every descent optimizer.
+
+Cost: statistics are reductions on the tensors' own device, gathered with one
+device-to-host transfer per recorded step; the update needs one copy of each
+trainable parameter on recorded steps only. Nothing is computed on the other
+steps beyond a counter check in each forward hook. The training itself is not
+changed: tensors are only read (``detach``), never modified.
+
+Statistics are population statistics (``std`` with ddof=0) accumulated in
+float64. ``sat_frac`` is the share of outputs of a saturating activation
+(Sigmoid, Tanh, Hardtanh, Hardsigmoid, Softsign) within 1 % of its output range
+from either limit. Non-finite statistics are written as ``null``; ``nan`` and
+``inf`` count the non-finite elements.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+#: module class name -> (low limit, high limit) of its output
+SATURATING = {
+    "Sigmoid": (0.0, 1.0), "Hardsigmoid": (0.0, 1.0), "Tanh": (-1.0, 1.0),
+    "Hardtanh": (-1.0, 1.0), "Softsign": (-1.0, 1.0),
+}
+#: share of the output range counted as "at the limit"
+SAT_MARGIN = 0.01
+
+# positions in a statistics vector (device tensor of float64)
+_SUM, _SUMSQ, _MIN, _MAX, _ZEROS, _NAN, _INF, _SAT = range(8)
+
+
+class Capture:
+    """Hooks on a model (and optimizer) writing ``tensors.jsonl`` into ``out_dir``."""
+
+    def __init__(self, model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10, *,
+                 activations: bool = True, updates: bool = True, dump_steps: Iterable[int] = (),
+                 start_step: int = 0, filename: str = "tensors.jsonl"):
+        import torch  # lazily: the advisor itself does not need torch
+
+        self._torch = torch
+        if int(every) < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        self.model = model
+        self.optimizer = optimizer
+        self.every = int(every)
+        self.step = int(start_step)
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.out_dir / filename
+        # a fresh run starts a fresh file; a resumed one (start_step > 0) appends
+        self._fh = self.path.open("a" if start_step else "w", encoding="utf-8")
+        self._updates = bool(updates) and optimizer is not None
+        self._dump_steps = {int(s) for s in dump_steps}
+        # tied parameters appear under each of their names
+        self._params = list(model.named_parameters(remove_duplicate=False))
+        self._acts: dict[str, list] = {}  # name -> [stats tensor, numel, module type, calls]
+        self._snap: dict[int, Any] = {}  # id(param) -> copy before the optimizer step
+        self._weights: dict[int, tuple] = {}  # id(param) -> (weight stats, grad stats | None, numel)
+        self._row_std_done = False
+        self._dump: list[dict] = []
+        self._dump_calls: dict[str, int] = {}
+        self._handles: list[Any] = []
+        if activations or self._dump_steps:
+            for name, module in model.named_modules():
+                if next(module.children(), None) is None:  # leaf modules only
+                    self._handles.append(module.register_forward_hook(self._forward_hook(name or "model", module)))
+        if optimizer is not None:
+            self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: self._before_update()))
+            self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after_update()))
+        self._record_activations = bool(activations)
+
+    # -- public ----------------------------------------------------------
+    @property
+    def recording(self) -> bool:
+        """Whether the current step is one whose statistics are written."""
+        return self.step % self.every == 0
+
+    def step_done(self) -> None:
+        """Without an optimizer: call once per step after ``backward()`` (and the update)."""
+        if self.optimizer is not None:
+            raise RuntimeError("the optimizer's step hooks count the steps; do not call step_done() as well")
+        self._before_update()
+        self._after_update()
+
+    def close(self) -> None:
+        """Remove the hooks, write what is pending and close the file."""
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+        if not self._fh.closed:
+            if self._acts:
+                self._flush()
+            self._fh.close()
+
+    def __enter__(self) -> "Capture":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- statistics --------------------------------------------------------
+    def _stats(self, x: Any, limits: tuple[float, float] | None = None) -> Any:
+        """The statistics vector of a floating tensor, on its device (no sync)."""
+        torch = self._torch
+        f = x.detach().reshape(-1)
+        f64 = torch.float64
+        lo, hi = torch.aminmax(f)
+        if limits is None:
+            sat = torch.zeros((), dtype=f64, device=f.device)
+        else:
+            margin = SAT_MARGIN * (limits[1] - limits[0])
+            sat = ((f <= limits[0] + margin) | (f >= limits[1] - margin)).sum()
+        return torch.stack([
+            f.sum(dtype=f64), torch.linalg.vector_norm(f, dtype=f64).square(), lo.to(f64), hi.to(f64),
+            (f == 0).sum().to(f64), torch.isnan(f).sum().to(f64), torch.isinf(f).sum().to(f64), sat.to(f64)])
+
+    def _forward_hook(self, name: str, module: Any):
+        limits = SATURATING.get(type(module).__name__)
+        mtype = type(module).__name__
+
+        def hook(mod: Any, inputs: Any, output: Any) -> None:
+            if not self._torch.is_grad_enabled():
+                return  # evaluation pass
+            tensors = self._float_tensors(output)
+            if not tensors:
+                return
+            if self._dump_steps and self.step in self._dump_steps:
+                self._save_dump(name, mtype, tensors)
+            if not (self._record_activations and self.recording):
+                return
+            for i, t in enumerate(tensors):
+                key = name if len(tensors) == 1 else f"{name}.{i}"
+                st = self._stats(t, limits)
+                acc = self._acts.get(key)
+                if acc is None:
+                    self._acts[key] = [st, t.numel(), mtype, 1]
+                else:
+                    merged = acc[0] + st
+                    merged[_MIN] = self._torch.minimum(acc[0][_MIN], st[_MIN])
+                    merged[_MAX] = self._torch.maximum(acc[0][_MAX], st[_MAX])
+                    acc[0], acc[1], acc[3] = merged, acc[1] + t.numel(), acc[3] + 1
+
+        return hook
+
+    def _float_tensors(self, output: Any) -> list:
+        torch = self._torch
+        items = output if isinstance(output, (tuple, list)) else [output]
+        return [t for t in items if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 0]
+
+    def _before_update(self) -> None:
+        if not self.recording:
+            return
+        torch = self._torch
+        seen: set[int] = set()
+        with torch.no_grad():
+            for _, p in self._params:
+                if id(p) in seen or p.numel() == 0:
+                    continue
+                seen.add(id(p))
+                g = p.grad
+                w_st = self._stats(p)
+                g_st = self._stats(g) if g is not None else None
+                row = None
+                if not self._row_std_done and p.dim() >= 2:
+                    row = p.detach().reshape(p.shape[0], -1).to(torch.float64).std(dim=0, correction=0).mean()
+                self._weights[id(p)] = (w_st, g_st, row)
+                if self._updates and p.requires_grad:
+                    self._snap[id(p)] = p.detach().clone()
+
+    def _after_update(self) -> None:
+        if self.recording:
+            torch = self._torch
+            updates: dict[int, Any] = {}
+            with torch.no_grad():
+                for _, p in self._params:
+                    old = self._snap.get(id(p))
+                    if old is None or id(p) in updates:
+                        continue
+                    d = (p.detach() - old).reshape(-1)
+                    g = p.grad
+                    dot = (torch.dot(d, g.detach().reshape(-1).to(d.dtype)).to(torch.float64) if g is not None
+                           else torch.zeros((), dtype=torch.float64, device=d.device))
+                    updates[id(p)] = torch.stack([torch.linalg.vector_norm(d, dtype=torch.float64).square(), dot])
+            self._flush(updates)
+            self._snap.clear()
+            self._row_std_done = True
+        self.step += 1
+
+    # -- output ------------------------------------------------------------
+    def _flush(self, updates: dict[int, Any] | None = None) -> None:
+        """Move every pending statistic to the host at once and write the records."""
+        torch = self._torch
+        updates = updates or {}
+        tensors: list[Any] = []
+        index: dict[tuple, int] = {}
+
+        def put(key: tuple, t: Any) -> None:
+            if t is not None:
+                index[key] = len(tensors)
+                tensors.append(t.reshape(-1).to("cpu"))
+
+        for key, (st, _, _, _) in self._acts.items():
+            put(("a", key), st)
+        for pid, (w_st, g_st, row) in self._weights.items():
+            put(("w", pid), w_st)
+            put(("g", pid), g_st)
+            put(("r", pid), row)
+        for pid, upd in updates.items():
+            put(("u", pid), upd)
+        values = torch.cat(tensors).tolist() if tensors else []
+        offsets = [0]
+        for t in tensors:
+            offsets.append(offsets[-1] + t.numel())
+
+        def get(key: tuple) -> list[float] | None:
+            i = index.get(key)
+            return None if i is None else values[offsets[i]:offsets[i + 1]]
+
+        in_optimizer = ({id(p) for group in self.optimizer.param_groups for p in group["params"]}
+                        if self.optimizer is not None else None)
+        lines: list[str] = []
+        for key, (_, numel, mtype, calls) in self._acts.items():
+            rec = _record(self.step, key, "activation", numel, get(("a", key)))
+            rec["module_type"] = mtype
+            if calls > 1:
+                rec["calls"] = calls
+            if mtype in SATURATING:
+                rec["sat_frac"] = get(("a", key))[_SAT] / numel
+            lines.append(json.dumps(rec))
+        for name, p in self._params:
+            pid = id(p)
+            if pid not in self._weights:
+                continue
+            w = _record(self.step, name, "weight", p.numel(), get(("w", pid)))
+            w["shape"] = list(p.shape)
+            w["requires_grad"] = bool(p.requires_grad)
+            if in_optimizer is not None:
+                w["in_optimizer"] = pid in in_optimizer
+            row = get(("r", pid))
+            if row is not None:
+                w["row_std"] = _finite(row[0])
+            upd = get(("u", pid))
+            if upd is not None:
+                w["update_norm"] = _finite(math.sqrt(upd[0])) if upd[0] >= 0 else None
+                g = get(("g", pid))
+                gn = math.sqrt(g[_SUMSQ]) if g is not None and g[_SUMSQ] >= 0 else 0.0
+                denom = math.sqrt(upd[0]) * gn if upd[0] >= 0 else 0.0
+                w["update_grad_cos"] = _finite(max(-1.0, min(1.0, upd[1] / denom))) if denom > 0 else None
+            lines.append(json.dumps(w))
+            g = get(("g", pid))
+            if g is not None:
+                lines.append(json.dumps(_record(self.step, name, "grad", p.numel(), g)))
+        if lines:
+            self._fh.write("\n".join(lines) + "\n")
+            self._fh.flush()
+        if self._dump:
+            self._write_manifest()
+        self._acts.clear()
+        self._weights.clear()
+
+    def _save_dump(self, name: str, mtype: str, tensors: list) -> None:
+        import numpy as np
+
+        folder = self.out_dir / "dump" / f"step_{self.step:06d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        calls = self._dump_calls.get(name, 0)
+        self._dump_calls[name] = calls + 1
+        base = name if calls == 0 else f"{name}.call{calls}"
+        for i, t in enumerate(tensors):
+            tname = f"{base}.forward.output.{i}"
+            fname = f"{len(self._dump):04d}_{tname}.npy"
+            arr = t.detach().to("cpu")
+            if arr.dtype in (self._torch.bfloat16,):
+                arr = arr.float()
+            np.save(folder / fname, arr.numpy(), allow_pickle=False)
+            self._dump.append({"name": tname, "file": fname, "op_type": mtype, "step": self.step})
+
+    def _write_manifest(self) -> None:
+        by_step: dict[int, list[dict]] = {}
+        for e in self._dump:
+            by_step.setdefault(e["step"], []).append({k: v for k, v in e.items() if k != "step"})
+        for step, entries in by_step.items():
+            folder = self.out_dir / "dump" / f"step_{step:06d}"
+            (folder / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
+        self._dump.clear()
+        self._dump_calls.clear()
+
+
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+def _record(step: int, name: str, kind: str, numel: int, st: list[float]) -> dict:
+    n = float(numel)
+    mean = st[_SUM] / n
+    var = max(st[_SUMSQ] / n - mean * mean, 0.0) if math.isfinite(mean) else math.nan
+    return {
+        "step": step, "name": name, "kind": kind, "numel": int(numel),
+        "mean": _finite(mean), "std": _finite(math.sqrt(var)) if math.isfinite(var) else None,
+        "min": _finite(st[_MIN]), "max": _finite(st[_MAX]),
+        "norm": _finite(math.sqrt(st[_SUMSQ])) if st[_SUMSQ] >= 0 else None,
+        "zero_frac": st[_ZEROS] / n, "nan": int(st[_NAN]), "inf": int(st[_INF]),
+    }
+
+
+def attach(model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10, **kwargs: Any) -> Capture:
+    """Start capturing; returns the ``Capture`` (call ``close()`` at the end of training)."""
+    return Capture(model, optimizer, out_dir, every, **kwargs)
+
+
+@contextmanager
+def capture(model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10,
+            **kwargs: Any) -> Iterator[Capture]:
+    """``with capture(model, optimizer, "run/"):`` captures inside the block."""
+    cap = Capture(model, optimizer, out_dir, every, **kwargs)
+    try:
+        yield cap
+    finally:
+        cap.close()

@@ -1,0 +1,363 @@
+"""``tensors.jsonl`` -> training-dynamics facts (stages: training_dynamics, model_structure).
+
+The file is streamed once; each (tensor, kind) series keeps at most
+``MAX_POINTS`` points (every second point is dropped when full, so memory is
+bounded for a file of any size; the first point and the first NaN/Inf are
+always kept). The numbers are then summarised with numpy in float64:
+
+- per parameter (``param_dynamics``): changed or not, gradient present / zero,
+  update ratio ||Δw||/||w||, cos(Δw, gradient), weight-norm growth, and the
+  statistics at its first record (all zero, identical rows, std against the
+  fan-in scale);
+- per module output (``activation_stats``): share of zeros, share saturated;
+- run-wide (``tensor_dynamics``): global gradient-norm growth, early/late
+  layer gradient ratio, update-ratio median, first NaN/Inf;
+- pairs of parameters identical at every step (``tied_params``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.facts.base import Source
+from advisor.facts.dynamics import ActivationStats, ParamDynamics, TensorDynamics, TiedParams
+from advisor.inventory import InputRecord, RunFolder
+from advisor.read.tensors import MAX_RECORDS, TensorReadLog, iter_tensor_records
+
+#: points kept per (tensor, kind) series
+MAX_POINTS = 4096
+#: above this many parameters (activations), only those with something notable become facts
+MAX_FACTS = 300
+#: cos(update, gradient) above this counts as moving uphill
+ASCENT_COS = 0.5
+SATURATING_TYPES = {"Sigmoid", "Hardsigmoid", "Tanh", "Hardtanh", "Softsign", "LogSigmoid"}
+RELU_TYPES = {"ReLU", "ReLU6"}
+#: fields kept per kind, in this order
+FIELDS = {
+    "weight": ("norm", "mean", "std", "min", "max", "zero_frac", "update_norm", "update_grad_cos", "numel"),
+    "grad": ("norm", "zero_frac", "numel"),
+    "activation": ("zero_frac", "sat_frac", "nonfinite"),
+}
+
+
+@dataclass
+class _Track:
+    """One (tensor, kind) series, decimated when it grows past MAX_POINTS."""
+
+    kind: str
+    order: int
+    steps: list[int] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)
+    seen: int = 0
+    stride: int = 1
+    shape: list[int] | None = None
+    row_std: float | None = None
+    first_std: float | None = None
+    requires_grad: bool | None = None
+    in_optimizer: bool | None = None
+    module_type: str | None = None
+
+    def add(self, step: int, row: tuple, keep: bool) -> None:
+        self.seen += 1
+        if not keep and (self.seen - 1) % self.stride:
+            return
+        self.steps.append(step)
+        self.rows.append(row)
+        if len(self.steps) > MAX_POINTS:
+            self.steps = self.steps[:1] + self.steps[2::2]
+            self.rows = self.rows[:1] + self.rows[2::2]
+            self.stride *= 2
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(steps, values) sorted by step; for a repeated step the last record wins."""
+        steps = np.asarray(self.steps, dtype=np.int64)
+        vals = np.asarray(self.rows, dtype=np.float64).reshape(len(self.rows), -1)
+        order = np.argsort(steps, kind="stable")
+        steps, vals = steps[order], vals[order]
+        last = np.r_[steps[1:] != steps[:-1], True] if steps.size else np.zeros(0, bool)
+        return steps[last], vals[last]
+
+
+def _f(v: float | None) -> float:
+    return np.nan if v is None else v
+
+
+def _median(a: np.ndarray) -> float | None:
+    a = a[np.isfinite(a)]
+    return float(np.median(a)) if a.size else None
+
+
+def _py(v: float | None) -> float | None:
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+@dataclass
+class _Scan:
+    tracks: dict[tuple[str, str], _Track] = field(default_factory=dict)
+    first_bad: tuple[int, int, str, str] | None = None  # (step, line, name, kind)
+    steps: set[int] = field(default_factory=set)
+
+
+def _scan(path, log: TensorReadLog, max_records: int) -> _Scan:
+    scan = _Scan()
+    for rec in iter_tensor_records(path, log, max_records):
+        kind, name, step = rec["kind"], rec["name"], rec["step"]
+        bad = (rec["nan"] or 0) > 0 or (rec["inf"] or 0) > 0
+        if bad and (scan.first_bad is None or (step, rec["line"]) < scan.first_bad[:2]):
+            scan.first_bad = (step, rec["line"], name, kind)
+        if len(scan.steps) < 10 * MAX_POINTS:
+            scan.steps.add(step)
+        tr = scan.tracks.get((name, kind))
+        if tr is None:
+            tr = scan.tracks[(name, kind)] = _Track(kind=kind, order=len(scan.tracks))
+        if kind == "activation":
+            row = (_f(rec["zero_frac"]), _f(rec["sat_frac"]), 1.0 if bad else 0.0)
+            tr.module_type = rec.get("module_type", tr.module_type)
+        else:
+            row = tuple(_f(rec[k]) for k in FIELDS[kind])
+        if kind == "weight":
+            if tr.seen == 0 or step < tr.steps[0]:
+                tr.shape, tr.row_std, tr.first_std = rec.get("shape"), rec["row_std"], rec["std"]
+            tr.requires_grad = rec.get("requires_grad", tr.requires_grad)
+            tr.in_optimizer = rec.get("in_optimizer", tr.in_optimizer)
+        tr.add(step, row, keep=bad or tr.seen == 0)
+    return scan
+
+
+@dataclass
+class _Param:
+    fact: ParamDynamics
+    grad_steps: np.ndarray
+    grad_rms: np.ndarray
+    key: bytes | None  # exact identity of the weight statistics, for tied-parameter detection
+    notable: bool
+
+
+def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
+    shape = w.shape if w is not None else None
+    is_matrix = len(shape) >= 2 if shape is not None else name.endswith("weight")
+    fan_in = int(np.prod(shape[1:])) if shape is not None and len(shape) >= 2 else None
+    out = dict(name=name, layer_index=index, is_matrix=is_matrix, fan_in=fan_in, steps_recorded=0)
+    key = None
+    if w is not None:
+        steps, v = w.arrays()
+        norm, mean, std, mn, mx, zero, upd, cos, numel = v.T
+        stats = v[:, :5]
+        out.update(steps_recorded=int(steps.size), first_record_step=int(steps[0]),
+                   requires_grad=w.requires_grad, in_optimizer=w.in_optimizer, numel=_int(numel[0]))
+        updated = upd[np.isfinite(upd)]
+        same = bool(np.array_equal(stats, np.broadcast_to(stats[0], stats.shape), equal_nan=True))
+        if steps.size >= 2 or updated.size:
+            out["is_unchanged"] = same and not bool(np.any(updated != 0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["update_ratio_median"] = _median(np.where(norm > 0, upd / norm, np.nan))
+            out["weight_norm_growth_ratio"] = _py(norm[-1] / norm[0]) if norm[0] > 0 else None
+        out["update_grad_cos_median"] = _median(cos)
+        out["weight_norm_first"], out["weight_norm_last"] = _py(norm[0]), _py(norm[-1])
+        first_std = w.first_std
+        out["first_std"] = _py(first_std)
+        out["first_is_all_zero"] = bool(zero[0] == 1.0) if np.isfinite(zero[0]) else None
+        if first_std is not None and fan_in:
+            out["first_std_fan_in_ratio"] = _py(first_std * math.sqrt(fan_in))
+        if first_std and w.row_std is not None:
+            out["first_row_spread_ratio"] = _py(w.row_std / first_std)
+        if steps.size >= 2 and np.any(std > 0):  # constant tensors (zero biases, unit scales) are trivially equal
+            key = np.r_[numel[:1], steps.astype(np.float64), stats.ravel()].tobytes()
+    grad_steps = np.zeros(0, np.int64)
+    grad_rms = np.zeros(0)
+    if g is not None:
+        grad_steps, gv = g.arrays()
+        gnorm, gnumel = gv[:, 0], gv[:, 2]
+        numel = out.get("numel") or _int(gnumel[0])
+        out["numel"] = numel
+        out["has_grad"] = True
+        out["is_grad_always_zero"] = bool(np.all(gnorm == 0))
+        grad_rms = gnorm / math.sqrt(numel) if numel else np.full(gnorm.shape, np.nan)
+        out["grad_rms_median"] = _median(grad_rms)
+    fact = ParamDynamics(**out)
+    notable = bool(fact.is_unchanged or not fact.has_grad or fact.is_grad_always_zero or fact.first_is_all_zero
+                   or (fact.update_grad_cos_median or 0) > ASCENT_COS
+                   or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
+                   or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5))
+    return _Param(fact, grad_steps, grad_rms, key, notable)
+
+
+def _int(v: float) -> int | None:
+    return int(v) if np.isfinite(v) else None
+
+
+def _activation(name: str, tr: _Track) -> ActivationStats:
+    steps, v = tr.arrays()
+    zero, sat, bad = v.T
+    mtype = tr.module_type
+    return ActivationStats(
+        name=name, module_type=mtype, steps_recorded=int(steps.size),
+        is_saturating_type=(mtype in SATURATING_TYPES) if mtype else bool(np.any(np.isfinite(sat))),
+        is_relu_type=(mtype in RELU_TYPES) if mtype else "relu" in name.lower(),
+        zero_frac_median=_median(zero), zero_frac_last=_py(zero[-1]),
+        sat_frac_median=_median(sat), sat_frac_last=_py(sat[-1]), nonfinite_steps=int(np.sum(bad > 0)))
+
+
+def _global_grad(params: list[_Param]) -> tuple[np.ndarray, np.ndarray]:
+    """Global gradient norm per step: sqrt of the sum over parameters of norm^2 (finite ones)."""
+    if not params:
+        return np.zeros(0, np.int64), np.zeros(0)
+    steps = np.concatenate([p.grad_steps for p in params])
+    sq = np.concatenate([(p.grad_rms ** 2) * (p.fact.numel or 0) for p in params])
+    ok = np.isfinite(sq)
+    uniq, inv = np.unique(steps[ok], return_inverse=True)
+    total = np.zeros(uniq.size)
+    np.add.at(total, inv, sq[ok])
+    return uniq, np.sqrt(total)
+
+
+def _early_late(params: list[_Param]) -> tuple[str | None, str | None, float | None]:
+    live = [p for p in params if p.fact.is_matrix and p.fact.has_grad and not p.fact.is_grad_always_zero]
+    if len(live) < 2:
+        return None, None, None
+    early, late = live[0], live[-1]
+    common, ie, il = np.intersect1d(early.grad_steps, late.grad_steps, return_indices=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(late.grad_rms[il] > 0, early.grad_rms[ie] / late.grad_rms[il], np.nan)
+    return early.fact.name, late.fact.name, _median(ratio)
+
+
+def _tied(params: list[_Param]) -> list[TiedParams]:
+    groups: dict[bytes, list[_Param]] = {}
+    for p in params:
+        if p.key is not None:
+            groups.setdefault(p.key, []).append(p)
+    out = []
+    for members in groups.values():
+        for other in members[1:]:
+            a = members[0].fact
+            out.append(TiedParams(name_a=a.name, name_b=other.fact.name, numel=a.numel,
+                                  steps_compared=a.steps_recorded, is_changing=a.is_unchanged is False))
+    return out
+
+
+def _downsample(x: np.ndarray, y: np.ndarray, n: int = 1000) -> tuple[list[float], list[float | None]]:
+    if x.size > n:
+        idx = np.unique(np.linspace(0, x.size - 1, n).astype(np.int64))
+        x, y = x[idx], y[idx]
+    return [float(v) for v in x], [float(v) if math.isfinite(v) else None for v in y]
+
+
+def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
+    """Facts, series and markers from one scanned tensors.jsonl."""
+    out = Extraction()
+    tracks = scan.tracks
+    src = Source(path=shown)
+    names: list[str] = []
+    for (name, kind), tr in sorted(tracks.items(), key=lambda kv: kv[1].order):
+        if kind in ("weight", "grad") and name not in names:
+            names.append(name)
+    params = [_param(n, i, tracks.get((n, "weight")), tracks.get((n, "grad"))) for i, n in enumerate(names)]
+    changed = np.array([p.fact.is_unchanged is False for p in params], dtype=bool)
+    before = np.r_[False, np.cumsum(changed)[:-1] > 0] if params else changed
+    after = np.r_[np.cumsum(changed[::-1])[::-1][1:] > 0, False] if params else changed
+    for p, b, a in zip(params, before, after):
+        if b and a:
+            p.fact = p.fact.model_copy(update={"is_between_trained": True})
+    matrices = [p for p in params if p.fact.is_matrix]
+    if matrices:
+        last = matrices[-1]
+        last.fact = last.fact.model_copy(update={"is_output_layer": True})
+    acts = [_activation(n, tr) for (n, k), tr in sorted(tracks.items(), key=lambda kv: kv[1].order)
+            if k == "activation"]
+
+    gsteps, gnorm = _global_grad(params)
+    finite = np.isfinite(gnorm)
+    td: dict = dict(records=sum(t.seen for t in tracks.values()), steps_recorded=len(scan.steps),
+                    first_step=min(scan.steps) if scan.steps else None,
+                    last_step=max(scan.steps) if scan.steps else None,
+                    param_count=sum(1 for p in params if p.fact.steps_recorded),
+                    trained_param_count=sum(1 for p in params if p.fact.is_unchanged is False),
+                    unchanged_param_count=sum(1 for p in params if p.fact.is_unchanged))
+    if finite.any():
+        fs, fn = gsteps[finite], gnorm[finite]
+        imax = int(np.argmax(fn))
+        head = float(np.median(fn[:3]))
+        td.update(grad_norm_first=float(fn[0]), grad_norm_max=float(fn[imax]), grad_norm_max_step=int(fs[imax]),
+                  grad_norm_last=float(fn[-1]), grad_norm_growth_ratio=float(fn[imax] / head) if head > 0 else None)
+    td["early_layer"], td["late_layer"], td["early_to_late_grad_ratio"] = _early_late(params)
+    ratios = np.array([_f(p.fact.update_ratio_median) for p in matrices])
+    td["update_ratio_median"] = _median(ratios)
+    td["update_ratio_max"] = float(np.nanmax(ratios)) if np.isfinite(ratios).any() else None
+    cos = [p.fact.update_grad_cos_median for p in params if p.fact.update_grad_cos_median is not None]
+    td["params_with_update_cos"] = len(cos)
+    td["ascent_param_count"] = sum(1 for c in cos if c > ASCENT_COS)
+    td["ascent_param_share"] = td["ascent_param_count"] / len(cos) if cos else None
+    growth = [(p.fact.weight_norm_growth_ratio, p.fact.name) for p in matrices if p.fact.weight_norm_growth_ratio]
+    if growth:
+        td["weight_norm_growth_ratio_max"], td["weight_norm_growth_param"] = max(growth)
+    if scan.first_bad is not None:
+        td["first_nonfinite_step"], _, td["first_nonfinite_name"], td["first_nonfinite_kind"] = scan.first_bad
+    summary = TensorDynamics(**td, side=side, source=src)
+    out.facts.append(summary)
+
+    keep_all = len(params) <= MAX_FACTS
+    special = {summary.early_layer, summary.late_layer}
+    for p in params:
+        if keep_all or p.notable or p.fact.is_output_layer or p.fact.name in special:
+            out.facts.append(p.fact.model_copy(update={"side": side, "source": src}))
+    keep_all = len(acts) <= MAX_FACTS
+    for a in acts:
+        if keep_all or a.nonfinite_steps or (a.zero_frac_median or 0) > 0.5 or (a.sat_frac_median or 0) > 0.2:
+            out.facts.append(a.model_copy(update={"side": side, "source": src}))
+    out.facts.extend(t.model_copy(update={"side": side, "source": src}) for t in _tied(params))
+
+    if gsteps.size:
+        x, y = _downsample(gsteps.astype(np.float64), gnorm)
+        out.series.append(Series(chart="grad_norm", label="global gradient norm", side=side, x=x, y=y,
+                                 y_label="gradient norm", log_y=True))
+    by_name = {p.fact.name: p for p in params}
+    for label, pname in (("early", summary.early_layer), ("late", summary.late_layer)):
+        if pname is not None:
+            p = by_name[pname]
+            x, y = _downsample(p.grad_steps.astype(np.float64), p.grad_rms)
+            out.series.append(Series(chart="grad_norm", label=f"{label} layer {pname} (gradient rms)", side=side,
+                                     x=x, y=y, y_label="gradient norm", log_y=True))
+    if summary.first_nonfinite_step is not None:
+        out.markers.append(Marker(chart="grad_norm", x=float(summary.first_nonfinite_step), kind="nonfinite",
+                                  label=f"first NaN/Inf: {summary.first_nonfinite_kind} of "
+                                        f"{summary.first_nonfinite_name}"))
+    return out
+
+
+def _from_folder(folder: RunFolder, pair: RunPair, out: Extraction) -> None:
+    max_records = int(pair.options.get("training_dynamics.max_records", MAX_RECORDS))
+    for rel in folder.glob(["tensors.jsonl"]):
+        shown = folder.rel(folder.abs(rel))
+        log = TensorReadLog()
+        try:
+            scan = _scan(folder.abs(rel), log, max_records)
+        except OSError as exc:
+            out.inputs.append(InputRecord(path=shown, kind="tensors", status="unreadable", side=folder.side,
+                                          why=f"cannot read: {exc.strerror or exc}"))
+            continue
+        problems = log.problems()
+        if not scan.tracks:
+            why = "no usable tensor records (each line needs step, name and kind)"
+            out.inputs.append(InputRecord(path=shown, kind="tensors", status="unreadable", side=folder.side,
+                                          why="; ".join([why] + problems)))
+            continue
+        out.merge(summarize(scan, folder.side, shown))
+        out.inputs.append(InputRecord(path=shown, kind="tensors", status="used", side=folder.side,
+                                      why="; ".join(problems) or None))
+        if folder.side == "run":
+            out.checks.append(CheckRun(stage="training_dynamics", inputs=[shown]))
+            if any(k == "weight" for _, k in scan.tracks):
+                out.checks.append(CheckRun(stage="model_structure", inputs=[shown],
+                                           note="weights shared, frozen or disconnected; optimizer direction"))
+
+
+def extract(pair: RunPair) -> Extraction:
+    out = Extraction()
+    for folder in pair.sides():
+        _from_folder(folder, pair, out)
+    return out
