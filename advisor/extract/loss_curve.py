@@ -1,77 +1,399 @@
-"""Loss series -> ``loss_curve`` facts (minimal: metrics.jsonl only; full analysis in issue 3)."""
+"""Training logs and metrics files -> curve facts (loss curve and floating-point stages).
+
+Finds the logs of each side (text logs, metrics CSV/JSONL, trainer_state.json,
+TensorBoard events; by content, not only by name), reads them with
+``advisor.read.logs``, merges the files of a run without double counting, and
+summarises: ``loss_curve`` (train and eval), ``generalization_gap``,
+``grad_norm_trend``, ``lr_schedule``, ``loss_scale_trend``, ``overflow_events``,
+``training_crash``, and with a baseline ``baseline_deviation``. No causes here.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
-from advisor.extract.base import CheckRun, Extraction, RunPair, Series
+from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.extract.curves import CurveThresholds, align, downsample, first_sustained, running_median, shape
+from advisor.extract.loss_scale import loss_scale_trend, overflow_events
 from advisor.facts.base import Source
-from advisor.facts.loss_curve import LossCurve
+from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
+from advisor.facts.mixed_precision import TrainingCrash
 from advisor.inventory import InputRecord, RunFolder
-from advisor.read.metrics_jsonl import iter_records
+from advisor.read import hparams as hparams_reader
+from advisor.read.logs import read_file
+from advisor.read.logs.merge import MergedRun, merge_reads
+from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
 
-TRAIN_KEYS = ("loss", "train_loss")
-EVAL_KEYS = ("eval_loss", "val_loss")
+LOG_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "*.csv", "*.jsonl", "*.log.json",
+                "scalars.json", "trainer_state.json", "events.out.tfevents.*")
+#: files other extractors own, or that are never logs
+SKIP_NAMES = {"tensors.jsonl", "requirements.txt", "manifest.json", "dump.json", "license.txt", "readme.txt"}
+SKIP_DIRS = {"dump", "dump_tensor_data", "data"}
+TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ""}
+CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "classes", "n_class")
 
-
-def summarize(split: str, steps: np.ndarray, values: np.ndarray, source: Source, side: str) -> LossCurve:
-    finite = np.isfinite(values)
-    nonfinite_idx = np.flatnonzero(~finite)
-    first_nonfinite = int(steps[nonfinite_idx[0]]) if nonfinite_idx.size else None
-    fv = values[finite]
-    first = float(fv[0]) if fv.size else None
-    last = float(fv[-1]) if fv.size else None
-    diverged = first_nonfinite is not None or (first is not None and last is not None and last > 10 * max(first, 1e-12))
-    return LossCurve(split=split, points=int(values.size), first_step=int(steps[0]) if steps.size else None,
-                     last_step=int(steps[-1]) if steps.size else None, first_value=first, last_value=last,
-                     min_value=float(fv.min()) if fv.size else None, first_nonfinite_step=first_nonfinite,
-                     diverged=bool(diverged), side=side, source=source)
+X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
 
 
-def _from_folder(folder: RunFolder, out: Extraction) -> None:
-    for rel in folder.glob(["*.jsonl"]):
-        if rel.name == "tensors.jsonl":
+def _candidates(folder: RunFolder) -> list:
+    out = []
+    for rel in folder.glob(LOG_PATTERNS):
+        if rel.name.lower() in SKIP_NAMES or any(part.lower() in SKIP_DIRS for part in rel.parts[:-1]):
             continue
+        out.append(rel)
+    return out
+
+
+def _describe(read: LogRead) -> str:
+    parts = [f"read as {', '.join(sorted(read.formats)) or 'text'}"]
+    if read.bad_lines:
+        ln, text = read.bad_examples[0]
+        parts.append(f"{read.bad_lines} unreadable value(s), first at line {ln}: {text}")
+    if read.overlong_lines:
+        parts.append(f"{read.overlong_lines} line(s) longer than 64 KiB cut")
+    parts.extend(read.notes)
+    return "; ".join(parts)
+
+
+def _read_side(folder: RunFolder, out: Extraction) -> tuple[MergedRun, list[str]]:
+    reads: list[LogRead] = []
+    used: list[str] = []
+    for rel in _candidates(folder):
         shown = folder.rel(folder.abs(rel))
-        bad: list[int] = []
-        series: dict[str, tuple[list[int], list[float]]] = {"train": ([], []), "eval": ([], [])}
+        read = read_file(folder.abs(rel), shown)
+        kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
+        if read.problem is not None:
+            out.inputs.append(InputRecord(path=shown, kind=kind, status="unreadable", why=read.problem,
+                                          side=folder.side))
+            continue
+        if not read.usable:
+            if kind == "log" or rel.name == "trainer_state.json":
+                out.inputs.append(InputRecord(path=shown, kind=kind, status="ignored", side=folder.side,
+                                              why=f"no loss, metric or loss-scale lines recognised in {read.lines} lines"))
+            continue
+        reads.append(read)
+        used.append(shown)
+        out.inputs.append(InputRecord(path=shown, kind=kind, status="used", why=_describe(read), side=folder.side))
+    merged = merge_reads(reads)
+    for name, dropped, kept in merged.duplicates:
+        if name in ("train/loss", "eval/loss"):
+            out.checks.append(CheckRun(stage="loss_curve", inputs=[kept],
+                                       note=f"{name} also in {dropped}; used {kept} (not counted twice)"))
+    return merged, used
+
+
+# -- picking series ------------------------------------------------------------------
+def primary_loss(merged: MergedRun, split: str) -> MetricSeries | None:
+    """The main loss of a split: the best-named loss series, else the first component loss logged."""
+    cands = [s for s in merged.series.values() if s.key.split == split]
+    for agg in (False, True):
+        for name in LOSS_NAMES:
+            for s in cands:
+                if s.key.metric == "loss" and s.key.base == name and s.name.endswith("@epoch") == agg:
+                    return s
+    parts = sorted((s for s in cands if s.key.metric == "loss_part" and not s.name.endswith("@epoch")),
+                   key=lambda s: s.order)
+    return parts[0] if parts else None
+
+
+def curve_xy(s: MetricSeries) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, int]:
+    """(x, y, lines, x unit, index where the last run starts) of a series, in file order."""
+    steps, epochs, vals, lines = s.buf.arrays()
+    have = np.isfinite(steps)
+    if have.all() and steps.size:
+        x, unit = steps, "step"
+    elif steps.size and have.mean() >= 0.5:
+        idx = np.where(have, np.arange(steps.size), 0)
+        np.maximum.accumulate(idx, out=idx)
+        x, unit = steps[idx], "step"
+        if not have[0]:
+            x[: int(np.argmax(have))] = steps[have][0]
+    elif epochs.size and np.isfinite(epochs).all():
+        x, unit = epochs, "epoch"
+    else:
+        x, unit = np.arange(vals.size, dtype=np.float64), "index"
+    start = s.restarts[-1] if s.restarts else 0
+    return x, vals, lines, unit, start
+
+
+def _int(v: float | None) -> int | None:
+    return None if v is None or not math.isfinite(v) else int(round(v))
+
+
+# -- facts ----------------------------------------------------------------------------
+def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
+              classes: tuple[int, str] | None = None) -> LossCurve:
+    x, y, lines, unit, start = curve_xy(s)
+    xs, ys = x[start:], y[start:]
+    fin = np.isfinite(ys)
+    xf, yf = xs[fin], ys[fin]
+    nonfin = np.flatnonzero(~np.isfinite(y))
+    first_nf = None
+    if s.buf.first_nonfinite is not None:
+        st, ep, _ = s.buf.first_nonfinite
+        first_nf = st if unit == "step" and st == st else (ep if unit == "epoch" else None)
+        if first_nf is None and nonfin.size:
+            first_nf = x[nonfin[0]]
+    sh = shape(xf, yf, th) if yf.size else None
+    fields: dict = {}
+    if sh is not None:
+        fields = dict(
+            start_level=sh.start_level, end_level=sh.end_level, drop_ratio=sh.drop_ratio,
+            rise_from_min_ratio=sh.rise_from_min_ratio if math.isfinite(sh.rise_from_min_ratio) else None,
+            noise_ratio=sh.noise_ratio, spike_count=sh.spike_count, spike_max_ratio=sh.spike_max_ratio,
+            end_change_ratio=sh.end_change_ratio, end_trend_t=sh.end_trend_t, is_still_falling=sh.is_still_falling,
+            is_plateau=sh.is_plateau, is_stagnant=sh.is_stagnant, is_oscillating=sh.is_oscillating,
+            is_slow=sh.is_slow, min_step=_int(float(xf[sh.smooth_min_index])),
+            plateau_start_step=_int(float(xf[sh.plateau_start_index])) if sh.plateau_start_index is not None else None)
+    diverged = first_nf is not None or bool(sh and sh.diverged_rise)
+    div_step = first_nf if first_nf is not None else (float(xf[sh.smooth_min_index]) if sh and sh.diverged_rise else None)
+    # chance level ln C
+    if sh is not None and split == "train":
+        cls = classes
+        if cls is None and sh.is_plateau:
+            k = int(round(math.exp(sh.end_level))) if sh.end_level < 3.1 else 0
+            if 2 <= k <= 20 and abs(sh.end_level / math.log(k) - 1) <= 0.01:
+                cls = (k, "level")
+        if cls is not None and cls[0] >= 2:
+            ratio = sh.end_level / math.log(cls[0])
+            fields.update(class_count=cls[0], class_count_source=cls[1], chance_ratio=ratio,
+                          is_at_chance=bool(abs(ratio - 1) <= th.chance_band and (sh.is_plateau or sh.is_stagnant)))
+    return LossCurve(
+        split=split, metric_name=s.raw_key, x_unit=unit, points=int(s.buf.count),
+        first_step=_int(float(x[0])) if x.size else None, last_step=_int(float(x[-1])) if x.size else None,
+        first_value=float(y[np.isfinite(y)][0]) if np.isfinite(y).any() else None,
+        last_value=float(y[np.isfinite(y)][-1]) if np.isfinite(y).any() else None,
+        min_value=float(np.min(y[np.isfinite(y)])) if np.isfinite(y).any() else None,
+        first_nonfinite_step=_int(first_nf), nonfinite_count=int(s.buf.nonfinite), diverged=diverged,
+        divergence_step=_int(div_step), restarts=len(s.restarts), resumes=s.resumes, side=side,
+        source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else Source(path=s.path),
+        **fields)
+
+
+def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | None, th: CurveThresholds,
+                   side: str) -> GeneralizationGap | None:
+    tx, ty, _, tunit, tstart = curve_xy(train)
+    ex, ey, elines, eunit, estart = curve_xy(ev)
+    tx, ty, ex, ey = tx[tstart:], ty[tstart:], ex[estart:], ey[estart:]
+    tf, ef = np.isfinite(ty), np.isfinite(ey)
+    tx, ty, ex, ey = tx[tf], ty[tf], ex[ef], ey[ef]
+    if ey.size < 2 or ty.size < 2:
+        return None
+    w = max(3, ty.size // 10)
+    t_start, t_end = float(np.median(ty[:w])), float(np.median(ty[-w:]))
+    imin = int(np.argmin(ey))
+    emin, elast = float(ey[imin]), float(ey[-1])
+    rise = elast / emin - 1 if emin > 0 else None
+    after = int(ey.size - 1 - imin)
+    drop_after = None
+    if tunit == eunit:
+        t_at = float(np.interp(ex[imin], tx, running_median(ty, min(max(3, ty.size // 20), 101))))
+        drop_after = (t_at - t_end) / t_at if t_at > 0 else None
+    tail = ey[imin + 1:]
+    rising = bool(rise is not None and rise >= th.eval_rise and after >= 2
+                  and np.all(tail[-2:] >= emin * (1 + th.eval_rise / 2))
+                  and (drop_after is None or drop_after > 0))
+    fields = {}
+    if score is not None:
+        _, sy, _, _, sstart = curve_xy(score)
+        sy = sy[sstart:][np.isfinite(sy[sstart:])]
+        if sy.size:
+            lower_better = score.key.base in ("wer", "cer", "perplexity", "ppl")
+            fields = dict(score_name=score.raw_key, score_best=float(sy.min() if lower_better else sy.max()),
+                          score_last=float(sy[-1]))
+    return GeneralizationGap(
+        eval_points=int(ev.buf.count), train_last=t_end, eval_last=elast, eval_min=emin,
+        eval_min_step=_int(float(ex[imin])), eval_rise_ratio=rise, evals_after_min=after,
+        train_drop_after_turn_ratio=drop_after, train_drop_ratio=(t_start - t_end) / t_start if t_start > 0 else None,
+        gap_ratio=(elast - t_end) / elast if elast > 0 else None, is_eval_rising=rising,
+        is_train_near_zero=bool(t_start > 0 and t_end <= 0.05 * t_start), side=side,
+        source=Source(path=ev.path, line=int(elines[0]), line_end=int(elines[-1])), **fields)
+
+
+def grad_norm_trend(s: MetricSeries, side: str) -> GradNormTrend:
+    x, y, lines, _, start = curve_xy(s)
+    x, y = x[start:], y[start:]
+    fin = np.isfinite(y)
+    xf, yf = x[fin], y[fin]
+    first_nf = _int(float(x[np.flatnonzero(~fin)[0]])) if (~fin).any() else None
+    if yf.size < 3:
+        return GradNormTrend(points=int(s.buf.count), first_nonfinite_step=first_nf, side=side,
+                             source=Source(path=s.path))
+    w = max(3, yf.size // 10)
+    start_level = float(np.median(yf[:w]))
+    sm = running_median(yf, min(max(3, yf.size // 20), 101))
+    imax = int(np.argmax(yf))
+    return GradNormTrend(
+        points=int(s.buf.count), start_level=start_level, max_value=float(yf[imax]), max_step=_int(float(xf[imax])),
+        end_level=float(np.median(yf[-w:])), growth_ratio=float(sm.max() / start_level) if start_level > 0 else None,
+        first_nonfinite_step=first_nf, spike_count=int((yf > 10 * np.maximum(sm, 1e-30)).sum()), side=side,
+        source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])))
+
+
+def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:
+    _, y, lines, _, _ = curve_xy(s)
+    y = y[np.isfinite(y)]
+    if y.size == 0:
+        return None
+    peak = float(y.max())
+    return LrSchedule(points=int(s.buf.count), first_value=float(y[0]), max_value=peak, last_value=float(y[-1]),
+                      last_to_max_ratio=float(y[-1] / peak) if peak > 0 else None, side=side,
+                      source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])))
+
+
+def baseline_deviation(run: MetricSeries, base: MetricSeries, split: str, th: CurveThresholds) -> BaselineDeviation | None:
+    rx, ry, _, runit, rs = curve_xy(run)
+    bx, by, _, bunit, bs = curve_xy(base)
+    if runit != bunit:
+        return None
+    rx, ry, bx, by = rx[rs:], ry[rs:], bx[bs:], by[bs:]
+    run_nf = bool((~np.isfinite(ry)).any())
+    base_nf = bool((~np.isfinite(by)).any())
+    rf, bf = np.isfinite(ry), np.isfinite(by)
+    rx, ry, bx, by = rx[rf], ry[rf], bx[bf], by[bf]
+    if ry.size < 3 or by.size < 3:
+        return None
+    k = min(max(3, by.size // 20), 101)
+    bsm = running_median(by, k)
+    rsm = running_median(ry, min(max(3, ry.size // 20), 101))
+    x, rv, bv = align(rx, rsm, bx, bsm)
+    if x.size < 3:
+        return None
+    sh = shape(bx, by, th)
+    band = max(3 * sh.noise_ratio if sh else 0.0, th.min_band)
+    dev = (rv - bv) / np.where(np.abs(bv) > 0, np.abs(bv), 1.0)
+    i = first_sustained(np.abs(dev) > band, 3)
+    last = float(dev[-1])
+    return BaselineDeviation(
+        split=split, aligned_points=int(x.size), noise_band_ratio=band, rel_deviation_last=last,
+        rel_deviation_max=float(np.max(np.abs(dev))), first_departure_step=_int(float(x[i])) if i is not None else None,
+        is_above_baseline=bool(last > band), is_below_baseline=bool(last < -band),
+        run_diverged_alone=run_nf and not base_nf, side="run", source=Source(path=run.path))
+
+
+# -- class count for the chance level -------------------------------------------------
+def class_count(folder: RunFolder) -> tuple[int, str] | None:
+    for rel in folder.glob(hparams_reader.HPARAM_FILE_NAMES):
         try:
-            for lineno, rec in iter_records(folder.abs(rel), bad):
-                step = rec.get("step", rec.get("global_step", lineno))
-                for split, keys in (("train", TRAIN_KEYS), ("eval", EVAL_KEYS)):
-                    for key in keys:
-                        if key in rec:
-                            try:
-                                val = float(rec[key])
-                                st = int(step)
-                            except (TypeError, ValueError):
-                                continue
-                            series[split][0].append(st)
-                            series[split][1].append(val)
-                            break
-        except OSError as exc:
-            out.inputs.append(InputRecord(path=shown, kind="metrics", status="unreadable", why=str(exc), side=folder.side))
+            flat = hparams_reader.flatten(hparams_reader.load_mapping(folder.abs(rel)))
+        except (hparams_reader.HparamReadError, OSError, UnicodeDecodeError):
             continue
-        if not series["train"][0] and not series["eval"][0]:
+        for key, val in flat.items():
+            leaf = key.rsplit(".", 1)[-1].lower()
+            if leaf in CLASS_KEYS and isinstance(val, int) and not isinstance(val, bool) and 2 <= val <= 1_000_000:
+                return val, f"{folder.rel(folder.abs(rel))}: {key}"
+    return None
+
+
+# -- the extractor ----------------------------------------------------------------------
+_CHART_METRICS = (("train/lr", "lr", "learning rate", False), ("train/grad_norm", "grad_norm", "gradient norm", True),
+                  ("train/loss_scale", "loss_scale", "loss scale", True))
+
+
+def _series(out: Extraction, s: MetricSeries, chart: str, label: str, side: str, log_y: bool = False) -> None:
+    x, y, _, unit, _ = curve_xy(s)
+    x, y = downsample(x, y)
+    out.series.append(Series(chart=chart, label=label, side=side, x=[float(v) for v in x],
+                             y=[float(v) if math.isfinite(v) else None for v in y], x_label=X_LABEL[unit],
+                             y_label=label, log_y=log_y))
+
+
+def _span(merged: MergedRun) -> tuple[float, float] | None:
+    s = primary_loss(merged, "train")
+    if s is None:
+        return None
+    x, _, _, unit, _ = curve_xy(s)
+    if unit != "step" or x.size < 2:
+        return None
+    return float(x.min()), float(x.max())
+
+
+def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: CurveThresholds, out: Extraction) -> None:
+    side = folder.side
+    train = primary_loss(merged, "train")
+    ev = primary_loss(merged, "eval")
+    classes = class_count(folder)
+    stages = set()
+    for split, s in (("train", train), ("eval", ev)):
+        if s is None:
             continue
-        for split, (steps, values) in series.items():
-            if not steps:
-                continue
-            st = np.asarray(steps, dtype=np.int64)
-            va = np.asarray(values, dtype=np.float64)
-            out.facts.append(summarize(split, st, va, Source(path=shown), folder.side))
-            out.series.append(Series(chart="loss", label=f"{split} loss", side=folder.side, x=[float(s) for s in st],
-                                     y=[float(v) if math.isfinite(v) else None for v in va]))
-        out.inputs.append(InputRecord(path=shown, kind="metrics", status="used", side=folder.side,
-                                      why=f"{len(bad)} lines were not JSON objects" if bad else None))
-        if folder.side == "run":
-            out.checks.append(CheckRun(stage="loss_curve", inputs=[shown]))
+        fact = summarize(s, split, th, side, classes)
+        out.facts.append(fact)
+        stages.add("loss_curve")
+        _series(out, s, "loss", f"{split} loss ({s.raw_key})", side)
+        if side == "run" and fact.first_nonfinite_step is not None:
+            out.markers.append(Marker(chart="loss", x=float(fact.first_nonfinite_step),
+                                      label=f"first non-finite {split} loss", kind="nonfinite"))
+        elif side == "run" and fact.diverged and fact.divergence_step is not None:
+            out.markers.append(Marker(chart="loss", x=float(fact.divergence_step), label=f"{split} loss starts to rise",
+                                      kind="divergence"))
+    if train is not None and ev is not None:
+        score = next((s for s in sorted(merged.series.values(), key=lambda s: s.order)
+                      if s.key.split == "eval" and s.key.metric == "score"), None)
+        gap = generalization(train, ev, score, th, side)
+        if gap is not None:
+            out.facts.append(gap)
+            if side == "run" and gap.is_eval_rising and gap.eval_min_step is not None:
+                out.markers.append(Marker(chart="loss", x=float(gap.eval_min_step), label="best eval loss (turning step)",
+                                          kind="turning"))
+    for name, chart, label, log_y in _CHART_METRICS:
+        s = merged.series.get(name)
+        if s is None:
+            continue
+        _series(out, s, chart, label, side, log_y)
+        if name == "train/lr":
+            lr = lr_schedule(s, side)
+            if lr is not None:
+                out.facts.append(lr)
+        elif name == "train/grad_norm":
+            out.facts.append(grad_norm_trend(s, side))
+    span = _span(merged)
+    scale = merged.series.get("train/loss_scale")
+    if scale is not None:
+        trend = loss_scale_trend(scale, span, th, side)
+        if trend is not None:
+            out.facts.append(trend)
+            stages.add("floating_point_exceptions")
+    n_over = merged.event_counts.get("overflow", 0)
+    if n_over or scale is not None:
+        events = [e for e in merged.events if e.kind == "overflow"]
+        out.facts.append(overflow_events(events, n_over, merged.event_paths.get("overflow", scale.path if scale else ""),
+                                         span, th, side))
+        stages.add("floating_point_exceptions")
+        if side == "run" and events and events[0].step is not None:
+            out.markers.append(Marker(chart="loss", x=float(events[0].step), label=f"first of {n_over} overflows",
+                                      kind="overflow"))
+    crashes = [e for e in merged.events if e.kind in ("traceback", "nonfinite_message")]
+    for e in crashes[:5]:
+        out.facts.append(TrainingCrash(exception=e.text, step=_int(e.step), side=side,
+                                       is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),
+                                       source=Source(path=merged.event_paths.get(e.kind, ""), line=e.line)))
+    if side == "run":
+        for stage in sorted(stages):
+            out.checks.append(CheckRun(stage=stage, inputs=used))
 
 
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
+    th = CurveThresholds.from_options(pair.options)
+    merged_by_side: dict[str, MergedRun] = {}
     for folder in pair.sides():
-        _from_folder(folder, out)
+        merged, used = _read_side(folder, out)
+        merged_by_side[folder.side] = merged
+        _side_facts(folder, merged, used, th, out)
+    if "baseline" in merged_by_side:
+        for split in ("train", "eval"):
+            r = primary_loss(merged_by_side["run"], split)
+            b = primary_loss(merged_by_side["baseline"], split)
+            if r is None or b is None:
+                continue
+            dev = baseline_deviation(r, b, split, th)
+            if dev is not None:
+                out.facts.append(dev)
+                if dev.first_departure_step is not None:
+                    out.markers.append(Marker(chart="loss", x=float(dev.first_departure_step),
+                                              label=f"{split} loss leaves the baseline's band", kind="baseline"))
     return out

@@ -1,4 +1,11 @@
-"""Facts about loss curves (stage: loss curve)."""
+"""Facts about logged curves (stage: loss curve): shape of the train/eval loss,
+train-vs-eval generalisation, logged gradient norms and learning rate, and the
+deviation from a baseline run's curve.
+
+Thresholds behind the booleans are relative and noise-aware; they are documented
+in ``advisor/extract/curves.py`` (``CurveThresholds``) and can be overridden with
+extractor options ``loss_curve.<name>``.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +15,125 @@ from pydantic import Field
 
 from advisor.facts.base import Fact
 
+XUnit = Literal["step", "epoch", "index"]
+
 
 class LossCurve(Fact):
     """Summary of one loss series (train or eval) of a run."""
 
     kind: Literal["loss_curve"] = "loss_curve"
     split: Literal["train", "eval"] = Field(description="train or eval loss")
-    points: int = Field(default=0, description="number of logged values")
+    metric_name: str | None = Field(default=None, description="the key as logged, e.g. total_loss, val_loss")
+    x_unit: XUnit = Field(default="step", description="what first_step/last_step count: step, epoch, or index")
+    points: int = Field(default=0, description="number of logged values (all runs of the file)")
     first_step: int | None = Field(default=None, description="step of the first value")
     last_step: int | None = Field(default=None, description="step of the last value")
     first_value: float | None = Field(default=None, description="first finite loss value")
     last_value: float | None = Field(default=None, description="last finite loss value")
     min_value: float | None = Field(default=None, description="smallest finite loss value")
+    min_step: int | None = Field(default=None, description="step of the smallest (smoothed) value")
     first_nonfinite_step: int | None = Field(default=None, description="step of the first NaN/Inf loss, if any")
-    diverged: bool = Field(default=False, description="loss became non-finite or rose far above its start")
-    doc = "summary of a train or eval loss series: values, divergence"
+    nonfinite_count: int = Field(default=0, description="number of NaN/Inf values logged")
+    diverged: bool = Field(default=False, description="loss became non-finite, or rose to >= rise_ratio_diverged x its "
+                                                       "smoothed minimum and ended above its start")
+    divergence_step: int | None = Field(default=None, description="step where the divergence started "
+                                                                   "(first NaN/Inf, else the smoothed minimum before the rise)")
+    start_level: float | None = Field(default=None, description="median of the first 10% of values (the start level)")
+    end_level: float | None = Field(default=None, description="median of the last 10% of values (the end level)")
+    drop_ratio: float | None = Field(default=None, description="(start_level - end_level) / start_level: share of the "
+                                                                "loss removed by training; negative when it rose")
+    rise_from_min_ratio: float | None = Field(default=None, description="end_level / smoothed minimum - 1: how far the "
+                                                                         "curve climbed back from its best")
+    noise_ratio: float | None = Field(default=None, description="robust std of the values around their running "
+                                                                 "median, relative to end_level")
+    spike_count: int = Field(default=0, description="values far above the running median (> spike_z robust sigmas "
+                                                     "and > 25% of the level)")
+    spike_max_ratio: float | None = Field(default=None, description="largest value / running median at that point")
+    end_change_ratio: float | None = Field(default=None, description="relative change of the fitted trend over the "
+                                                                      "last 20% of the run (negative: still falling)")
+    end_trend_t: float | None = Field(default=None, description="t statistic of that trend (|t| > 3: beyond noise)")
+    is_still_falling: bool = Field(default=False, description="the last 20% still falls by >= fall_ratio beyond noise")
+    is_plateau: bool = Field(default=False, description="flat (within plateau_band) for at least the last half")
+    plateau_start_step: int | None = Field(default=None, description="step from which the curve stays flat")
+    is_stagnant: bool = Field(default=False, description="plateau with drop_ratio below stagnant_drop: never learned")
+    is_oscillating: bool = Field(default=False, description="noise_ratio >= oscillation_noise while drop_ratio is "
+                                                            "below oscillation_drop: oscillates without progress")
+    is_slow: bool = Field(default=False, description="falls steadily but has removed less than slow_drop of the loss")
+    class_count: int | None = Field(default=None, description="number of classes C, when known (chance loss ln C)")
+    class_count_source: str | None = Field(default=None, description="where C came from: hparams key, log, or level")
+    chance_ratio: float | None = Field(default=None, description="end_level / ln(C) (1.0: stuck at chance level)")
+    is_at_chance: bool = Field(default=False, description="plateau within chance_band of ln(C)")
+    restarts: int = Field(default=0, description="times the log restarted from the beginning (several runs in one "
+                                                 "file; the analysis uses the last one)")
+    resumes: int = Field(default=0, description="times a run resumed from an earlier step (overwritten points dropped)")
+    doc = "shape of a train or eval loss series: divergence, spikes, plateau, oscillation, trend at the end, chance level"
+
+
+class GeneralizationGap(Fact):
+    """Train loss against eval loss of the same run."""
+
+    kind: Literal["generalization_gap"] = "generalization_gap"
+    eval_points: int = Field(description="number of eval loss values")
+    train_last: float | None = Field(default=None, description="train loss end level")
+    eval_last: float | None = Field(default=None, description="last eval loss")
+    eval_min: float | None = Field(default=None, description="best (lowest) eval loss")
+    eval_min_step: int | None = Field(default=None, description="step (or epoch) of the best eval loss: the turning step")
+    eval_rise_ratio: float | None = Field(default=None, description="eval_last / eval_min - 1: rise since the best eval")
+    evals_after_min: int = Field(default=0, description="eval values logged after the best one")
+    train_drop_after_turn_ratio: float | None = Field(
+        default=None, description="share of the train loss removed after the turning step (train keeps improving)")
+    train_drop_ratio: float | None = Field(default=None, description="share of the train loss removed in the whole run")
+    gap_ratio: float | None = Field(default=None, description="(eval_last - train_last) / eval_last")
+    is_eval_rising: bool = Field(default=False, description="eval loss rose >= eval_rise of its best for the last "
+                                                            "evaluations while train loss kept falling")
+    is_train_near_zero: bool = Field(default=False, description="train loss fell by >= 95% of its start")
+    score_name: str | None = Field(default=None, description="an eval score logged beside (accuracy, wer, ...)")
+    score_best: float | None = Field(default=None, description="its best value")
+    score_last: float | None = Field(default=None, description="its last value")
+    doc = "train vs eval loss: turning step, eval rise since its best, generalisation gap"
+
+
+class GradNormTrend(Fact):
+    """Logged gradient norm over training (e.g. Trainer's grad_norm, Megatron's grad norm)."""
+
+    kind: Literal["grad_norm_trend"] = "grad_norm_trend"
+    points: int = Field(description="number of logged values")
+    start_level: float | None = Field(default=None, description="median of the first 10% of values")
+    max_value: float | None = Field(default=None, description="largest finite value")
+    max_step: int | None = Field(default=None, description="step of the largest value")
+    end_level: float | None = Field(default=None, description="median of the last 10%")
+    growth_ratio: float | None = Field(default=None, description="max of the running median / start_level")
+    first_nonfinite_step: int | None = Field(default=None, description="first NaN/Inf gradient norm")
+    spike_count: int = Field(default=0, description="values above 10x the running median")
+    doc = "logged gradient norm: growth over the run, spikes, first non-finite value"
+
+
+class LrSchedule(Fact):
+    """The learning rate as logged step by step (the configured value is a ``hyperparameter`` fact)."""
+
+    kind: Literal["lr_schedule"] = "lr_schedule"
+    points: int = Field(description="number of logged values")
+    first_value: float | None = Field(default=None, description="first logged lr")
+    max_value: float | None = Field(default=None, description="peak logged lr")
+    last_value: float | None = Field(default=None, description="last logged lr")
+    last_to_max_ratio: float | None = Field(default=None, description="last / peak (small: decayed to near zero)")
+    doc = "the logged learning-rate schedule: first, peak and last value"
+
+
+class BaselineDeviation(Fact):
+    """The run's loss curve against the baseline's, aligned by step."""
+
+    kind: Literal["baseline_deviation"] = "baseline_deviation"
+    split: Literal["train", "eval"] = Field(description="which loss")
+    aligned_points: int = Field(description="run points inside the baseline's step range")
+    noise_band_ratio: float | None = Field(default=None, description="relative band counted as noise: max(3 x the "
+                                                                      "baseline's noise_ratio, min_band)")
+    rel_deviation_last: float | None = Field(default=None, description="(run - baseline) / baseline at the last "
+                                                                        "aligned step (positive: run worse)")
+    rel_deviation_max: float | None = Field(default=None, description="largest |relative deviation| seen")
+    first_departure_step: int | None = Field(default=None, description="first step from which the run stays outside "
+                                                                        "the band for 3 aligned points")
+    is_above_baseline: bool = Field(default=False, description="run loss ends above the baseline's by more than the band")
+    is_below_baseline: bool = Field(default=False, description="run loss ends below the baseline's by more than the band")
+    run_diverged_alone: bool = Field(default=False, description="the run's loss became non-finite and the baseline's not")
+    doc = "run loss vs baseline loss aligned by step: relative deviation and the step it leaves the noise band"

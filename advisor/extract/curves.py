@@ -1,0 +1,204 @@
+"""Numbers on logged curves: noise-aware shape features. Pure numpy, float64; no causes.
+
+Every threshold is relative (to the curve's own level or noise) and lives in
+``CurveThresholds``; a user overrides one with the extractor option
+``loss_curve.<name>`` (``--param`` on the command line).
+
+How the features are computed (n finite points of the last run in the series):
+- level windows: ``w = max(3, n // 10)`` points; start/end level = their medians;
+- running median with an odd window ``k = max(3, n // 20)`` gives the smoothed
+  curve ``s``; residuals ``y - s`` give the noise (1.4826 x MAD);
+- spike: residual above ``spike_z`` sigmas and above ``spike_min_ratio`` of ``s``;
+- end trend: least-squares line over the last ``end_share`` of the run; its
+  change over that window relative to the end level, and its t statistic;
+- plateau: the smoothed curve stays within ``plateau_band`` of the end level
+  (or 3 noise sigmas, whichever is larger) from some step to the end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CurveThresholds:
+    spike_z: float = 6.0                 # robust sigmas above the running median
+    spike_min_ratio: float = 0.25        # ... and at least this share above it
+    rise_ratio_diverged: float = 2.0     # end level >= this x the smoothed minimum (and above the start): diverged
+    end_share: float = 0.2               # share of the run whose trend tells "still falling"
+    fall_ratio: float = 0.03             # relative fall over that share that counts as still falling
+    trend_t: float = 3.0                 # |t| above which a trend is beyond noise
+    plateau_band: float = 0.02           # relative band around the end level that counts as flat
+    plateau_share: float = 0.5           # flat for at least this share of the run: plateau
+    stagnant_drop: float = 0.05          # a plateau having removed less than this share of the loss: stagnant
+    oscillation_noise: float = 0.15      # noise_ratio at or above this ...
+    oscillation_drop: float = 0.1        # ... with drop_ratio below this: oscillating without progress
+    slow_drop: float = 0.1               # still falling but removed less than this share: slow
+    chance_band: float = 0.05            # |end_level / ln C - 1| within this: at chance level
+    eval_rise: float = 0.05              # eval loss this far above its best at the last evals: rising
+    calibration_share: float = 0.1       # first share of the steps where loss-scale reductions are calibration
+    min_band: float = 0.03               # smallest relative band around a baseline curve
+
+    @classmethod
+    def from_options(cls, options: dict) -> "CurveThresholds":
+        known = {f.name for f in fields(cls)}
+        vals = {}
+        for key, val in options.items():
+            name = key.split(".", 1)[1] if key.startswith("loss_curve.") else None
+            if name in known and isinstance(val, (int, float)):
+                vals[name] = float(val)
+        return cls(**vals)
+
+
+def running_median(y: np.ndarray, k: int) -> np.ndarray:
+    """Centered running median with an odd window k (edges use the available points)."""
+    n = y.size
+    if n == 0 or k <= 1:
+        return y.astype(np.float64, copy=True)
+    k = min(k | 1, n if n % 2 else n - 1) if n > 2 else 1
+    if k <= 1:
+        return y.astype(np.float64, copy=True)
+    h = k // 2
+    pad = np.concatenate([np.full(h, y[0]), y, np.full(h, y[-1])])
+    win = np.lib.stride_tricks.sliding_window_view(pad, k)
+    out = np.median(win, axis=1)
+    # edges: shrink the window instead of repeating the end value
+    for i in range(min(h, n)):
+        out[i] = np.median(y[: i + h + 1])
+        out[n - 1 - i] = np.median(y[n - 1 - i - h:])
+    return out
+
+
+def robust_sigma(r: np.ndarray) -> float:
+    if r.size == 0:
+        return 0.0
+    med = np.median(r)
+    return float(1.4826 * np.median(np.abs(r - med)))
+
+
+def trend(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(slope, t statistic) of the least-squares line y ~ a + b x (float64)."""
+    n = x.size
+    if n < 3:
+        return 0.0, 0.0
+    x = x.astype(np.float64)
+    y = y.astype(np.float64)
+    xm, ym = x.mean(), y.mean()
+    sxx = float(((x - xm) ** 2).sum())
+    if sxx == 0:
+        return 0.0, 0.0
+    b = float(((x - xm) * (y - ym)).sum() / sxx)
+    resid = y - (ym + b * (x - xm))
+    s2 = float((resid ** 2).sum() / (n - 2))
+    se = math.sqrt(s2 / sxx) if s2 > 0 else 0.0
+    if se == 0:
+        return b, (math.copysign(math.inf, b) if b else 0.0)
+    return b, b / se
+
+
+@dataclass
+class Shape:
+    start_level: float
+    end_level: float
+    drop_ratio: float
+    min_value: float
+    min_index: int
+    smooth_min: float
+    smooth_min_index: int
+    rise_from_min_ratio: float
+    noise_ratio: float
+    spike_count: int
+    spike_max_ratio: float | None
+    end_change_ratio: float | None
+    end_trend_t: float | None
+    is_still_falling: bool
+    plateau_start_index: int | None
+    is_plateau: bool
+    is_stagnant: bool
+    is_oscillating: bool
+    is_slow: bool
+    diverged_rise: bool
+
+
+def _rel(a: float, b: float) -> float:
+    return a / b if b != 0 else (math.inf if a else 0.0)
+
+
+def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
+    """Shape features of a finite curve (x increasing); None below 5 points."""
+    n = y.size
+    if n < 5:
+        return None
+    w = max(3, n // 10)
+    start = float(np.median(y[:w]))
+    end = float(np.median(y[-w:]))
+    k = min(max(3, n // 20), 101)
+    s = running_median(y, k)
+    resid = y - s
+    sigma = robust_sigma(resid)
+    scale = abs(end) if end != 0 else (abs(start) or 1.0)
+    noise_ratio = sigma / scale
+    spikes = (resid > th.spike_z * max(sigma, 1e-12)) & (resid > th.spike_min_ratio * np.abs(s))
+    spike_count = int(spikes.sum())
+    spike_max = float(np.max(y[spikes] / np.where(s[spikes] != 0, np.abs(s[spikes]), 1.0))) if spike_count else None
+    smin_i = int(np.argmin(s))
+    smin = float(s[smin_i])
+    rise = _rel(end, smin) - 1.0 if smin > 0 else (0.0 if end <= smin else math.inf)
+    drop = (start - end) / abs(start) if start != 0 else 0.0
+    # trend at the end
+    span = x[-1] - x[0]
+    m = max(5, int(math.ceil(n * th.end_share)))
+    m = min(m, n)
+    slope, t = trend(x[-m:], y[-m:])
+    end_change = slope * float(x[-1] - x[-m]) / scale if span > 0 else None
+    still = bool(end_change is not None and end_change <= -th.fall_ratio and t <= -th.trend_t)
+    # plateau: from which index does the smoothed curve stay within the band of the end level
+    band = max(th.plateau_band * scale, 3 * sigma / math.sqrt(k))
+    outside = np.flatnonzero(np.abs(s - end) > band)
+    p_start = int(outside[-1] + 1) if outside.size else 0
+    p_start = p_start if p_start < n else None
+    plateau = bool(p_start is not None and span > 0 and (x[-1] - x[p_start]) >= th.plateau_share * span
+                   and not still)
+    stagnant = bool(plateau and drop < th.stagnant_drop)
+    oscillating = bool(noise_ratio >= th.oscillation_noise and drop < th.oscillation_drop)
+    slow = bool(still and 0 <= drop < th.slow_drop)
+    diverged = bool(smin > 0 and end >= th.rise_ratio_diverged * smin and end > start)
+    return Shape(start_level=start, end_level=end, drop_ratio=drop, min_value=float(np.min(y)),
+                 min_index=int(np.argmin(y)), smooth_min=smin, smooth_min_index=smin_i, rise_from_min_ratio=rise,
+                 noise_ratio=noise_ratio, spike_count=spike_count, spike_max_ratio=spike_max,
+                 end_change_ratio=end_change, end_trend_t=t if math.isfinite(t) else math.copysign(1e9, t),
+                 is_still_falling=still, plateau_start_index=p_start, is_plateau=plateau, is_stagnant=stagnant,
+                 is_oscillating=oscillating, is_slow=slow, diverged_rise=diverged)
+
+
+def align(run_x: np.ndarray, run_y: np.ndarray, base_x: np.ndarray, base_y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run points inside the baseline's x range with the baseline interpolated there: (x, run, baseline)."""
+    if run_x.size == 0 or base_x.size < 2:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    order = np.argsort(base_x, kind="stable")
+    bx, by = base_x[order], base_y[order]
+    inside = (run_x >= bx[0]) & (run_x <= bx[-1])
+    xs = run_x[inside]
+    return xs, run_y[inside], np.interp(xs, bx, by)
+
+
+def first_sustained(mask: np.ndarray, run: int = 3) -> int | None:
+    """Index of the first point from which ``mask`` holds for ``run`` consecutive points."""
+    if mask.size < run:
+        return None
+    c = np.convolve(mask.astype(np.int64), np.ones(run, dtype=np.int64), mode="valid")
+    hits = np.flatnonzero(c == run)
+    return int(hits[0]) if hits.size else None
+
+
+def downsample(x: np.ndarray, y: np.ndarray, limit: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``limit`` points, evenly spaced, always keeping the last one and every non-finite value's place."""
+    n = x.size
+    if n <= limit:
+        return x, y
+    idx = np.unique(np.concatenate([np.linspace(0, n - 1, limit - 50).astype(np.int64),
+                                    np.flatnonzero(~np.isfinite(y))[:50]]))
+    return x[idx], y[idx]

@@ -1,0 +1,57 @@
+"""Join the files of one run without double counting.
+
+A run often logs the same curve twice (``train.log`` and ``stdout``; the console
+dict prints and ``trainer_state.json``) and different curves in different files
+(train loss in the log, eval loss in ``metrics.csv``). Per series name one file
+is kept: the one whose points carry steps, then the one with the most points.
+Events are not summed across files either: per kind, the file with the most wins
+(rank 0 and rank 1 print the same overflow).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from advisor.read.logs.records import LogEvent, LogRead, MetricSeries
+
+_X_RANK = {"step": 2, "epoch": 1, "index": 0}
+
+
+@dataclass
+class MergedRun:
+    series: dict[str, MetricSeries] = field(default_factory=dict)
+    events: list[LogEvent] = field(default_factory=list)
+    event_counts: dict[str, int] = field(default_factory=dict)
+    event_paths: dict[str, str] = field(default_factory=dict)
+    #: (series name, file not used for it, file used)
+    duplicates: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def first(self, names: list[str]) -> MetricSeries | None:
+        for n in names:
+            if n in self.series:
+                return self.series[n]
+        return None
+
+
+def merge_reads(reads: list[LogRead]) -> MergedRun:
+    out = MergedRun()
+    by_name: dict[str, list[MetricSeries]] = {}
+    for read in reads:
+        if read.problem is not None:
+            continue
+        for name, s in read.series.items():
+            by_name.setdefault(name, []).append(s)
+    for name, cands in by_name.items():
+        best = max(cands, key=lambda s: (_X_RANK[s.x_kind()], s.buf.count))
+        out.series[name] = best
+        for s in cands:
+            if s is not best:
+                out.duplicates.append((name, s.path, best.path))
+    kinds = {k for r in reads if r.problem is None for k in r.event_counts}
+    for kind in sorted(kinds):
+        best_read = max((r for r in reads if r.problem is None), key=lambda r: r.event_counts.get(kind, 0))
+        out.event_counts[kind] = best_read.event_counts[kind]
+        out.event_paths[kind] = best_read.path
+        out.events.extend(e for e in best_read.events if e.kind == kind)
+    out.events.sort(key=lambda e: (e.step if e.step is not None else -1, e.line))
+    return out
