@@ -120,7 +120,7 @@ def _side_from_stats(stats: dict[str, float] | None) -> SideInfo:
 
 def _side_from_acc(acc: SideAcc) -> SideInfo:
     return SideInfo(nan=acc.nan, inf=acc.inf, min=acc.min if acc.n else None, max=acc.max if acc.n else None,
-                    integer_ratio=acc.integers / acc.n if acc.n else None)
+                    integer_ratio=acc.integers / acc.nonzero if acc.nonzero else None)
 
 
 def _run_items(items: list[tuple[int, Callable[[], Any]]], workers: int,

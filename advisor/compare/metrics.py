@@ -23,7 +23,7 @@ finite; NaN and Inf are counted per side and never make a pair "pass"):
 - ``std_run``, ``std_baseline``, ``std_diff``: population standard deviations (Chan's merge)
 - ``scaled_max_err``    max |d| / max |b|: the largest error relative to the tensor's scale
 - per side: ``nan``, ``inf``, ``min``, ``max``, ``mean``, ``norm``, ``integer_ratio`` (share of
-  finite elements that are whole numbers)
+  the finite nonzero elements that are whole numbers; None when all are zero)
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ class SideAcc:
     m2: float = 0.0
     sumsq: float = 0.0
     sum_abs: float = 0.0
-    integers: int = 0
+    integers: int = 0  # nonzero elements that are whole numbers
+    nonzero: int = 0
 
     def add(self, x: np.ndarray, sumsq: float | None = None, count_integers: bool = True) -> None:
         """Add finite float64 values ``x`` (``sumsq`` = x·x when already computed)."""
@@ -69,7 +70,9 @@ class SideAcc:
         self.max = max(self.max, float(x.max()))
         self.sum_abs += float(np.abs(x).sum())
         if count_integers:
-            self.integers += int(np.count_nonzero(np.trunc(x) == x))
+            nz = int(np.count_nonzero(x))
+            self.nonzero += nz
+            self.integers += int(np.count_nonzero(np.trunc(x) == x)) - (x.size - nz)
 
     def _merge_moments(self, n: int, mean: float, m2: float) -> None:
         tot = self.n + n
@@ -88,6 +91,7 @@ class SideAcc:
         self.min = min(self.min, o.min)
         self.max = max(self.max, o.max)
         self.integers += o.integers
+        self.nonzero += o.nonzero
 
 
 @dataclass
@@ -221,7 +225,7 @@ class Accumulator:
             setattr(m, f"max_{side}", acc.max)
             setattr(m, f"mean_{side}", acc.mean)
             setattr(m, f"norm_{side}", math.sqrt(acc.sumsq))
-            setattr(m, f"integer_ratio_{side}", acc.integers / acc.n)
+            setattr(m, f"integer_ratio_{side}", acc.integers / acc.nonzero if acc.nonzero else None)
         return m
 
 
