@@ -17,6 +17,7 @@ import yaml
 MAX_BYTES = 5_000_000
 MAX_ALIASES = 100
 MAX_DEPTH = 32
+MAX_NODES = 100_000  # values after expanding aliases: a config has hundreds
 
 HPARAM_FILE_NAMES = (
     "hparams.yaml", "hparams.yml", "hparams.json", "config.yaml", "config.yml", "config.json",
@@ -64,19 +65,24 @@ def load_mapping(path: Path) -> dict[str, Any]:
                               f"{str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise HparamReadError(f"expected a mapping of names to values at the top, got {type(data).__name__}")
-    _check_depth(data, 0)
+    nodes = _expanded_size(data, 0, {})
+    if nodes > MAX_NODES:
+        raise HparamReadError(f"expands to {nodes} values (limit {MAX_NODES}); YAML aliases multiplying "
+                              "a structure (an anchor bomb?)")
     return data
 
 
-def _check_depth(value: Any, depth: int) -> None:
+def _expanded_size(value: Any, depth: int, memo: dict[int, int]) -> int:
+    """Number of values once aliases are expanded; shared objects are counted once per use, walked once."""
     if depth > MAX_DEPTH:
         raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file")
-    if isinstance(value, dict):
-        for v in value.values():
-            _check_depth(v, depth + 1)
-    elif isinstance(value, list):
-        for v in value:
-            _check_depth(v, depth + 1)
+    if not isinstance(value, (dict, list)):
+        return 1
+    key = id(value)
+    if key not in memo:
+        children = value.values() if isinstance(value, dict) else value
+        memo[key] = 1 + sum(_expanded_size(v, depth + 1, memo) for v in children)
+    return memo[key]
 
 
 def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

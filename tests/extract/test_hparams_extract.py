@@ -1,0 +1,150 @@
+"""advisor.extract.hparams: spellings -> canonical vocabulary, framework defaults, baseline diff, sanity checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from advisor.extract.base import RunPair
+from advisor.extract.hparams import extract
+from advisor.inventory import RunFolder
+
+
+def _write(folder, name, text):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+    return folder
+
+
+def _run(tmp_path, files: dict[str, str], baseline: dict[str, str] | None = None):
+    run = tmp_path / "run"
+    for name, text in files.items():
+        _write(run, name, text)
+    base = None
+    if baseline is not None:
+        for name, text in baseline.items():
+            _write(tmp_path / "base", name, text)
+        base = RunFolder.scan(tmp_path / "base", side="baseline")
+    return extract(RunPair(run=RunFolder.scan(run), baseline=base))
+
+
+def _hp(ex, side="run"):
+    return {f.name: f for f in ex.facts if f.kind == "hyperparameter" and f.side == side}
+
+
+def _kind(ex, kind):
+    return [f for f in ex.facts if f.kind == kind]
+
+
+SPELLINGS = [
+    ("hparams.yaml", "optimizer:\n  name: Adam\n  lr: 1.0e-3\nbs: 64\nmax_epochs: 20\nwd: 0.0001\n",
+     {"optimizer": "adam", "learning_rate": 0.001, "batch_size": 64.0, "epochs": 20.0, "weight_decay": 0.0001}),
+    ("config.json", json.dumps({"solver": {"base_lr": "1e-2", "momentum": 0.9, "type": "SGD"},
+                                "batch_size": 128, "num_epochs": 90, "weight_decay": 5e-4}),
+     {"learning_rate": 0.01, "momentum": 0.9, "batch_size": 128.0, "epochs": 90.0, "weight_decay": 0.0005}),
+    ("args.json", json.dumps({"lr": 0.1, "optim": "torch.optim.SGD", "per_device_train_batch_size": 32,
+                              "keep_prob": 0.8, "criterion": "CrossEntropyLoss", "init": "xavier"}),
+     {"optimizer": "sgd", "learning_rate": 0.1, "batch_size": 32.0, "dropout": pytest.approx(0.2),
+      "loss": "cross_entropy", "weight_init": "xavier_uniform"}),
+    ("config.yaml", "optimizer: {type: AdamW, lr: 5.0e-5, eps: 1.0e-6, betas: [0.9, 0.98]}\n"
+                    "fp16: {enabled: true, loss_scale: 0, initial_scale_power: 16}\n"
+                    "train_micro_batch_size_per_gpu: 8\ngradient_accumulation_steps: 4\n",
+     {"optimizer": "adamw", "learning_rate": 5e-5, "adam_epsilon": 1e-6, "adam_beta2": 0.98, "precision": "fp16",
+      "loss_scale": 65536.0, "loss_scale_mode": "dynamic", "global_batch_size": 32.0}),
+]
+
+
+@pytest.mark.parametrize("name,text,expected", SPELLINGS, ids=[s[0] for s in SPELLINGS])
+def test_spellings_map_to_canonical_names(tmp_path, name, text, expected):
+    hp = _hp(_run(tmp_path, {name: text}))
+    got = {k: hp[k].value for k in expected}
+    assert got == expected
+    assert all(not hp[k].is_default for k in expected)
+
+
+def test_hugging_face_training_args(tmp_path):
+    args = {"learning_rate": 5e-05, "per_device_train_batch_size": 16, "num_train_epochs": 3.0, "max_steps": -1,
+            "warmup_steps": 0, "weight_decay": 0.0, "adam_beta1": 0.9, "adam_beta2": 0.999, "adam_epsilon": 1e-08,
+            "max_grad_norm": 1.0, "fp16": False, "bf16": True, "optim": "adamw_torch", "lr_scheduler_type": "linear",
+            "gradient_accumulation_steps": 2, "seed": 42, "label_smoothing_factor": 0.1}
+    ex = _run(tmp_path, {"training_args.json": json.dumps(args)})
+    hp = _hp(ex)
+    assert hp["framework"].value == "pytorch"
+    assert hp["optimizer"].value == "adamw"
+    assert hp["precision"].value == "bf16"  # fp16: false must not hide bf16: true
+    assert "max_steps" not in hp  # -1 means "not set"
+    assert hp["global_batch_size"].value == 32.0
+    assert hp["grad_clip_norm"].value == 1.0 and hp["label_smoothing"].value == 0.1
+    assert hp["weight_decay"].value == 0.0 and not hp["weight_decay"].is_default
+    (lr,) = _kind(ex, "learning_rate_check")
+    assert lr.optimizer_family == "adaptive" and lr.has_warmup is False
+    assert [c.stage for c in ex.checks] == ["hyperparameters"]
+
+
+def test_framework_defaults_fill_missing_keys_with_their_source(tmp_path):
+    hp = _hp(_run(tmp_path, {"hparams.yaml": "framework: mindspore\noptimizer: AdamWeightDecay\nlr: 0.001\n"}))
+    assert hp["adam_epsilon"].value == 1e-6 and hp["adam_epsilon"].is_default
+    assert "mindspore.cn" in hp["adam_epsilon"].default_source
+    assert hp["gelu_approximate"].value is True
+    assert hp["layernorm_epsilon"].value == 1e-7
+    assert hp["batchnorm_decay"].value == 0.9
+
+
+def test_two_frameworks_that_differ_only_by_a_default(tmp_path):
+    same = "optimizer: adam\nlearning_rate: 0.001\nbatch_size: 64\nepochs: 10\n"
+    ex = _run(tmp_path, {"hparams.yaml": "framework: pytorch\n" + same},
+              baseline={"hparams.yaml": "framework: keras\n" + same})
+    diffs = {d.name: d for d in _kind(ex, "hparam_diff")}
+    eps = diffs["adam_epsilon"]
+    assert (eps.run_value, eps.baseline_value) == (1e-8, 1e-7)
+    assert eps.involves_default and eps.default_scope == "optimizer"
+    assert eps.run_framework == "pytorch" and eps.baseline_framework == "tensorflow"
+    assert diffs["weight_decay_mode"].run_value == "l2" and diffs["weight_decay_mode"].baseline_value == "decoupled"
+    assert diffs["batchnorm_decay"].default_scope == "layer"
+    # what was written down is equal on both sides, so it is not a difference
+    assert not {"learning_rate", "batch_size", "epochs", "optimizer", "framework"} & set(diffs)
+
+
+def test_same_framework_same_settings_has_no_diff(tmp_path):
+    text = "framework: pytorch\noptimizer: sgd\nlr: 0.1\nmomentum: 0.9\nbatch_size: 128\nseed: 1\n"
+    ex = _run(tmp_path, {"hparams.yaml": text}, baseline={"config.yaml": text.replace("seed: 1", "seed: 2")})
+    assert _kind(ex, "hparam_diff") == []
+
+
+def test_batchnorm_momentum_copied_literally_into_mindspore(tmp_path):
+    ex = _run(tmp_path, {"hparams.yaml": "framework: mindspore\nbn_momentum: 0.1\n"},
+              baseline={"hparams.yaml": "framework: pytorch\nbn_momentum: 0.1\n"})
+    (d,) = [d for d in _kind(ex, "hparam_diff") if d.name == "batchnorm_decay"]
+    assert d.run_value == pytest.approx(0.1) and d.baseline_value == pytest.approx(0.9)
+    assert d.unusual_side == "run" and not d.involves_default
+
+
+def test_learning_rate_band_for_sgd_scales_with_batch(tmp_path):
+    ex = _run(tmp_path, {"hparams.yaml": "optimizer: sgd\nlr: 10.0\nmomentum: 0.9\nbatch_size: 64\n"})
+    (c,) = _kind(ex, "learning_rate_check")
+    assert c.usual_high == pytest.approx(0.25)  # 0.1 * 64/256 * 10
+    assert c.times_above_usual == pytest.approx(40.0)
+    assert c.has_warmup is None and not c.is_large_batch
+
+
+def test_no_learning_rate_check_without_optimizer(tmp_path):
+    ex = _run(tmp_path, {"hparams.yaml": "lr: 10.0\n"})
+    assert _kind(ex, "learning_rate_check") == []
+
+
+def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path):
+    ex = _run(tmp_path, {"hparams.yaml": "lr: !!python/name:os.system\n", "config.json": b"\xff\xfe".decode("latin-1"),
+                         "args.json": json.dumps({"lr": 0.01, "optimizer": "adam"})})
+    status = {i.path: (i.status, i.why or "") for i in ex.inputs}
+    assert status["hparams.yaml"][0] == "unreadable" and "tag refused" in status["hparams.yaml"][1]
+    assert status["config.json"][0] == "unreadable"
+    assert status["args.json"] == ("used", "")
+    assert _hp(ex)["learning_rate"].value == 0.01
+
+
+def test_file_without_known_keys_is_ignored_with_reason(tmp_path):
+    ex = _run(tmp_path, {"config.json": json.dumps({"task": "statistics", "dump_path": "./dump"})})
+    (rec,) = ex.inputs
+    assert rec.status == "ignored" and "vocabulary" in rec.why
+    assert ex.checks == []
