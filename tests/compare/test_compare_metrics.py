@@ -1,0 +1,123 @@
+"""Metric values against straightforward float64 reference formulas; tolerances; NaN handling."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from advisor.compare.metrics import Accumulator, accumulate, compare_arrays, ranges
+from advisor.compare.tolerances import judge, tolerance_for
+
+
+def reference(r: np.ndarray, b: np.ndarray) -> dict:
+    r = r.astype(np.float64).ravel()
+    b = b.astype(np.float64).ravel()
+    d = r - b
+    rel = np.abs(d) / np.maximum(np.abs(b), 1e-12)
+    p = np.exp(b - b.max()); p /= p.sum()
+    q = np.exp(r - r.max()); q /= q.sum()
+    return {
+        "cosine": float(r @ b / (np.linalg.norm(r) * np.linalg.norm(b))),
+        "max_abs_err": float(np.abs(d).max()),
+        "mean_abs_err": float(np.abs(d).mean()),
+        "rmse": float(np.sqrt((d ** 2).mean())),
+        "euclid_rel_dist": float(np.linalg.norm(d) / np.linalg.norm(b)),
+        "accum_rel_err": float(np.abs(d).sum() / np.abs(b).sum()),
+        "max_rel_err": float(rel.max()),
+        "mean_rel_err": float(rel.mean()),
+        "rel_err_over_1e3_ratio": float((rel > 1e-3).mean()),
+        "rel_err_over_5e3_ratio": float((rel > 5e-3).mean()),
+        "kl_div": float(np.sum(p * (np.log(p) - np.log(q)))),
+        "std_run": float(r.std()), "std_baseline": float(b.std()), "std_diff": float(d.std()),
+        "scaled_max_err": float(np.abs(d).max() / np.abs(b).max()),
+        "norm_run": float(np.linalg.norm(r)), "mean_baseline": float(b.mean()),
+    }
+
+
+@pytest.fixture
+def pair():
+    rng = np.random.default_rng(0)
+    b = (rng.standard_normal(10_007) * 3 + 100).astype(np.float32)  # a large mean: std must not cancel
+    r = (b + rng.standard_normal(b.size).astype(np.float32) * np.float32(0.05)).astype(np.float32)
+    return r, b
+
+
+@pytest.mark.parametrize("chunk", [1000, 1 << 16])
+def test_every_metric_matches_the_reference(pair, chunk):
+    r, b = pair
+    m = compare_arrays(r, b, chunk=chunk)
+    ref = reference(r, b)
+    for key, value in ref.items():
+        assert getattr(m, key) == pytest.approx(value, rel=1e-9, abs=1e-15), key
+    assert m.identical is False and m.compared == m.elements == r.size
+
+
+def test_ranges_merged_equal_one_pass(pair):
+    r, b = pair
+    whole = accumulate(r, b, chunk=512).result()
+    acc = Accumulator()
+    for start, stop in ranges(r.size, 3, chunk=512):
+        acc.merge(accumulate(r, b, start, stop, chunk=512))
+    merged = acc.result()
+    for key, value in whole.as_dict().items():
+        if isinstance(value, float):
+            assert getattr(merged, key) == pytest.approx(value, rel=1e-12), key
+        else:
+            assert getattr(merged, key) == value, key
+
+
+def test_kl_of_probability_tensors_is_that_of_their_softmax():
+    p = np.array([0.7, 0.2, 0.1])
+    q = np.array([0.6, 0.3, 0.1])
+    m = compare_arrays(q, p)
+    sp, sq = np.exp(p) / np.exp(p).sum(), np.exp(q) / np.exp(q).sum()
+    assert m.kl_div == pytest.approx(float(np.sum(sp * np.log(sp / sq))), rel=1e-12)
+    assert compare_arrays(p, p).kl_div == 0.0
+
+
+def test_nan_and_inf_are_counted_per_side_and_never_pass():
+    b = np.linspace(-1, 1, 1000).astype(np.float32)
+    r = b.copy()
+    r[10] = np.nan
+    r[20] = np.inf
+    m = compare_arrays(r, b)
+    assert (m.nan_run, m.inf_run, m.nan_baseline, m.inf_baseline) == (1, 1, 0, 0)
+    assert m.compared == 998 and m.max_abs_err == 0.0  # the finite rest is equal...
+    assert judge(m, tolerance_for("float32", "float32"))[0] == "error"  # ...but the pair fails
+    both = b.copy()
+    both[5] = np.nan
+    m2 = compare_arrays(both, both)
+    assert m2.nonfinite_mismatch == 0 and judge(m2, tolerance_for("float32", "float32"))[0] == "error"
+
+
+@pytest.mark.parametrize("dtype,rel,verdict", [
+    ("float32", 1e-7, "pass"), ("float32", 2e-5, "warning"), ("float32", 1e-4, "error"),
+    ("float16", 1e-4, "pass"), ("float16", 5e-3, "warning"), ("float16", 2e-2, "error"),
+    ("bfloat16", 5e-3, "pass"), ("bfloat16", 2e-2, "warning"), ("bfloat16", 1e-1, "error"),
+])
+def test_tolerances_per_dtype(dtype, rel, verdict):
+    rng = np.random.default_rng(1)
+    b = rng.standard_normal(4096)
+    noise = rng.standard_normal(4096)
+    r = b + noise * (rel * np.linalg.norm(b) / np.linalg.norm(noise))
+    m = compare_arrays(r, b)
+    assert m.euclid_rel_dist == pytest.approx(rel, rel=1e-6)
+    assert judge(m, tolerance_for(dtype, dtype))[0] == verdict
+
+
+def test_tolerance_override_and_baseline_dtype_rules():
+    assert tolerance_for("bfloat16", "float32").rel_dist_error == 5e-5  # held to the reference's dtype
+    tol = tolerance_for("float32", "float32", {"compare.float32.rel_dist_error": 1e-3})
+    assert tol.rel_dist_error == 1e-3 and tol.rel_dist_warn == 1e-5
+
+
+def test_zero_tensors_and_integers():
+    z = np.zeros(100, dtype=np.float32)
+    m = compare_arrays(z, z)
+    assert m.cosine == 1.0 and m.identical and m.integer_ratio_run is None
+    ints = np.arange(-50, 50, dtype=np.float32)
+    assert compare_arrays(ints, ints + 0.5).integer_ratio_run == 1.0
+    assert compare_arrays(ints, ints + 0.5).integer_ratio_baseline == 0.0
+    assert math.isinf(compare_arrays(np.ones(3), z[:3]).euclid_rel_dist)
