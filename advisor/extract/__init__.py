@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import traceback
 
-from advisor.extract import dynamics, hparams, loss_curve, op_compare
+from advisor.extract import data_stats, dynamics, hparams, loss_curve, op_compare
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.inventory import InputRecord
 
 #: (name, function): the whole pipeline, explicitly
 EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("hparams", hparams.extract),
+    ("data_stats", data_stats.extract),
     ("loss_curve", loss_curve.extract),
     ("op_compare", op_compare.extract),
     ("dynamics", dynamics.extract),

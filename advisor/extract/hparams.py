@@ -461,9 +461,19 @@ def loss_scale_check(hp: HparamSet) -> LossScaleCheck | None:
     where = next((hp.values[n].path for n in ("loss_scale", "loss_scale_mode", "precision") if n in hp.values), "")
     return LossScaleCheck(
         precision=prec if isinstance(prec, str) else None, loss_scale=scale_f,
-        is_dynamic=None if mode is None else mode == "dynamic",
+        is_dynamic=_is_dynamic(hp, mode, scale_f),
         log2_loss_scale=float(math.log2(scale_f)) if scale_f is not None and scale_f > 0 else None,
         side=hp.side, source=Source(path=where) if where else None)
+
+
+def _is_dynamic(hp: HparamSet, mode: Scalar | None, scale: float | None) -> bool | None:
+    """Dynamic scaling as configured; a plain ``loss_scale`` number without a mode is a static scale
+    (DeepSpeed, apex ``static_loss_scale``, MindSpore ``FixedLossScaleManager``); None when nothing says."""
+    if mode is not None:
+        return mode == "dynamic"
+    if scale is not None and hp.values["loss_scale"].raw_key.rsplit(".", 1)[-1].lower() in ("loss_scale", "static_loss_scale"):
+        return False
+    return None
 
 
 def _equal(a: Scalar, b: Scalar) -> bool:
