@@ -1,0 +1,152 @@
+"""``advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html]``.
+
+Each argument is a dump folder (a folder of .npy files, or the folder holding
+an msprobe dump.json) or a folder above exactly one. Without ``-o`` a short
+text summary (the source operator first) goes to stdout. A progress bar goes
+to stderr when it is a terminal. Exit status: 0 when no tensor is judged
+error, 1 when some are, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
+def add_compare_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "compare", help="compare two per-operator dumps tensor by tensor; name the operator where the error is born",
+        description="Compare every tensor of RUN_DUMP with BASELINE_DUMP (plain .npy layout or msprobe dump.json) "
+                    "and point at the first operator whose output deviates while its inputs match.")
+    p.add_argument("run_dump", metavar="RUN_DUMP", help="the run's dump folder (or a folder above it)")
+    p.add_argument("baseline_dump", metavar="BASELINE_DUMP", help="the benchmark's dump folder")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the table to FILE: .csv, .json or .html")
+    p.add_argument("--workers", type=int, default=None, help="threads (default: the number of cores, at most 4)")
+    p.add_argument("--tolerance", action="append", metavar="DTYPE.NAME=VALUE", default=[],
+                   help="override a tolerance, e.g. float32.rel_dist_error=1e-3 (repeatable)")
+    p.add_argument("--limit", type=int, default=30, help="rows in the text summary (default 30)")
+    p.set_defaults(func=run_compare)
+    return p
+
+
+class _Usage(Exception):
+    pass
+
+
+def _dump_folder(arg: str) -> Path:
+    from advisor.inventory import RunFolder
+    from advisor.read.dumps import find_dump_roots
+
+    path = Path(arg)
+    if not path.is_dir():
+        raise _Usage(f"'{arg}' is not a folder")
+    if (path / "dump.json").is_file() or any(path.glob("*.npy")) or (path / "manifest.json").is_file():
+        return path
+    roots = find_dump_roots(RunFolder.scan(path).files)
+    if len(roots) != 1:
+        found = ", ".join(r.as_posix() for r in roots[:5]) or "none"
+        raise _Usage(f"'{arg}' should hold exactly one dump (a folder of .npy files or an msprobe dump.json); found: {found}")
+    return path / roots[0]
+
+
+def _overrides(values: list[str]) -> dict[str, float]:
+    out = {}
+    for v in values:
+        key, sep, raw = v.partition("=")
+        try:
+            out[f"compare.{key}"] = float(raw)
+        except ValueError:
+            raise _Usage(f"--tolerance needs DTYPE.NAME=NUMBER, got '{v}'") from None
+        if not sep:
+            raise _Usage(f"--tolerance needs DTYPE.NAME=NUMBER, got '{v}'")
+    return out
+
+
+class _Progress:
+    """A one-line progress bar on stderr (only on a terminal)."""
+
+    def __init__(self) -> None:
+        self.on = sys.stderr.isatty()
+        self.last = 0.0
+        self.start = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.on or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        frac = done / total if total else 1.0
+        rate = done / max(now - self.start, 1e-9) / 1e6
+        bar = "#" * int(frac * 30)
+        sys.stderr.write(f"\rcomparing [{bar:<30}] {frac:6.1%} {done / 1e6:,.0f} MB {rate:,.0f} MB/s")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def summary_text(table, limit: int = 30) -> str:
+    from advisor.compare.table import _fmt
+
+    lines = [f"advisor compare: {table.mode} mode, {table.counts['error']} error, {table.counts['warning']} warning, "
+             f"{table.counts['pass']} pass, {table.counts['skipped']} skipped"]
+    if table.source:
+        lines.append(f"source operator: {table.source} ({table.source_reason}); "
+                     f"{len(table.propagated)} operators after it only inherit the error")
+        if table.independent_sources:
+            lines.append("independent sources: " + ", ".join(table.independent_sources))
+    else:
+        lines.append("no operator deviates beyond tolerance")
+    for label, value in (("first difference", table.first_difference), ("first NaN/Inf from finite inputs", table.nonfinite_source),
+                         ("first output beyond fp16 range", table.fp16_overflow),
+                         ("first integer-valued float output", table.integer_valued)):
+        if value:
+            lines.append(f"{label}: {value}")
+    for p in table.problems:
+        lines.append(f"not compared ({p['side']}): {p['file']}: {p['why']}")
+    if table.unmatched_run or table.unmatched_baseline:
+        lines.append(f"unmatched: {len(table.unmatched_run)} run tensors, {len(table.unmatched_baseline)} baseline tensors")
+    shown = [r for r in table.rows if r["verdict"] != "pass"][:limit]
+    if shown:
+        lines.append("")
+        lines.append(f"{'verdict':8} {'cosine':>9} {'max_abs_err':>11} {'rel_dist':>9}  tensor  (reason)")
+        for r in shown:
+            lines.append(f"{r['verdict']:8} {_fmt(r['cosine']):>9} {_fmt(r['max_abs_err']):>11} "
+                         f"{_fmt(r['euclid_rel_dist']):>9}  {r['name']}  ({r['reason']})")
+    return "\n".join(lines) + "\n"
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from advisor.compare.engine import compare_dumps
+    from advisor.compare.localise import localise
+    from advisor.compare.table import build_table, write
+    from advisor.read.dumps import DumpReadError, read_dump
+
+    try:
+        run_dir, base_dir = _dump_folder(args.run_dump), _dump_folder(args.baseline_dump)
+        options = _overrides(args.tolerance)
+        if args.output and Path(args.output).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
+            raise _Usage(f"--output must end in .csv, .json or .html, got '{args.output}'")
+        if args.output and Path(args.output).resolve().is_relative_to(run_dir.resolve()):
+            raise _Usage("--output must not be inside the run's dump folder (it is never written to)")
+    except _Usage as exc:
+        print(f"advisor: error: {exc} (usage: advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html])",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        run, base = read_dump(run_dir), read_dump(base_dir)
+    except DumpReadError as exc:
+        print(f"advisor: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    comp = compare_dumps(run, base, options, workers=args.workers, progress=_Progress())
+    loc = localise(comp.rows)
+    table = build_table(comp, loc, str(run_dir), str(base_dir))
+    if args.output:
+        write(table, args.output)
+        print(f"wrote {args.output} ({len(table.rows)} rows); source operator: {table.source or 'none'}")
+    else:
+        sys.stdout.write(summary_text(table, args.limit))
+    return EXIT_FOUND if table.counts["error"] else EXIT_OK

@@ -1,0 +1,130 @@
+"""The standalone comparison as a table: one row per tensor pair, the source operator on top.
+
+``build_table`` turns a ``Comparison`` and its ``Localisation`` into a
+``CompareTable`` (plain data); ``to_csv``, ``to_json`` and ``to_html`` only
+format it (HTML through the autoescaped template ``templates/compare.html.j2``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.compare.engine import Comparison, Row
+from advisor.compare.localise import Localisation
+from advisor.compare.metrics import PairMetrics
+
+METRIC_COLUMNS = [f for f in PairMetrics.__dataclass_fields__]
+COLUMNS = ["name", "baseline_name", "op", "op_type", "role", "order", "position", "verdict", "reason", "mode",
+           "matched_by", "dtype_run", "dtype_baseline", "shape_run", "shape_baseline", "stat_rel_diff"] + METRIC_COLUMNS
+
+
+@dataclass
+class CompareTable:
+    run: str
+    baseline: str
+    mode: str
+    source: str | None
+    source_reason: str | None
+    propagated: list[str]
+    independent_sources: list[str]
+    first_difference: str | None
+    nonfinite_source: str | None
+    fp16_overflow: str | None
+    integer_valued: str | None
+    counts: dict[str, int]
+    rows: list[dict[str, Any]]
+    unmatched_run: list[str] = field(default_factory=list)
+    unmatched_baseline: list[str] = field(default_factory=list)
+    problems: list[dict[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def row_record(r: Row) -> dict[str, Any]:
+    rec: dict[str, Any] = {c: _clean(getattr(r, c, None)) for c in COLUMNS[:16]}
+    metrics = r.metrics.as_dict() if r.metrics else {}
+    for c in METRIC_COLUMNS:
+        rec[c] = _clean(metrics.get(c))
+    return rec
+
+
+def build_table(comp: Comparison, loc: Localisation, run: str, baseline: str) -> CompareTable:
+    src = loc.source.op if loc.source else None
+    # the source operator's outputs on top, then its inputs, then everything in execution order
+    rows = sorted(comp.rows, key=lambda r: (r.op != src, r.order, r.role != "input", r.name))
+    top = [r for r in rows if r.op == src and r.role == "output"]
+    rows = top + [r for r in rows if not (r.op == src and r.role == "output")]
+    worst = loc.source.worst_output() if loc.source else None
+    counts = {v: sum(r.verdict == v for r in comp.rows) for v in ("pass", "warning", "error", "skipped")}
+    return CompareTable(
+        run=run, baseline=baseline, mode=comp.mode,
+        source=loc.source.op if loc.source else None, source_reason=worst.reason if worst else None,
+        propagated=[v.op for v in loc.propagated], independent_sources=[v.op for v in loc.independent_sources],
+        first_difference=loc.first_difference.op if loc.first_difference else None,
+        nonfinite_source=loc.nonfinite_source.op if loc.nonfinite_source else None,
+        fp16_overflow=loc.fp16_overflow.op if loc.fp16_overflow else None,
+        integer_valued=loc.integer_valued.op if loc.integer_valued else None,
+        counts=counts, rows=[row_record(r) for r in rows],
+        unmatched_run=[r.name for r in comp.unmatched_run], unmatched_baseline=[r.name for r in comp.unmatched_baseline],
+        problems=[{"side": s, "file": f, "why": w} for s, f, w in comp.problems])
+
+
+def to_csv(table: CompareTable) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for rec in table.rows:
+        w.writerow({k: (json.dumps(v) if isinstance(v, list) else ("" if v is None else v)) for k, v in rec.items()})
+    return buf.getvalue()
+
+
+def to_json(table: CompareTable) -> str:
+    return json.dumps(table.as_dict(), indent=1)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return "×".join(str(x) for x in v)
+    return str(v)
+
+
+def to_html(table: CompareTable) -> str:
+    import jinja2
+
+    templates = Path(__file__).resolve().parents[2] / "templates"
+    if not (templates / "compare.html.j2").is_file():  # installed: templates ship as advisor.templates
+        templates = Path(__file__).resolve().parents[1] / "templates"
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["fmt"] = _fmt
+    shown = ["name", "op_type", "position", "verdict", "reason", "dtype_run", "dtype_baseline", "shape_run",
+             "cosine", "max_abs_err", "euclid_rel_dist", "max_rel_err", "mean_rel_err", "rel_err_over_1e3_ratio",
+             "rel_err_over_5e3_ratio", "accum_rel_err", "rmse", "kl_div", "nan_run", "inf_run", "stat_rel_diff"]
+    return env.get_template("compare.html.j2").render(table=table, columns=shown)
+
+
+def write(table: CompareTable, path: str) -> None:
+    ext = Path(path).suffix.lower()
+    text = to_json(table) if ext == ".json" else to_html(table) if ext in (".html", ".htm") else to_csv(table)
+    Path(path).write_text(text, encoding="utf-8")
