@@ -180,7 +180,7 @@ class Capture:
                 w_st = self._stats(p)
                 g_st = self._stats(g) if g is not None else None
                 row = None
-                if not self._row_std_done and p.dim() >= 2:
+                if not self._row_std_done and p.dim() >= 2 and p.shape[0] >= 2:
                     row = p.detach().reshape(p.shape[0], -1).to(torch.float64).std(dim=0, correction=0).mean()
                 self._weights[id(p)] = (w_st, g_st, row)
                 if self._updates and p.requires_grad:

@@ -163,7 +163,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
         out["first_is_all_zero"] = bool(zero[0] == 1.0) if np.isfinite(zero[0]) else None
         if first_std is not None and fan_in:
             out["first_std_fan_in_ratio"] = _py(first_std * math.sqrt(fan_in))
-        if first_std and w.row_std is not None:
+        if first_std and w.row_std is not None and shape is not None and shape[0] >= 2:
             out["first_row_spread_ratio"] = _py(w.row_std / first_std)
         if steps.size >= 2 and np.any(std > 0):  # constant tensors (zero biases, unit scales) are trivially equal
             key = np.r_[numel[:1], steps.astype(np.float64), stats.ravel()].tobytes()
@@ -285,7 +285,8 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
         td.update(grad_norm_first=float(fn[0]), grad_norm_max=float(fn[imax]), grad_norm_max_step=int(fs[imax]),
                   grad_norm_last=float(fn[-1]), grad_norm_growth_ratio=float(fn[imax] / head) if head > 0 else None)
     td["early_layer"], td["late_layer"], td["early_to_late_grad_ratio"] = _early_late(params)
-    ratios = np.array([_f(p.fact.update_ratio_median) for p in matrices])
+    # parameters that never changed (frozen, disconnected) say nothing about the step size
+    ratios = np.array([_f(p.fact.update_ratio_median) for p in matrices if p.fact.is_unchanged is False])
     td["update_ratio_median"] = _median(ratios)
     td["update_ratio_max"] = float(np.nanmax(ratios)) if np.isfinite(ratios).any() else None
     cos = [p.fact.update_grad_cos_median for p in params if p.fact.update_grad_cos_median is not None]

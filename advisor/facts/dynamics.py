@@ -40,7 +40,8 @@ class TensorDynamics(Fact):
     early_to_late_grad_ratio: float | None = Field(
         default=None, description="median over steps of grad rms of early_layer / grad rms of late_layer")
     update_ratio_median: float | None = Field(
-        default=None, description="median over matrix parameters of their median ||update|| / ||weight|| per step")
+        default=None, description="median over the matrix parameters that changed of their median "
+                                  "||update|| / ||weight|| per step")
     update_ratio_max: float | None = Field(default=None, description="largest per-parameter median update ratio")
     params_with_update_cos: int = Field(default=0, description="parameters with a recorded update/gradient cosine")
     ascent_param_count: int = Field(

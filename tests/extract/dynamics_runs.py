@@ -17,7 +17,7 @@ from torch import nn
 
 from advisor.capture import attach
 
-STEPS = 200
+STEPS = 120
 EVERY = 10
 
 
@@ -53,14 +53,14 @@ def train(model: nn.Module, out: Path, *, lr: float = 0.05, opt: str = "sgd", st
     g = torch.Generator().manual_seed(1)
     losses = []
     with attach(model, optimizer, out, every=every):
-        for _ in range(steps):
+        for _ in range(steps):  # noqa: B007
             idx = torch.randint(0, x.shape[0], (32,), generator=g)
             loss = loss_fn(model(x[idx]), y[idx])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
-            if _ % 50 == 0:
+            if _ % 40 == 0:
                 with torch.no_grad():  # an evaluation pass: must not be recorded
                     model(x)
     return losses
@@ -206,3 +206,17 @@ FAULTS = {
     "exploding_regression": exploding_regression,
 }
 HEALTHY = {"healthy_mlp": healthy_mlp, "healthy_adam": healthy_adam, "healthy_cnn": healthy_cnn}
+
+_TRAINED: dict[str, Path] = {}
+
+
+def trained_runs(base: Path) -> dict[str, Path]:
+    """Train every scenario once per test session (cached); name -> run folder."""
+    if not _TRAINED:
+        torch.set_num_threads(1)
+        for name, fn in {**HEALTHY, **FAULTS}.items():
+            folder = Path(base) / f"dynamics_{name}"
+            folder.mkdir(parents=True, exist_ok=True)
+            fn(folder)
+            _TRAINED[name] = folder
+    return dict(_TRAINED)

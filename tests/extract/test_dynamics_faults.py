@@ -1,0 +1,123 @@
+"""Real captured runs: each fault injected into a tiny model must be told apart by the dynamics facts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+try:  # tests/extract may or may not be a package
+    from . import dynamics_runs as runs
+except ImportError:
+    import dynamics_runs as runs
+
+from advisor.extract.base import RunPair
+from advisor.extract.dynamics import extract
+from advisor.inventory import RunFolder
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    return runs.trained_runs(tmp_path_factory.getbasetemp())
+
+
+def facts_of(folder):
+    ex = extract(RunPair(run=RunFolder.scan(folder)))
+    by_kind: dict[str, list] = {}
+    for f in ex.facts:
+        by_kind.setdefault(f.kind, []).append(f)
+    return ex, by_kind
+
+
+def params(by_kind):
+    return {p.name: p for p in by_kind["param_dynamics"]}
+
+
+def test_healthy_facts_are_in_normal_ranges(trained):
+    for name in runs.HEALTHY:
+        ex, by = facts_of(trained[name])
+        td = by["tensor_dynamics"][0]
+        assert td.steps_recorded == runs.STEPS // runs.EVERY and td.first_step == 0
+        assert td.unchanged_param_count == 0 and td.trained_param_count == td.param_count
+        assert 0.05 < td.early_to_late_grad_ratio < 20
+        assert 1e-4 < td.update_ratio_median < 0.05
+        assert td.ascent_param_count == 0 and td.first_nonfinite_step is None
+        assert td.grad_norm_growth_ratio < 100
+        for p in by["param_dynamics"]:
+            if p.is_matrix:
+                assert 0.3 < p.first_std_fan_in_ratio < 1.0  # PyTorch's default init: 1/sqrt(3) = 0.577
+                assert p.update_grad_cos_median < 0
+        assert "tied_params" not in by
+        assert ex.inputs[0].status == "used" and ex.inputs[0].why is None
+        assert {s.chart for s in ex.series} == {"grad_norm"}
+
+
+def test_vanishing_ratio_is_orders_below_healthy(trained):
+    _, by = facts_of(trained["deep_sigmoid"])
+    td = by["tensor_dynamics"][0]
+    assert (td.early_layer, td.late_layer) == ("0.weight", "20.weight")
+    assert td.early_to_late_grad_ratio < 1e-6
+
+
+def test_huge_init_saturates_and_scale_is_far_from_fan_in(trained):
+    _, by = facts_of(trained["huge_init"])
+    p = params(by)
+    assert p["0.weight"].fan_in == 16 and p["0.weight"].first_std_fan_in_ratio == pytest.approx(5.05 * 4, rel=0.02)
+    sat = {a.name: a.sat_frac_median for a in by["activation_stats"] if a.is_saturating_type}
+    assert set(sat) == {"1", "3", "5"} and min(sat.values()) > 0.85
+
+
+def test_zero_init_is_all_zero_at_step_zero(trained):
+    _, by = facts_of(trained["zero_init"])
+    p = params(by)
+    assert [n for n, f in p.items() if f.first_is_all_zero and f.is_matrix] == ["0.weight", "2.weight", "4.weight"]
+    assert p["0.weight"].is_grad_always_zero is True
+    # zero tensors are trivially equal: not reported as shared weights
+    assert "tied_params" not in by
+
+
+def test_frozen_and_disconnected_are_told_apart(trained):
+    _, frozen = facts_of(trained["frozen_layer"])
+    f = params(frozen)["2.weight"]
+    assert (f.requires_grad, f.has_grad, f.is_unchanged, f.is_between_trained) == (False, False, True, True)
+    _, disc = facts_of(trained["disconnected_block"])
+    d = params(disc)
+    assert [n for n, x in d.items() if not x.has_grad] == ["aux.0.weight", "aux.0.bias"]
+    assert d["aux.0.weight"].requires_grad is True and d["aux.0.weight"].in_optimizer is True
+    assert d["aux.0.weight"].is_unchanged is True
+
+
+def test_tied_weights_pair(trained):
+    _, by = facts_of(trained["tied_weights"])
+    assert [(t.name_a, t.name_b, t.steps_compared, t.is_changing) for t in by["tied_params"]] == [
+        ("2.weight", "4.weight", runs.STEPS // runs.EVERY, True)]
+
+
+def test_sign_error_moves_uphill(trained):
+    _, by = facts_of(trained["sign_error_optimizer"])
+    td = by["tensor_dynamics"][0]
+    assert (td.ascent_param_count, td.params_with_update_cos) == (6, 6)
+    assert all(p.update_grad_cos_median > 0.99 for p in by["param_dynamics"])
+
+
+def test_dead_relu_found_and_zero_grads_not_called_disconnected(trained):
+    _, by = facts_of(trained["dead_relu"])
+    dead = [a.name for a in by["activation_stats"] if a.is_relu_type and a.zero_frac_median == 1.0]
+    assert dead == ["3"]
+    p = params(by)
+    # every parameter before the dead layer gets exactly zero gradient (not None: it is connected)
+    assert [n for n, x in p.items() if x.is_grad_always_zero] == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight"]
+
+
+def test_explosion_then_first_nonfinite(trained):
+    ex, by = facts_of(trained["exploding_regression"])
+    td = by["tensor_dynamics"][0]
+    assert td.grad_norm_growth_ratio > 1e6
+    assert td.first_nonfinite_step is not None and td.first_nonfinite_step >= td.grad_norm_max_step - 1
+    assert td.first_nonfinite_kind in ("activation", "weight", "grad")
+    assert [m.kind for m in ex.markers] == ["nonfinite"]
