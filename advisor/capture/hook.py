@@ -109,6 +109,8 @@ class Capture:
         if not self._fh.closed:
             if self._acts:
                 self._flush()
+            elif self._dump:
+                self._write_manifest()
             self._fh.close()
 
     def __enter__(self) -> "Capture":
@@ -203,6 +205,8 @@ class Capture:
             self._flush(updates)
             self._snap.clear()
             self._row_std_done = True
+        elif self._dump:
+            self._write_manifest()
         self.step += 1
 
     # -- output ------------------------------------------------------------
