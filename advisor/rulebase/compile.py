@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.rulebase import schema as S
-from advisor.rulebase.engine import CompiledRuleset, field_name
+from advisor.rulebase.engine import CompiledRuleset, field_name, numeric_field
 
 _CMP = {"gt": "$gt", "ge": "$gte", "lt": "$lt", "le": "$lte", "ne": "$neq"}
 _REGEX_SPECIAL = set(".*+?(){}|$-/")
@@ -27,46 +27,57 @@ class _Compiler:
         self.rule = rule
         self.params = params
         self.engine_alias: dict[str, str] = {}  # rule alias -> engine alias
-        self.counter = 0
+        self.guards: dict[str, set[str]] = {}  # rule alias -> fields other patterns refer to
 
-    def value(self, v: S.Value) -> Any:
+    def value(self, v: S.Value, numeric: bool = False) -> Any:
         if isinstance(v, S.Literal_):
             return v.value
         if isinstance(v, S.Param):
             return self.params[v.name]
         if isinstance(v, S.Ref):
-            return {self.engine_alias[v.alias]: field_name(v.field)}
+            self.guards.setdefault(v.alias, set()).add(numeric_field(v.field) if numeric else field_name(v.field))
+            return {self.engine_alias[v.alias]: numeric_field(v.field) if numeric else field_name(v.field)}
         raise TypeError(v)
 
     def condition(self, c: S.Condition) -> list[Any]:
         f = field_name(c.field)
+        n = numeric_field(c.field)
         if c.op == "eq":
             return [{f: self.value(c.value)}]
+        if c.op == "ne":
+            return [{"$ex": {f: 1}}, {"$neq": {f: self.value(c.value)}}]
         if c.op in _CMP:
-            return [{_CMP[c.op]: {f: self.value(c.value)}}]
+            # ordering on the numeric twin, guarded: absent or non-numeric values never match
+            return [{"$ex": {n: 1}}, {_CMP[c.op]: {n: self.value(c.value, numeric=True)}}]
         if c.op == "exists":
             return [{"$ex" if c.value.value else "$nex": {f: 1}}]
         if c.op == "in":
             return [{"$or": [{f: self.value(v)} for v in c.value]}]
         if c.op == "between":
             lo, hi = c.value
-            return [{"$gte": {f: self.value(lo)}}, {"$lte": {f: self.value(hi)}}]
+            return [{"$ex": {n: 1}}, {"$gte": {n: self.value(lo, numeric=True)}}, {"$lte": {n: self.value(hi, numeric=True)}}]
         if c.op == "contains":
             return [{"$mt": {f: _contains_regex(str(self.value(c.value)))}}]
         raise ValueError(f"unknown operator {c.op}")
 
-    def pattern(self, p: S.Pattern) -> dict[str, Any]:
+    def pattern(self, p: S.Pattern, guard: bool = True) -> dict[str, Any]:
         terms: list[Any] = [{"kind": p.kind}]
         if not any(c.field == "side" for c in p.conditions):
             terms.append({"side": "run"})
         for c in p.conditions:
             terms.extend(self.condition(c))
+        if guard:
+            # a field another pattern refers to must exist here (a reference to an absent field crashes the engine)
+            terms.extend({"$ex": {f: 1}} for f in sorted(self.guards.get(p.alias, ())))
         return {"$and": terms}
 
     def compile(self) -> dict[str, Any]:
         # name every positive pattern first, so references resolve whatever their order
         for p in self.rule.patterns():
             self.engine_alias[p.alias] = f"p{len(self.engine_alias)}"
+        for p in self.rule.patterns():  # collect the fields referenced, for the guards
+            for c in p.conditions:
+                self.condition(c)
         out: list[dict[str, Any]] = []
         for i, item in enumerate(self.rule.items):
             if isinstance(item, S.Pattern):

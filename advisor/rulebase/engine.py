@@ -7,8 +7,9 @@ What it works around (measured, see ../shared/notes/durable-rules.md):
   integers beyond int64 are misread: every number is written in positional
   form with a decimal point by our own JSON encoder (``encode_json``), and
   non-finite values are left out (the field then only matches ``exists: false``);
-- a fact that no rule can match makes the batch raise: each ruleset has a
-  catch-all rule (that never fires) so every fact is "handled";
+- a fact that no rule matches completely makes the batch raise, or corrupts
+  the engine's heap (measured: segfaults): each ruleset has a catch-all rule
+  that fires a no-op action for every fact;
 - identical facts raise: every fact gets a unique ``_fid``;
 - a ruleset name can be registered once per process: compiled rulesets are
   registered once, under a name derived from a hash of their content;
@@ -49,6 +50,16 @@ def field_name(name: str) -> str:
     return RESERVED.get(name, name)
 
 
+def numeric_field(name: str) -> str:
+    """The numeric twin of a field: present only when the value is a finite number.
+
+    Ordering operators compare against it, guarded by ``$ex``: durable-rules
+    compares a string or a boolean with a number without complaint (``"x" > 100``
+    holds) and crashes on an ordering test of an absent field.
+    """
+    return field_name(name) + "__n"
+
+
 def encode_number(x: float | int) -> str:
     """A number as JSON the engine accepts: positional, with a decimal point."""
     x = float(x)
@@ -85,6 +96,7 @@ def engine_fact(fid: int, fact: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(value, (int, float)):
             if math.isfinite(value):
                 out[field_name(key)] = value
+                out[numeric_field(key)] = value
         # None, lists and nested objects (source) do not enter the engine
     return out
 
@@ -127,6 +139,10 @@ def _action(rule_id: str) -> Callable[[Any], None]:
     return run
 
 
+def _noop(c: Any) -> None:
+    return None
+
+
 def _register(definition: dict[str, Any]) -> _Registered:
     """Register a ruleset (rule name -> {all/any: ...}) once per content."""
     text = encode_json(definition)
@@ -137,7 +153,7 @@ def _register(definition: dict[str, Any]) -> _Registered:
             return _REGISTERED[name]
         host = _host()
         rs = object.__new__(_dr.Ruleset)
-        rs._actions = {rid: _dr.Promise(_action(rid)) for rid in definition}
+        rs._actions = {rid: _dr.Promise(_noop if rid == CATCH_ALL else _action(rid)) for rid in definition}
         rs._name = name
         rs._host = host
         rs._handle = durable_rules_engine.create_ruleset(name, text)
@@ -162,8 +178,10 @@ class CompiledRuleset:
 
 
 def _catch_all() -> dict[str, Any]:
-    # matches every fact in its first pattern (so no fact is "unhandled") but never fires
-    return {"all": [{"m": {"$gte": {"_fid": 0}}}, {"n": {"$and": [{"_never": 1.0}, {"$gte": {"_fid": 0}}]}}]}
+    # Fires (a no-op) for every fact. Measured: a fact that no rule matches *completely*
+    # makes durable-rules raise or corrupt its heap (segfault / "free(): invalid pointer"),
+    # even when it matches part of a rule, so every fact must complete one rule.
+    return {"all": [{"m": {"$gte": {"_fid": 0}}}]}
 
 
 def chunk(rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
