@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def diagnose(*args: Any, **kwargs: Any) -> "Diagnosis":
-    from advisor.diagnose import diagnose as _diagnose
+    from advisor.diagnosis import diagnose as _diagnose
 
     return _diagnose(*args, **kwargs)
 

@@ -57,7 +57,7 @@ class _Usage(Exception):
 
 # ---------------------------------------------------------------------------- subcommands
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    from advisor.diagnose import diagnose
+    from advisor.diagnosis import diagnose
     from advisor.errors import UsageError
     from advisor.report.render import render
 
@@ -124,7 +124,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 def _rules_for(args: argparse.Namespace):
-    from advisor.diagnose import load_rule_set
+    from advisor.diagnosis import load_rule_set
 
     rules, diags = load_rule_set(getattr(args, "rules", None) or (), getattr(args, "only_rules", False))
     for d in diags:

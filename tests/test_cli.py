@@ -1,0 +1,170 @@
+"""The command line as a user runs it (in-process through advisor.cli.main, and one real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from tests.core.runs import train_regression
+
+RULES = Path(__file__).parent / "rulebase" / "data"
+DIVERGE = str(RULES / "diverge.yaml")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    return {"diverging": train_regression(root / "diverging", lr=1.5),
+            "healthy": train_regression(root / "healthy", lr=0.05)}
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_diagnose_text_names_the_cause_with_evidence(runs, capsys):
+    code, out, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules")
+    assert code == 0
+    assert "Most likely cause: Learning rate too high (lr_too_high)" in out
+    assert "with learning_rate=1.5 (above 0.01)" in out
+    assert "metrics.jsonl" in out and "hparams.yaml" in out  # evidence cites its sources
+    assert "[ran] Loss curve: metrics.jsonl" in out
+    assert "[skipped] Network-wide comparison" in out
+
+
+def test_json_report_follows_the_contract(runs, capsys):
+    code, out, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "--format", "json")
+    data = json.loads(out)
+    assert code == 0
+    assert set(data) >= {"advisor_version", "run", "baseline", "causes", "findings", "checks", "inputs"}
+    (cause,) = data["causes"]
+    assert cause["id"] == "lr_too_high" and 0 <= cause["confidence"] <= 1
+    assert cause["evidence"][0]["rule"] == "test-loss-diverges-at-large-lr"
+    assert {c["stage"] for c in data["checks"]} >= {"loss_curve", "network_wide_comparison", "random_errors"}
+    assert {"path": "metrics.jsonl", "kind": "metrics", "status": "used"}.items() <= data["inputs"][-1].items() or \
+        any(i["path"] == "metrics.jsonl" and i["status"] == "used" for i in data["inputs"])
+
+
+def test_healthy_run_has_no_cause(runs, capsys):
+    code, out, _ = _run(capsys, "diagnose", runs["healthy"], "--rules", DIVERGE, "--only-rules", "-f", "json")
+    assert json.loads(out)["causes"] == []
+
+
+def test_fail_on_gates(runs, capsys):
+    assert _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "--fail-on", "high")[0] == 1
+    assert _run(capsys, "diagnose", runs["healthy"], "--rules", DIVERGE, "--only-rules", "--fail-on", "low")[0] == 0
+    assert _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "--fail-on", "high",
+                "--min-confidence", "0.9")[0] == 0
+
+
+def test_param_override(runs, capsys):
+    _, out, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules",
+                     "--param", "test-loss-diverges-at-large-lr.max_safe_lr=5")
+    assert "No cause found" in out
+
+
+def test_html_and_md_outputs(runs, tmp_path, capsys):
+    html = tmp_path / "report.html"
+    code, _, err = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "-o", html)
+    text = html.read_text()
+    assert code == 0 and "wrote" in err
+    assert "<svg" in text and "Learning rate too high" in text and 'id="checklist"' in text
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # self-contained
+    code, out, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "-f", "md")
+    assert "| 1 | Learning rate too high (`lr_too_high`) | 80% | high |" in out
+
+
+def test_hostile_text_is_escaped_in_html(runs, tmp_path, capsys):
+    rule = Path(DIVERGE).read_text().replace("title: Training loss diverges while the learning rate is large",
+                                             "title: <script>alert(1)</script>")
+    rule = rule.replace("cause: lr_too_high", "cause: custom_xss")
+    (tmp_path / "xss.yaml").write_text(rule)
+    out = tmp_path / "r.html"
+    _run(capsys, "diagnose", runs["diverging"], "--rules", tmp_path / "xss.yaml", "--only-rules", "-o", out)
+    text = out.read_text()
+    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+
+
+def test_usage_errors_exit_2_with_one_line(tmp_path, capsys):
+    code, out, err = _run(capsys, "diagnose", tmp_path / "nope")
+    assert code == 2 and err.strip().count("\n") == 0 and "is not a folder" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["diagnose"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["diagnose", str(tmp_path), "--fail-on", "extreme"])
+    assert exc.value.code == 2
+
+
+def test_empty_run_folder(tmp_path, capsys):
+    code, out, _ = _run(capsys, "diagnose", tmp_path, "-f", "json")
+    data = json.loads(out)
+    assert code == 0 and data["summary"]["verdict"] == "no_input"
+    assert all(c["status"] == "skipped" for c in data["checks"])
+
+
+def test_bad_rule_file_is_reported_and_the_rest_goes_on(runs, tmp_path, capsys):
+    (tmp_path / "broken.yaml").write_text("id: broken\ncause: lr_too_high\nwhen: {all: [{nope: {}}]}\n")
+    code, out, err = _run(capsys, "diagnose", runs["diverging"], "--rules", tmp_path / "broken.yaml",
+                          "--rules", DIVERGE, "--only-rules")
+    assert code == 0
+    assert "broken.yaml:3:" in err and "unknown fact kind 'nope'" in err
+    assert "lr_too_high" in out
+
+
+def test_rules_subcommands(tmp_path, capsys):
+    code, out, _ = _run(capsys, "rules", "validate", RULES)
+    assert code == 0 and "4 rule(s) valid, 0 error(s)" in out
+    code, out, _ = _run(capsys, "rules", "test", RULES)
+    assert code == 0 and "8 passed, 0 failed" in out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(Path(DIVERGE).read_text().replace("value: 0.0001", "value: 0.1"))
+    code, out, _ = _run(capsys, "rules", "test", bad)
+    assert code == 1 and "FAIL test-loss-diverges-at-large-lr::quiet::diverges at a small lr" in out
+    code, out, _ = _run(capsys, "rules", "list", "--rules", RULES, "--only-rules")
+    assert code == 0 and "test-finding-nonfinite" in out and "finding" in out
+    code, out, _ = _run(capsys, "rules", "explain", "test-loss-diverges-at-large-lr", "--rules", RULES, "--only-rules")
+    assert "WHY" in out and "Steps that are too large" in out
+    code, _, err = _run(capsys, "rules", "show", "test-loss-diverges-at-large-l", "--rules", RULES, "--only-rules")
+    assert code == 2 and "did you mean" in err
+    code, out, _ = _run(capsys, "rules", "schema")
+    schema = json.loads(out)
+    assert "loss_curve" in json.dumps(schema) and schema["required"][0] == "id"
+
+
+def test_facts_command(runs, capsys):
+    code, out, _ = _run(capsys, "facts", runs["diverging"])
+    assert code == 0 and "hyperparameter: name=learning_rate, value=1.5" in out and "loss_curve:" in out
+    code, out, _ = _run(capsys, "facts", "--kinds")
+    assert "loss_curve:" in out and "first_nonfinite_step:" in out
+
+
+def test_python_api_matches_cli(runs):
+    import advisor
+
+    d = advisor.diagnose(runs["diverging"], rules=[DIVERGE], only_rules=True)
+    assert isinstance(d, advisor.Diagnosis)
+    assert [c.id for c in d.causes] == ["lr_too_high"]
+    again = advisor.diagnose(runs["diverging"], rules=[DIVERGE], only_rules=True)
+    assert again.model_dump() == d.model_dump()  # same diagnosis twice: identical
+
+
+def test_run_folder_is_never_written(runs):
+    import advisor
+
+    folder = runs["diverging"]
+    before = {p: p.stat().st_mtime_ns for p in folder.rglob("*")}
+    advisor.diagnose(folder)
+    assert {p: p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+def test_console_script_help_is_fast_and_works():
+    out = subprocess.run([sys.executable, "-m", "advisor", "--help"], capture_output=True, text=True, check=True)
+    assert "diagnose" in out.stdout and "rules" in out.stdout
