@@ -9,10 +9,12 @@ How the features are computed (n finite points of the last run in the series):
 - running median with an odd window ``k = max(3, n // 20)`` gives the smoothed
   curve ``s``; residuals ``y - s`` give the noise (1.4826 x MAD);
 - spike: residual above ``spike_z`` sigmas and above ``spike_min_ratio`` of ``s``;
-- end trend: least-squares line over the last ``end_share`` of the run; its
-  change over that window relative to the end level, and its t statistic;
-- plateau: the smoothed curve stays within ``plateau_band`` of the end level
-  (or 3 noise sigmas, whichever is larger) from some step to the end.
+- end trend: least-squares line over the last ``end_share`` of the points (at
+  least 10); its change over that window relative to the end level, and its
+  t statistic;
+- plateau: a wider running median (``max(5, n // 10)`` points) stays within
+  ``plateau_band`` of the end level (or 3 noise sigmas of that median, whichever
+  is larger) for 95% of the points from some step to the end.
 """
 
 from __future__ import annotations
@@ -150,16 +152,18 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     drop = (start - end) / abs(start) if start != 0 else 0.0
     # trend at the end
     span = x[-1] - x[0]
-    m = max(5, int(math.ceil(n * th.end_share)))
-    m = min(m, n)
+    m = min(max(10, int(math.ceil(n * th.end_share))), n)
     slope, t = trend(x[-m:], y[-m:])
     end_change = slope * float(x[-1] - x[-m]) / scale if span > 0 else None
     still = bool(end_change is not None and end_change <= -th.fall_ratio and t <= -th.trend_t)
-    # plateau: from which index does the smoothed curve stay within the band of the end level
-    band = max(th.plateau_band * scale, 3 * sigma / math.sqrt(k))
-    outside = np.flatnonzero(np.abs(s - end) > band)
-    p_start = int(outside[-1] + 1) if outside.size else 0
-    p_start = p_start if p_start < n else None
+    # plateau: from which index does a wider running median stay (95% of its points) within the band of the end level
+    kp = min(max(5, n // 10), 201)
+    sp = running_median(y, kp)
+    band = max(th.plateau_band * scale, 3 * sigma / math.sqrt(kp))
+    outside = (np.abs(sp - end) > band).astype(np.int64)
+    out_after = np.cumsum(outside[::-1])[::-1]                 # outside points from i to the end
+    ok = np.flatnonzero(out_after <= 0.05 * (n - np.arange(n)))
+    p_start = int(ok[0]) if ok.size else None
     plateau = bool(p_start is not None and span > 0 and (x[-1] - x[p_start]) >= th.plateau_share * span
                    and not still)
     stagnant = bool(plateau and drop < th.stagnant_drop)

@@ -218,19 +218,23 @@ def grad_norm_trend(s: MetricSeries, side: str) -> GradNormTrend:
     x, y = x[start:], y[start:]
     fin = np.isfinite(y)
     xf, yf = x[fin], y[fin]
-    first_nf = _int(float(x[np.flatnonzero(~fin)[0]])) if (~fin).any() else None
+    common = dict(points=int(s.buf.count), nonfinite_count=int(s.buf.nonfinite),
+                  first_nonfinite_step=_int(float(x[np.flatnonzero(~fin)[0]])) if (~fin).any() else None,
+                  is_nonfinite_at_end=bool(y.size and not fin[-1]), side=side,
+                  source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else None)
+    if yf.size == 0:
+        return GradNormTrend(**common)
+    imax = int(np.argmax(yf))
+    common.update(max_value=float(yf[imax]), max_step=_int(float(xf[imax])))
     if yf.size < 3:
-        return GradNormTrend(points=int(s.buf.count), first_nonfinite_step=first_nf, side=side,
-                             source=Source(path=s.path))
+        return GradNormTrend(**common)
     w = max(3, yf.size // 10)
     start_level = float(np.median(yf[:w]))
     sm = running_median(yf, min(max(3, yf.size // 20), 101))
-    imax = int(np.argmax(yf))
     return GradNormTrend(
-        points=int(s.buf.count), start_level=start_level, max_value=float(yf[imax]), max_step=_int(float(xf[imax])),
-        end_level=float(np.median(yf[-w:])), growth_ratio=float(sm.max() / start_level) if start_level > 0 else None,
-        first_nonfinite_step=first_nf, spike_count=int((yf > 10 * np.maximum(sm, 1e-30)).sum()), side=side,
-        source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])))
+        start_level=start_level, end_level=float(np.median(yf[-w:])),
+        growth_ratio=float(sm.max() / start_level) if start_level > 0 else None,
+        spike_count=int((yf > 10 * np.maximum(sm, 1e-30)).sum()), **common)
 
 
 def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:

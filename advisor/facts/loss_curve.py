@@ -104,6 +104,8 @@ class GradNormTrend(Fact):
     end_level: float | None = Field(default=None, description="median of the last 10%")
     growth_ratio: float | None = Field(default=None, description="max of the running median / start_level")
     first_nonfinite_step: int | None = Field(default=None, description="first NaN/Inf gradient norm")
+    nonfinite_count: int = Field(default=0, description="NaN/Inf values logged (a skipped fp16 step logs one)")
+    is_nonfinite_at_end: bool = Field(default=False, description="the last logged value is NaN/Inf (it never recovered)")
     spike_count: int = Field(default=0, description="values above 10x the running median")
     doc = "logged gradient norm: growth over the run, spikes, first non-finite value"
 
