@@ -1,0 +1,48 @@
+"""The wheel carries the rules and templates: build it, install it in a fresh venv, run it from elsewhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="paths of the venv differ on Windows")
+def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
+    pytest.importorskip("build")
+    pytest.importorskip("wheel")
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", str(dist), str(ROOT)],
+                   check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = dist.glob("accuracy_advisor-*.whl")
+    env_dir = tmp_path / "venv"
+    # the dependencies come from this interpreter's site-packages (no network); the package from the wheel
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    py = env_dir / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, capture_output=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    where = subprocess.run([str(py), "-c", "import advisor, pathlib; print(pathlib.Path(advisor.__file__).parent)"],
+                           check=True, capture_output=True, text=True, cwd=outside, env=env).stdout.strip()
+    assert Path(where).is_relative_to(env_dir), where
+    listed = subprocess.run([str(env_dir / "bin" / "advisor"), "rules", "list"], capture_output=True, text=True,
+                            cwd=outside, env=env)
+    assert listed.returncode == 0, listed.stderr
+    n_rules = len(list((ROOT / "rules").rglob("*.yaml")))
+    assert f"{n_rules} rules" in listed.stderr
+    run = outside / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text("".join(f'{{"step": {i}, "loss": {2.0 / i}}}\n' for i in range(1, 50)))
+    html = outside / "r.html"
+    out = subprocess.run([str(env_dir / "bin" / "advisor"), "diagnose", str(run), "-o", str(html)],
+                         capture_output=True, text=True, cwd=outside, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "<svg" in html.read_text()
