@@ -30,7 +30,7 @@ from advisor.facts.data import DataFeatures, LabelNoise, LabelStats, PipelineCom
 from advisor.inventory import InputRecord, RunFolder
 from advisor.read.samples import ArraySource, SampleReadError, SampleSet, find_samples
 
-CHUNK_BYTES = 32 << 20
+CHUNK_BYTES = 8 << 20
 SUBSAMPLE_ROWS = 4096
 KNN_ROWS = 3000
 KNN_DIMS = 256
@@ -172,9 +172,9 @@ def feature_stats(src: ArraySource, robust: bool = True, hashes: bool = True) ->
             mx = np.where(fin, x, -np.inf).max(axis=(0, 2))
         with np.errstate(invalid="ignore", divide="ignore"):
             cmean = np.where(cnt > 0, s / np.maximum(cnt, 1), 0.0)
-        dev = x - cmean[None, :, None]
+        dev = np.subtract(x, cmean[None, :, None])
         if not all_fin:
-            dev = np.where(fin, dev, 0.0)
+            dev[~fin] = 0.0
         cm2 = np.einsum("ijk,ijk->j", dev, dev)
         # Chan et al.: merge (count, mean, M2) of the chunk into the running totals
         tot = st.count + cnt
@@ -187,9 +187,12 @@ def feature_stats(src: ArraySource, robust: bool = True, hashes: bool = True) ->
         if is_float and st.is_integer:
             st.is_integer = bool(np.array_equal(xz, np.rint(xz)))
         if med is not None:
-            z = np.abs(dev + (cmean - med)[None, :, None]) * inv[None, :, None]
+            z = dev  # reused in place: |x - median| / scale, 0 where not finite
+            z += (cmean - med)[None, :, None]
+            np.abs(z, out=z)
+            z *= inv[None, :, None]
             if not all_fin:
-                z = np.where(fin, z, 0.0)
+                z[~fin] = 0.0
             zf = z.reshape(r, -1)
             rowmax = zf.max(axis=1)
             st.outlier_rows += int((rowmax > OUTLIER_Z).sum())
@@ -219,6 +222,7 @@ def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFe
     vmax = float(st.vmax[finite_f].max()) if finite_f.any() else None
     max_std = float(pos_std.max()) if pos_std.size else None
     min_std = float(pos_std.min()) if pos_std.size else None
+    max_abs_mean = float(np.abs(st.mean[finite_f]).max()) if finite_f.any() else None
     raw_pixels = bool(st.is_integer and vmin is not None and vmin >= 0 and vmax is not None and 16 < vmax <= 255)
     hashes = st.all_hashes()
     dup = None
@@ -234,9 +238,11 @@ def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFe
         all_nan_features=int((~finite_f & (st.nan > 0)).sum()),
         constant_features=int((finite_f & (st.vmax == st.vmin)).sum()),
         value_min=_f(vmin), value_max=_f(vmax),
-        max_abs_mean=_f(float(np.abs(st.mean[finite_f]).max())) if finite_f.any() else None,
+        max_abs_mean=_f(max_abs_mean) if max_abs_mean is not None else None,
         max_std=_f(max_std), min_std=_f(min_std),
         std_ratio=_f(max_std / min_std) if max_std and min_std else None,
+        max_scale=_f(max(v for v in (max_abs_mean, max_std) if v is not None))
+        if max_abs_mean is not None or max_std is not None else None,
         is_integer_valued=bool(st.is_integer and finite_f.any()), looks_like_raw_pixels=raw_pixels,
         max_robust_z=_f(st.max_z) if has_robust else None,
         outlier_sample_share=float(st.outlier_rows / max(1, st.n_rows)) if has_robust else None,

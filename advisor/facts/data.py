@@ -42,6 +42,7 @@ class DataFeatures(Fact):
     max_std: float | None = Field(default=None, description="largest standard deviation over features")
     min_std: float | None = Field(default=None, description="smallest non-zero standard deviation over features")
     std_ratio: float | None = Field(default=None, description="max_std / min_std: spread of feature scales")
+    max_scale: float | None = Field(default=None, description="max(max_abs_mean, max_std): distance from unit scale")
     is_integer_valued: bool = Field(description="every finite value is a whole number")
     looks_like_raw_pixels: bool = Field(description="whole numbers within 0..255 reaching above 16: unscaled 8-bit images")
     max_robust_z: float | None = Field(default=None, description="largest robust z-score of any value")
