@@ -18,7 +18,7 @@ from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, classify_key, parse
 NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan(?:\(ind\))?|inf(?:inity)?|1\.#(?:INF|QNAN|IND)\d*)"
 #: key, separator (':', '=', 'is', or blanks), optional '[' or 'tensor(', number, optional '%'
 KV_RE = re.compile(
-    r"(?<![\w./'\"-])([A-Za-z_][\w./-]*)(?:\s*[:=]\s*|\s+is\s+|\s+)(?:\[\s*|tensor\()?(" + NUM + r")(%?)(?![\w.#])",
+    r"(?<![\w./'\"-])([A-Za-z_][\w./-]*)(?:\s*[:=]\s*|\s+is\s+|\s+)(?:\[\s*|tensor\()?(" + NUM + r")(%?)(?![\w.#(])",
     re.I)
 #: words printed apart that name one key (Megatron, fairseq, people)
 _PHRASE_RE = re.compile(r"\b(learning|loss|grad|gradient|lm|total|train|val|valid|eval|test|global)[ _]"
@@ -44,6 +44,18 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float]]:
             continue
         out.append((key, val / 100.0 if pct else val))
     return out
+
+
+_LOSS_TOKEN_RE = re.compile(r"\bloss(?:\s*[:=]\s*|\s+is\s+|\s+)([-+]?[\d.]\S*|nan\S*|inf\S*)", re.I)
+
+
+def unreadable_loss(line: str) -> str | None:
+    """The token after ``loss`` when it looks like a number but is not one (``nan(?)``, ``0.42x``), else None."""
+    m = _LOSS_TOKEN_RE.search(line)
+    if m is None:
+        return None
+    token = m.group(1).rstrip(",;|)]")
+    return token if parse_number(token) is None else None
 
 
 def split_record(pairs: list[tuple[str, float]]) -> tuple[dict[str, float], float | None, float | None, bool]:

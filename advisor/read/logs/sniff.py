@@ -76,24 +76,27 @@ def sniff(path: Path) -> Sniff:
     if enc is None:
         return Sniff("binary", why=why)
     text = sample.decode(enc, errors="replace")
-    lines = _first_lines(text, 3)
+    lines = _first_lines(text, 5)
     head = text.lstrip()
-    if head.startswith("{") and '"log_history"' in text and not (lines and lines[0].endswith("}")
-                                                                 and _json_obj(lines[0])):
-        return Sniff("trainer_state", enc)
-    if lines and all(ln.startswith("{") and ln.endswith("}") for ln in lines) and _json_obj(lines[0]):
+    if head.startswith("{") and '"log_history"' in text:
+        first = _json_obj(lines[0]) if lines and lines[0].endswith("}") else None
+        if first is None or "log_history" in first:        # pretty-printed, or one line holding the state
+            return Sniff("trainer_state", enc)
+    if lines and sum(ln.startswith("{") and ln.endswith("}") and _json_obj(ln) is not None
+                     for ln in lines) >= 0.6 * len(lines):
         return Sniff("jsonl", enc)
     if len(lines) >= 2 and lines[0].count(",") >= 1:
         header = [c.strip() for c in lines[0].split(",")]
-        rows = [[c.strip() for c in ln.split(",")] for ln in lines[1:]]
+        rows = [[c.strip() for c in ln.split(",")] for ln in lines[1:4]]
         if (all(c and not _is_number(c) for c in header) and all(len(r) == len(header) for r in rows)
                 and all(all(_is_number(c) or c.lower() in ("nan", "inf", "-inf") for c in r) for r in rows)):
             return Sniff("csv", enc)
     return Sniff("text", enc)
 
 
-def _json_obj(line: str) -> bool:
+def _json_obj(line: str) -> dict | None:
     try:
-        return isinstance(json.loads(line), dict)
+        obj = json.loads(line)
     except ValueError:
-        return False
+        return None
+    return obj if isinstance(obj, dict) else None

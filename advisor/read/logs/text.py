@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from advisor.read.logs import hf_trainer, keras, metriclogger, mindspore, mixed_precision
-from advisor.read.logs.keyvalue import parse_pairs, split_record
+from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead
 
 MAX_LINE = 65536
@@ -89,6 +89,11 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 strong = strong or bool(values)
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
+            if not strong and "loss" in low:
+                token = unreadable_loss(line)
+                if token is not None:
+                    col.bad(lineno, f"could not read a loss value in {line.strip()[:80]!r} ({token!r})")
+                    continue
             if not values:
                 if epoch is not None and step is None:
                     epoch_ctx = epoch
