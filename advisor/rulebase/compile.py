@@ -3,7 +3,8 @@
 Each pattern becomes ``{alias: {"$and": [{"kind": K}, {"side": "run"}, ...]}}``;
 operators map to durable's ``$gt $gte $lt $lte $neq $ex $nex $mt $or``;
 references to another matched fact become durable's ``{alias: field}``
-form; ``not`` becomes ``$not``, a nested ``any`` becomes ``$any``.
+form; ``not`` becomes ``$not``; ``any`` becomes one durable rule per
+alternative (see ``_Compiler.compile``).
 """
 
 from __future__ import annotations
@@ -71,22 +72,36 @@ class _Compiler:
             terms.extend({"$ex": {f: 1}} for f in sorted(self.guards.get(p.alias, ())))
         return {"$and": terms}
 
-    def compile(self) -> dict[str, Any]:
+    def compile(self) -> list[dict[str, Any]]:
+        """One durable rule per alternative.
+
+        Measured: a pattern holding ``$or`` never matches inside durable's ``any``
+        (``in: [...]`` compiles to ``$or``), so ``any`` is not used at all: a
+        top-level ``any`` becomes one rule per pattern and a nested ``any`` one
+        rule per alternative; their firings are merged under the rule's id.
+        """
         # name every positive pattern first, so references resolve whatever their order
         for p in self.rule.patterns():
             self.engine_alias[p.alias] = f"p{len(self.engine_alias)}"
         for p in self.rule.patterns():  # collect the fields referenced, for the guards
             for c in p.conditions:
                 self.condition(c)
-        out: list[dict[str, Any]] = []
+        if self.rule.mode == "any":
+            return [{"all": [{self.engine_alias[p.alias]: self.pattern(p)}]} for p in self.rule.items]
+        variants: list[list[dict[str, Any]]] = [[]]
         for i, item in enumerate(self.rule.items):
             if isinstance(item, S.Pattern):
-                out.append({self.engine_alias[item.alias]: self.pattern(item)})
+                term = {self.engine_alias[item.alias]: self.pattern(item)}
+                variants = [v + [term] for v in variants]
             elif isinstance(item, S.Not):
-                out.append({f"n{i}$not": self.pattern(item.pattern)})
+                term = {f"n{i}$not": self.pattern(item.pattern)}
+                variants = [v + [term] for v in variants]
             elif isinstance(item, S.AnyOf):
-                out.append({f"a{i}$any": [{self.engine_alias[p.alias]: self.pattern(p)} for p in item.items]})
-        return {self.rule.mode: out}
+                variants = [v + [{self.engine_alias[p.alias]: self.pattern(p)}] for v in variants for p in item.items]
+        return [{"all": v} for v in variants]
+
+
+VARIANT_SEP = "#"
 
 
 def effective_params(rule: S.Rule, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -108,6 +123,10 @@ def compile_rules(rules: list[S.Rule], overrides: dict[str, Any] | None = None) 
     compiled: dict[str, Any] = {}
     negated: set[str] = set()
     for rule in rules:
-        compiled[rule.id] = _Compiler(rule, effective_params(rule, overrides)).compile()
+        variants = _Compiler(rule, effective_params(rule, overrides)).compile()
+        if len(variants) == 1:
+            compiled[rule.id] = variants[0]
+        else:
+            compiled.update({f"{rule.id}{VARIANT_SEP}{k}": v for k, v in enumerate(variants)})
         negated |= rule.negated_kinds()
     return CompiledRuleset(rules=compiled, negated_kinds=negated)

@@ -15,7 +15,7 @@ from typing import Any
 from advisor.facts.base import Fact
 from advisor.facts.finding import Finding
 from advisor.rulebase import engine
-from advisor.rulebase.compile import compile_rules, effective_params, engine_aliases
+from advisor.rulebase.compile import VARIANT_SEP, compile_rules, effective_params, engine_aliases
 from advisor.rulebase.evidence import render_evidence
 from advisor.rulebase.schema import Rule
 
@@ -56,7 +56,9 @@ class RuleBase:
             keys = {i: ("b", i) for i in range(len(base))}
             keys.update({len(base) + j: k for j, (k, _) in enumerate(ordered)})
             dicts = [f.model_dump(exclude={"source"}) for f in all_facts]
-            result = engine.evaluate(self.compiled, dicts)
+            result = sorted({(rid.split(VARIANT_SEP, 1)[0], tuple(sorted(b.items())))
+                             for rid, b in engine.evaluate(self.compiled, dicts)})
+            result = [(rid, dict(b)) for rid, b in result]
             new: dict[tuple, Finding] = {}
             for rule_id, binding in result:
                 rule = self.by_id[rule_id]
