@@ -868,9 +868,14 @@ def materialize(job: Job, folder: Path) -> dict:
         write_data(job, data, folder)
     fin = [s["loss"] for s in hist.steps if math.isfinite(s["loss"])]
     last = hist.epochs[-1]
-    return {"steps": hist.steps[-1]["step"], "first_loss": fin[0] if fin else None, "last_loss": fin[-1] if fin else None,
-            "nonfinite": any(not math.isfinite(s["loss"]) for s in hist.steps), "eval_acc": last["eval_acc"],
-            "eval_loss": last["eval_loss"], "overflows": len(hist.events)}
+
+    def num(v: float | None) -> float | None:
+        return round(float(v), 6) if v is not None and math.isfinite(v) else None
+
+    return {"steps": hist.steps[-1]["step"], "first_loss": num(fin[0] if fin else None),
+            "last_loss": num(fin[-1] if fin else None),
+            "nonfinite": any(not math.isfinite(s["loss"]) for s in hist.steps), "eval_acc": num(last["eval_acc"]),
+            "eval_loss": num(last["eval_loss"]), "overflows": len(hist.events)}
 
 
 # --------------------------------------------------------------------------
@@ -995,7 +1000,7 @@ def _cases() -> list[Case]:
              "MindSpore port against the PyTorch benchmark, every effective value equal"))
     add(Case("healthy-mlp-digits-apex-amp", None, J(hidden=(128,), lr=0.05, epochs=8, fmt="kv3", amp_style="apex",
                                                    amp={"mode": "dynamic", "scale": 65536.0, "window": 100})))
-    add(Case("healthy-mlp-cancer-kerascsv", None, J(data="cancer", optimizer="adam", lr=1e-3, epochs=30,
+    add(Case("healthy-mlp-cancer-kerascsv", None, J(data="cancer", optimizer="adam", lr=3e-3, epochs=40,
                                                    fmt="keras_csv", framework="keras", hp_style="json")))
 
     # ---- hyper-parameters -------------------------------------------------
@@ -1213,8 +1218,8 @@ def _committed() -> dict[str, Case]:
 # --------------------------------------------------------------------------
 # driver
 # --------------------------------------------------------------------------
-def build_case(case: Case, out: Path, layout: str = "nested") -> dict:
-    """Write one case; ``nested``: OUT/NAME/run (+ OUT/NAME/baseline)."""
+def build_case(case: Case, out: Path, layout: str = "nested") -> tuple[dict, float]:
+    """Write one case (``nested``: OUT/NAME/run + OUT/NAME/baseline); its label and the seconds it took."""
     t0 = time.perf_counter()
     base = out / case.name
     run_dir = base / "run" if case.baseline is not None or layout == "nested" else base
@@ -1225,11 +1230,10 @@ def build_case(case: Case, out: Path, layout: str = "nested") -> dict:
         bdir = base / "baseline"
         materialize(case.baseline, bdir)
         label["baseline"] = bdir.relative_to(out).as_posix()
-    label["seconds"] = round(time.perf_counter() - t0, 2)
-    return label
+    return label, round(time.perf_counter() - t0, 2)
 
 
-def _worker(args: tuple[str, str, bool]) -> tuple[str, dict]:
+def _worker(args: tuple[str, str, bool]) -> tuple[str, tuple[dict, float]]:
     name, out, committed = args
     case = (_committed() if committed else CASES)[name]
     return name, build_case(case, Path(out), layout="flat" if committed else "nested")
@@ -1273,13 +1277,13 @@ def main(argv: list[str] | None = None) -> int:
             results = list(pool.map(_worker, work))
     else:
         results = [_worker(w) for w in work]
-    for name, label in results:
+    for name, (label, seconds) in results:
         labels[name] = label
         s = label["summary"]
         print(f"{name:55s} {label['cause'] or 'healthy':24s} loss {s['first_loss'] if s['first_loss'] is None else round(s['first_loss'], 3)}"
-              f" -> {s['last_loss'] if s['last_loss'] is None else round(s['last_loss'], 3)}  eval_acc {s['eval_acc']:.3f}"
+              f" -> {s['last_loss'] if s['last_loss'] is None else round(s['last_loss'], 3)}  eval_acc {s['eval_acc'] or float('nan'):.3f}"
               f"{'  NaN' if s['nonfinite'] else ''}{'  overflows %d' % s['overflows'] if s['overflows'] else ''}"
-              f"  ({label['seconds']}s)", flush=True)
+              f"  ({seconds}s)", flush=True)
     if labels_path.exists() and args.only and not args.committed:
         old = json.loads(labels_path.read_text(encoding="utf-8"))
         old.update(labels)

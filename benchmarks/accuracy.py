@@ -1,0 +1,217 @@
+"""How often does the advisor name the true cause? Diagnoses every labelled example run.
+
+Reads a labels file (run name -> true cause id or null for a healthy control,
+run folder, baseline folder) written by examples/generate.py, calls
+``advisor.diagnose(run, baseline=...)`` on each run and prints:
+
+- top-1: share of faulty runs whose true cause is ranked first;
+- top-3: share whose true cause is among the first three;
+- false-alarm rate: share of healthy runs with any cause at confidence >= 0.5;
+
+overall and per cause, then every miss with what was ranked instead, so the
+rule owners can see which rule to look at.
+
+Usage::
+
+    python examples/generate.py -j 2                    # once: writes examples/generated/
+    python benchmarks/accuracy.py [--runs examples/generated] [--json out.json] [-v]
+
+The small runs committed under examples/ (examples/labels.json) are diagnosed
+too unless ``--no-committed`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+THRESHOLD = 0.5  # a cause at or above this confidence counts as found (report-json.md)
+
+
+@dataclass
+class Outcome:
+    name: str
+    truth: str | None
+    ranked: list[tuple[str, float]] = field(default_factory=list)  # (cause id, confidence), best first
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def top1(self) -> bool:
+        return bool(self.ranked) and self.ranked[0][0] == self.truth
+
+    @property
+    def top3(self) -> bool:
+        return self.truth in [c for c, _ in self.ranked[:3]]
+
+    @property
+    def alarms(self) -> list[tuple[str, float]]:
+        return [(c, p) for c, p in self.ranked if p >= THRESHOLD]
+
+
+def load_labels(path: Path) -> list[tuple[str, dict, Path]]:
+    """(name, label, folder the label's paths are relative to) for each entry of a labels file."""
+    labels = json.loads(path.read_text(encoding="utf-8"))
+    return [(name, lab, path.parent) for name, lab in sorted(labels.items())]
+
+
+def _diagnose_here(run: Path, baseline: Path | None) -> dict:
+    """Diagnose in this process; the ranked causes as JSON-able data."""
+    import advisor
+
+    t0 = time.perf_counter()
+    try:
+        report = advisor.diagnose(run, baseline=baseline)
+        return {"ranked": [[c.id, float(c.confidence)] for c in report.causes],
+                "seconds": time.perf_counter() - t0}
+    except Exception as exc:  # an exception is a result of the benchmark too
+        return {"error": f"{type(exc).__name__}: {exc}", "seconds": time.perf_counter() - t0}
+
+
+def diagnose_one(name: str, label: dict, base: Path, isolate: bool = True, tries: int = 2) -> Outcome:
+    """Diagnose one labelled run, by default in a child process so that a crash of the
+    engine's native code is recorded as that run's result instead of ending the benchmark."""
+    out = Outcome(name, label.get("cause"))
+    run = base / label["run"]
+    baseline = base / label["baseline"] if label.get("baseline") else None
+    if not isolate:
+        res = _diagnose_here(run, baseline)
+    else:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(run)]
+        if baseline is not None:
+            cmd += ["--baseline", str(baseline)]
+        res = {}
+        for attempt in range(tries):
+            proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+            if proc.returncode == 0 and proc.stdout.strip():
+                res = json.loads(proc.stdout.strip().splitlines()[-1])
+                break
+            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            res = {"error": f"diagnosis process died with exit status {proc.returncode} "
+                            f"after {attempt + 1} tries: {tail}", "seconds": 0.0}
+    out.ranked = [(c, p) for c, p in res.get("ranked", [])]
+    out.error = res.get("error")
+    out.seconds = res.get("seconds", 0.0)
+    return out
+
+
+def _ranked_text(o: Outcome, k: int = 3) -> str:
+    if o.error:
+        return f"ERROR {o.error}"
+    return ", ".join(f"{c} {p:.2f}" for c, p in o.ranked[:k]) or "(no cause)"
+
+
+def summarise(outcomes: list[Outcome]) -> dict:
+    faulty = [o for o in outcomes if o.truth is not None]
+    healthy = [o for o in outcomes if o.truth is None]
+    per: dict[str, dict] = {}
+    for o in faulty:
+        d = per.setdefault(o.truth, {"runs": 0, "top1": 0, "top3": 0, "misses": []})
+        d["runs"] += 1
+        d["top1"] += o.top1
+        d["top3"] += o.top3
+        if not o.top1:
+            d["misses"].append({"run": o.name, "ranked": _ranked_text(o)})
+    return {
+        "runs": len(outcomes), "faulty": len(faulty), "healthy": len(healthy),
+        "top1": sum(o.top1 for o in faulty) / len(faulty) if faulty else None,
+        "top3": sum(o.top3 for o in faulty) / len(faulty) if faulty else None,
+        "false_alarm_rate": sum(bool(o.alarms) for o in healthy) / len(healthy) if healthy else None,
+        "false_alarms": [{"run": o.name, "alarms": [f"{c} {p:.2f}" for c, p in o.alarms]} for o in healthy if o.alarms],
+        "errors": [{"run": o.name, "error": o.error} for o in outcomes if o.error],
+        "per_cause": dict(sorted(per.items())),
+        "seconds_per_run": sum(o.seconds for o in outcomes) / len(outcomes) if outcomes else None,
+    }
+
+
+def _pct(v: float | None) -> str:
+    return "  n/a" if v is None else f"{v:5.2f}"
+
+
+def print_summary(s: dict) -> None:
+    print(f"\n{'cause':24s} {'runs':>4s} {'top-1':>6s} {'top-3':>6s}")
+    for cause, d in s["per_cause"].items():
+        print(f"{cause:24s} {d['runs']:4d} {_pct(d['top1'] / d['runs']):>6s} {_pct(d['top3'] / d['runs']):>6s}")
+    print(f"\nfaulty runs {s['faulty']}: top-1 {_pct(s['top1'])}  top-3 {_pct(s['top3'])}   (aim >= 0.90 / 0.98)")
+    print(f"healthy runs {s['healthy']}: false-alarm rate {_pct(s['false_alarm_rate'])}   (aim <= 0.05)")
+    if s["seconds_per_run"] is not None:
+        print(f"diagnosis time: {s['seconds_per_run']:.2f} s per run on average")
+    misses = [(c, m) for c, d in s["per_cause"].items() for m in d["misses"]]
+    if misses:
+        print("\nmisses (true cause not ranked first):")
+        for cause, m in misses:
+            print(f"  {cause:22s} {m['run']:50s} -> {m['ranked']}")
+    if s["false_alarms"]:
+        print("\nfalse alarms (healthy runs with a cause at confidence >= 0.5):")
+        for fa in s["false_alarms"]:
+            print(f"  {fa['run']:50s} -> {', '.join(fa['alarms'])}")
+    if s["errors"]:
+        print("\nerrors:")
+        for e in s["errors"]:
+            print(f"  {e['run']}: {e['error']}")
+
+
+def _progress(verbose: bool, name: str, o: Outcome) -> None:
+    if verbose:
+        mark = "ok  " if (o.top1 if o.truth else not o.alarms) else "MISS"
+        print(f"{mark} {name:55s} truth={o.truth or 'healthy':22s} -> {_ranked_text(o)}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", default=str(ROOT / "examples" / "generated"),
+                    help="folder holding labels.json of generated runs (default examples/generated)")
+    ap.add_argument("--no-committed", action="store_true", help="skip the runs committed under examples/")
+    ap.add_argument("--only", nargs="+", default=[], metavar="CAUSE", help="cause ids (or 'healthy') to benchmark")
+    ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each run's top causes")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="diagnoses in parallel (default 1)")
+    ap.add_argument("--in-process", action="store_true", help="diagnose in this process (faster; a crash ends it)")
+    ap.add_argument("--one", metavar="RUN", help=argparse.SUPPRESS)  # child mode: one diagnosis as JSON
+    ap.add_argument("--baseline", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(_diagnose_here(Path(args.one), Path(args.baseline) if args.baseline else None)))
+        return 0
+
+    entries: list[tuple[str, dict, Path]] = []
+    gen_labels = Path(args.runs) / "labels.json"
+    if gen_labels.is_file():
+        entries += load_labels(gen_labels)
+    else:
+        print(f"accuracy.py: no {gen_labels}; generate the runs first: python examples/generate.py -j 2",
+              file=sys.stderr)
+    committed = ROOT / "examples" / "labels.json"
+    if not args.no_committed and committed.is_file():
+        entries += [(f"examples/{n}", lab, base) for n, lab, base in load_labels(committed)]
+    if args.only:
+        entries = [e for e in entries if (e[1].get("cause") or "healthy") in args.only]
+    if not entries:
+        print("accuracy.py: error: no labelled runs to diagnose", file=sys.stderr)
+        return 2
+    outcomes = []
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs if not args.in_process else 1)) as pool:
+        results = pool.map(lambda e: diagnose_one(*e, isolate=not args.in_process), entries)
+        for (name, _, _), o in zip(entries, results):
+            outcomes.append(o)
+            _progress(args.verbose, name, o)
+    s = summarise(outcomes)
+    print_summary(s)
+    if args.json:
+        Path(args.json).write_text(json.dumps(s, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
