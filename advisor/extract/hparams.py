@@ -506,6 +506,8 @@ def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
         av, bv = (a.value if a else None), (b.value if b else None)
         if av is not None and bv is not None and _equal(av, bv):
             continue
+        if name == "weight_decay_mode" and run.get("weight_decay") == 0.0 and base.get("weight_decay") == 0.0:
+            continue  # no decay on either side: how it would be applied does not matter
         ratio = rel = None
         if isinstance(av, float) and isinstance(bv, float) and not isinstance(av, bool):
             ratio = float(av / bv) if bv != 0 else None

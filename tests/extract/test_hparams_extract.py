@@ -100,10 +100,20 @@ def test_two_frameworks_that_differ_only_by_a_default(tmp_path):
     assert (eps.run_value, eps.baseline_value) == (1e-8, 1e-7)
     assert eps.involves_default and eps.default_scope == "optimizer"
     assert eps.run_framework == "pytorch" and eps.baseline_framework == "tensorflow"
-    assert diffs["weight_decay_mode"].run_value == "l2" and diffs["weight_decay_mode"].baseline_value == "decoupled"
+    assert "weight_decay_mode" not in diffs  # no decay on either side: how it is applied does not matter
     assert diffs["batchnorm_decay"].default_scope == "layer"
     # what was written down is equal on both sides, so it is not a difference
     assert not {"learning_rate", "batch_size", "epochs", "optimizer", "framework"} & set(diffs)
+
+
+def test_same_weight_decay_applied_differently(tmp_path):
+    same = "optimizer: adam\nlearning_rate: 0.001\nweight_decay: 0.01\n"
+    ex = _run(tmp_path, {"hparams.yaml": "framework: pytorch\n" + same},
+              baseline={"hparams.yaml": "framework: keras\n" + same})
+    diffs = {d.name: d for d in _kind(ex, "hparam_diff")}
+    mode = diffs["weight_decay_mode"]
+    assert (mode.run_value, mode.baseline_value) == ("l2", "decoupled") and mode.default_scope == "optimizer"
+    assert "weight_decay" not in diffs
 
 
 def test_same_framework_same_settings_has_no_diff(tmp_path):

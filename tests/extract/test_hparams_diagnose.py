@@ -1,0 +1,62 @@
+"""Hyper-parameter files through the whole diagnosis (advisor.diagnose): causes and their confidence."""
+
+from __future__ import annotations
+
+import json
+
+import advisor
+
+SAME = "optimizer: adam\nlearning_rate: 0.001\nbatch_size: 64\nepochs: 10\nweight_decay: 0.0\n"
+
+
+def _run(tmp_path, name, files):
+    root = tmp_path / name
+    root.mkdir()
+    for fname, text in files.items():
+        (root / fname).write_text(text)
+    return root
+
+
+def _causes(run, baseline=None):
+    return {c.id: c.confidence for c in advisor.diagnose(run, baseline=baseline).causes}
+
+
+def test_port_that_differs_only_by_a_framework_default(tmp_path):
+    run = _run(tmp_path, "run", {"hparams.yaml": "framework: pytorch\n" + SAME})
+    base = _run(tmp_path, "base", {"hparams.yaml": "framework: tensorflow\n" + SAME})
+    report = advisor.diagnose(run, baseline=base)
+    (cause,) = [c for c in report.causes if c.id == "hparam_mismatch"]
+    assert cause.confidence >= 0.5
+    texts = " ".join(e.text for e in cause.evidence)
+    assert "adam_epsilon is 1.00e-08 in the run (pytorch) but 1.00e-07 in the baseline (tensorflow)" in texts
+    assert all(c.confidence < 0.5 for c in report.causes if c.id != "hparam_mismatch")
+
+
+def test_same_settings_in_the_same_framework_raise_nothing(tmp_path):
+    run = _run(tmp_path, "run", {"hparams.yaml": "framework: pytorch\n" + SAME + "seed: 1\n"})
+    base = _run(tmp_path, "base", {"config.json": json.dumps({"framework": "torch", "optim": "Adam", "lr": 1e-3,
+                                                               "bs": 64, "max_epochs": 10, "wd": 0, "seed": 7})})
+    assert {c: v for c, v in _causes(run, base).items() if v >= 0.5} == {}
+
+
+def test_healthy_hugging_face_arguments_raise_nothing(tmp_path):
+    args = {"learning_rate": 5e-05, "per_device_train_batch_size": 16, "num_train_epochs": 3.0, "warmup_ratio": 0.1,
+            "weight_decay": 0.01, "adam_epsilon": 1e-08, "optim": "adamw_torch", "fp16": True, "seed": 42}
+    run = _run(tmp_path, "run", {"training_args.json": json.dumps(args)})
+    assert {c: v for c, v in _causes(run).items() if v >= 0.5} == {}
+
+
+def test_learning_rate_typo_is_reported_from_the_value_alone(tmp_path):
+    run = _run(tmp_path, "run", {"hparams.yaml": "optimizer: adam\nlr: 1.0\nbatch_size: 32\n"})
+    causes = _causes(run)
+    assert causes["lr_too_high"] >= 0.5
+    near = _run(tmp_path, "near", {"hparams.yaml": "optimizer: adam\nlr: 0.01\nbatch_size: 32\n"})
+    assert "lr_too_high" not in _causes(near)
+
+
+def test_constant_weight_init_and_bad_loss_scale(tmp_path):
+    run = _run(tmp_path, "run", {"hparams.yaml": "optimizer: sgd\nlr: 0.1\nmodel:\n  init: zeros\n"
+                                                 "fp16: true\nloss_scale: 0.5\n"})
+    causes = _causes(run)
+    assert causes["weight_init_bad"] >= 0.7
+    assert causes["loss_scale_bad"] >= 0.6
