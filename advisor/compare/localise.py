@@ -17,7 +17,9 @@ outputs has a verdict other than pass.
   float16 range (|x| > 65504) while its inputs stay within it: in float16 it
   would be Inf.
 - **integer-valued output**: the first float operator whose nonzero outputs
-  are (almost) all whole numbers while one of its float inputs' are not
+  are (almost) all whole numbers while one of its float inputs' are not, or
+  (with a baseline) whose output is all zeros where the baseline's is not
+  (``sum // n`` truncating everything to 0)
   (``//`` where ``/`` was meant, a cast to int and back); when a baseline
   exists, its output must not be integer-valued too.
 - **first difference**: the first operator whose outputs are not bit-identical
@@ -108,6 +110,21 @@ def _is_integer_valued(r: Row) -> bool:
     return r.is_float and s.integer_ratio is not None and s.integer_ratio >= INTEGER_RATIO
 
 
+def _truncates(v: OpView, has_baseline: bool) -> bool:
+    """Float outputs of whole numbers (or all zeros, against a nonzero baseline) from non-integer inputs."""
+    float_inputs = [r for r in v.inputs if r.is_float and r.run_side.integer_ratio is not None]
+    if not any(r.run_side.integer_ratio < NON_INTEGER_INPUT_RATIO for r in float_inputs):  # type: ignore[operator]
+        return False
+    for r in v.outputs:
+        base_int = has_baseline and (r.base_side.integer_ratio or 0.0) >= INTEGER_RATIO
+        if _is_integer_valued(r) and not base_int:
+            return True
+        if (has_baseline and r.is_float and r.run_side.abs_max == 0.0 and r.run_side.has_nonfinite is False
+                and (r.base_side.abs_max or 0.0) > 0.0):
+            return True
+    return False
+
+
 def forward_of(op: str) -> str | None:
     """``Functional.gelu.0.backward`` -> ``Functional.gelu.0.forward`` (None for a forward op)."""
     parts = op.split(".")
@@ -155,12 +172,8 @@ def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
         if loc.fp16_overflow is None and v.outputs and any(
                 r.is_float and (r.run_side.abs_max or 0.0) > FP16_MAX for r in v.outputs) and _within_fp16(v.inputs):
             loc.fp16_overflow = v
-        if loc.integer_valued is None:
-            float_inputs = [r for r in v.inputs if r.is_float and r.run_side.integer_ratio is not None]
-            if any(_is_integer_valued(r) and not (has_baseline and (r.base_side.integer_ratio or 0.0) >= INTEGER_RATIO)
-                   for r in v.outputs) and any(r.run_side.integer_ratio < NON_INTEGER_INPUT_RATIO  # type: ignore[operator]
-                                               for r in float_inputs):
-                loc.integer_valued = v
+        if loc.integer_valued is None and _truncates(v, has_baseline):
+            loc.integer_valued = v
     for v in ([loc.source] if loc.source else []) + loc.independent_sources:
         for r in v.outputs:
             r.position = "source"

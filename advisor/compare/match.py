@@ -5,8 +5,13 @@ stays unmatched is then paired by execution order: walking the run's leftover
 tensors in order, each takes the next baseline leftover (after the last one
 taken) with the same direction, role, argument index, operator type (when both
 know it) and shape. This catches renamed operators (a module renamed, a call
-counter shifted by one extra call) and reordered ones. The rest is reported as
-unmatched.
+counter shifted by one extra call) and reordered ones.
+
+Last, *spans*: a run operator left alone between two matched operators
+(a fused kernel such as ``FusedMatMulBiasAddGeLU`` standing for
+``fc1`` + ``act1`` of an unfused baseline) is matched input-to-input with the
+first baseline operator of the same gap and output-to-output with the last,
+when the shapes agree. The rest is reported as unmatched.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from advisor.read.dumps import TensorRecord
 class Match:
     run: TensorRecord
     base: TensorRecord
-    how: Literal["name", "order"]
+    how: Literal["name", "order", "span"]
 
 
 def _key(r: TensorRecord) -> tuple:
@@ -60,6 +65,45 @@ def match_records(run: list[TensorRecord], base: list[TensorRecord]
         matches.append(Match(r, left_base[found], "order"))
         taken.add(id(left_base[found]))
         pos = found + 1
+    unmatched_run = _match_spans(unmatched_run, base, matches, taken)
     unmatched_base = [b for b in base if id(b) not in taken]
     matches.sort(key=lambda m: (m.run.order, m.run.role != "input", m.run.name))
     return matches, unmatched_run, unmatched_base
+
+
+def _ops(records: list[TensorRecord]) -> dict[str, list[TensorRecord]]:
+    out: dict[str, list[TensorRecord]] = {}
+    for r in sorted(records, key=lambda x: x.order):
+        out.setdefault(r.op, []).append(r)
+    return out
+
+
+def _match_spans(left_run: list[TensorRecord], base: list[TensorRecord], matches: list[Match],
+                 taken: set[int]) -> list[TensorRecord]:
+    """Match each leftover run operator with the gap of leftover baseline operators between the same anchors."""
+    if not left_run:
+        return left_run
+    anchors = sorted({(m.run.order, m.base.order) for m in matches})
+    left_base_ops = _ops([b for b in base if id(b) not in taken])
+    still: list[TensorRecord] = []
+    for op, recs in _ops(left_run).items():
+        order = recs[0].order
+        before = max((b for r, b in anchors if r < order), default=-1)
+        after = min((b for r, b in anchors if r > order), default=1 << 62)
+        gap = [ops for ops in left_base_ops.values() if before < ops[0].order < after
+               and all(id(x) not in taken for x in ops)]
+        ins = [r for r in recs if r.role == "input"]
+        outs = [r for r in recs if r.role == "output"]
+        if not gap:
+            still.extend(recs)
+            continue
+        first_in = [x for x in gap[0] if x.role == "input"]
+        last_out = [x for x in gap[-1] if x.role == "output"]
+        if [r.shape for r in ins] != [x.shape for x in first_in][:len(ins)] or \
+                [r.shape for r in outs] != [x.shape for x in last_out][:len(outs)] or not outs:
+            still.extend(recs)
+            continue
+        for r, b in list(zip(ins, first_in)) + list(zip(outs, last_out)):
+            matches.append(Match(r, b, "span"))
+            taken.add(id(b))
+    return still  # the baseline's intermediate tensors inside a span stay unmatched (reported)

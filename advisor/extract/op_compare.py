@@ -166,12 +166,14 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
         elif anomaly == "beyond_fp16_range":
             w = max(outs, key=lambda r: r.run_side.abs_max or 0.0)
         else:
-            w = max(outs, key=lambda r: r.run_side.integer_ratio or 0.0)
+            w = max(outs, key=lambda r: (r.run_side.abs_max == 0.0, r.run_side.integer_ratio or 0.0))
         s, b = w.run_side, w.base_side
+        all_zero = anomaly == "integer_valued_output" and s.abs_max == 0.0
         facts.append(OpAnomaly(
             anomaly=anomaly, op=v.op, op_type=v.op_type, order_index=v.order, tensor=w.name,  # type: ignore[arg-type]
             dtype=w.dtype_run, nan_count=s.nan, inf_count=s.inf, abs_max=_num(s.abs_max),
-            integer_ratio=_num(s.integer_ratio), baseline_integer_ratio=_num(b.integer_ratio),
+            integer_ratio=1.0 if all_zero else _num(s.integer_ratio), is_all_zero=all_zero,
+            baseline_integer_ratio=_num(b.integer_ratio),
             baseline_has_nonfinite=b.has_nonfinite,
             ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None, source=source))
     return facts

@@ -92,6 +92,7 @@ class OpAnomaly(Fact):
     inf_count: int | None = Field(default=None, description="Inf elements in the output (statistics mode: 1 = some)")
     abs_max: float | None = Field(default=None, description="largest finite |value| of the output")
     integer_ratio: float | None = Field(default=None, description="share of finite output elements that are whole numbers")
+    is_all_zero: bool = Field(default=False, description="the output is all zeros (truncated) while the baseline's is not")
     baseline_integer_ratio: float | None = Field(default=None, description="the same for the baseline's output (None: no baseline)")
     baseline_has_nonfinite: bool | None = Field(default=None, description="the baseline's output has NaN/Inf too (None: no baseline)")
     ops_affected: int | None = Field(default=None, description="operators of the run with the same anomaly (for NaN/Inf: all with non-finite outputs)")
