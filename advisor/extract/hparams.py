@@ -160,6 +160,26 @@ def _lookup(table: dict[str, str], value: Any, strict: bool = False) -> str | No
     return found if found is not None or strict else s
 
 
+_SCHEDULERS = (("warmup", None), ("cosine", "cosine"), ("onecycle", "one_cycle"), ("plateau", "plateau"),
+               ("multistep", "step"), ("step", "step"), ("exponential", "exponential"), ("exp", "exponential"),
+               ("poly", "polynomial"), ("linear", "linear"), ("constant", "constant"), ("invsqrt", "inverse_sqrt"),
+               ("inversesqrt", "inverse_sqrt"), ("noam", "inverse_sqrt"))
+
+
+def _scheduler(value: Any) -> str | None:
+    """'CosineAnnealingLR', 'cosine_with_restarts', 'torch.optim.lr_scheduler.StepLR' -> cosine / step / ...;
+    a warm-up prefix is kept ('warmup_cosine' -> 'warmup+cosine'), unknown names as squashed text."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    s = _squash(value)
+    warm = "warmup" in s
+    s = s.replace("warmup", "")
+    for needle, canon in _SCHEDULERS[1:]:
+        if needle in s:
+            return f"warmup+{canon}" if warm else canon
+    return ("warmup+" + s if s else "warmup") if warm else s
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
@@ -269,8 +289,7 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet) -> None:
         elif name == "weight_init":
             hp.put(name, _lookup(_INITS, value, strict=True), key, path)
         elif name == "lr_scheduler":
-            if isinstance(value, str) and value.strip():
-                hp.put(name, value.strip().rsplit(".", 1)[-1].lower(), key, path)
+            hp.put(name, _scheduler(value), key, path)
         elif name == "betas":
             if isinstance(value, (list, tuple)) and len(value) == 2:
                 hp.put("adam_beta1", _number(value[0]), key, path)

@@ -38,8 +38,10 @@ def _kind(ex, kind):
 
 
 SPELLINGS = [
-    ("hparams.yaml", "optimizer:\n  name: Adam\n  lr: 1.0e-3\nbs: 64\nmax_epochs: 20\nwd: 0.0001\n",
-     {"optimizer": "adam", "learning_rate": 0.001, "batch_size": 64.0, "epochs": 20.0, "weight_decay": 0.0001}),
+    ("hparams.yaml", "optimizer:\n  name: Adam\n  lr: 1.0e-3\nbs: 64\nmax_epochs: 20\nwd: 0.0001\n"
+                     "scheduler: {type: torch.optim.lr_scheduler.CosineAnnealingLR, T_max: 20}\n",
+     {"optimizer": "adam", "learning_rate": 0.001, "batch_size": 64.0, "epochs": 20.0, "weight_decay": 0.0001,
+      "lr_scheduler": "cosine"}),
     ("config.json", json.dumps({"solver": {"base_lr": "1e-2", "momentum": 0.9, "type": "SGD"},
                                 "batch_size": 128, "num_epochs": 90, "weight_decay": 5e-4}),
      {"learning_rate": 0.01, "momentum": 0.9, "batch_size": 128.0, "epochs": 90.0, "weight_decay": 0.0005}),
@@ -75,6 +77,7 @@ def test_hugging_face_training_args(tmp_path):
     assert hp["precision"].value == "bf16"  # fp16: false must not hide bf16: true
     assert "max_steps" not in hp  # -1 means "not set"
     assert hp["global_batch_size"].value == 32.0
+    assert hp["lr_scheduler"].value == "linear"
     assert hp["grad_clip_norm"].value == 1.0 and hp["label_smoothing"].value == 0.1
     assert hp["weight_decay"].value == 0.0 and not hp["weight_decay"].is_default
     (lr,) = _kind(ex, "learning_rate_check")
