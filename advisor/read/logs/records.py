@@ -127,8 +127,8 @@ def parse_number(text: str) -> float | None:
 class Buffer:
     """(step, epoch, value, line) points; at most ``cap`` kept, decimated evenly when full."""
 
-    def __init__(self, cap: int = MAX_POINTS):
-        self.cap = cap
+    def __init__(self, cap: int | None = None):
+        self.cap = MAX_POINTS if cap is None else cap
         self.step = array("d")
         self.epoch = array("d")
         self.value = array("d")

@@ -1,0 +1,43 @@
+"""Several files of one run: merged per series, nothing counted twice."""
+
+from __future__ import annotations
+
+from advisor.extract.base import RunPair
+from advisor.extract.loss_curve import extract
+from advisor.inventory import RunFolder
+
+
+def _train_log(n: int) -> str:
+    return "".join(f"step {i} loss {2.0 / (1 + 0.1 * i):.5f} lr 0.01\n" for i in range(n))
+
+
+def test_train_from_log_eval_from_csv(tmp_path):
+    (tmp_path / "train.log").write_text(_train_log(100))
+    (tmp_path / "metrics.csv").write_text("step,val_loss\n" + "".join(f"{i},{1.5 - 0.001 * i}\n" for i in range(0, 100, 10)))
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
+    curves = {f.split: f for f in ex.facts if f.kind == "loss_curve"}
+    assert curves["train"].points == 100 and curves["train"].source.path == "train.log"
+    assert curves["eval"].points == 10 and curves["eval"].source.path == "metrics.csv"
+    assert [f.kind for f in ex.facts].count("generalization_gap") == 1
+
+
+def test_same_curve_in_two_files_is_counted_once(tmp_path):
+    (tmp_path / "train.log").write_text(_train_log(100))
+    (tmp_path / "stdout").write_text(_train_log(100))
+    (tmp_path / "metrics.jsonl").write_text("".join(f'{{"epoch": {i}, "loss": {2.0 / (1 + i)}}}\n' for i in range(5)))
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
+    train = [f for f in ex.facts if f.kind == "loss_curve" and f.split == "train"]
+    assert len(train) == 1 and train[0].points == 100 and train[0].x_unit == "step"
+    notes = [c.note for c in ex.checks if c.note]
+    assert any("also in" in n for n in notes)
+
+
+def test_overflow_messages_of_two_ranks_are_not_summed(tmp_path):
+    msg = ("[deepspeed] OVERFLOW! Rank {r} Skipping step. Attempted loss scale: {a}, reducing to {b}\n")
+    for r in (0, 1):
+        lines = [msg.format(r=r, a=2 ** (16 - k), b=2 ** (15 - k)) for k in range(3)]
+        lines += [f"step:{i}, loss:{3.0 - i * 0.01}\n" for i in range(0, 100, 10)]
+        (tmp_path / f"rank{r}.log").write_text("".join(lines))
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
+    over = [f for f in ex.facts if f.kind == "overflow_events"]
+    assert len(over) == 1 and over[0].count == 3
