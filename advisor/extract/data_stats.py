@@ -465,6 +465,9 @@ def _analyse(folder: RunFolder, out: Extraction) -> SideResult:
     for sset in found.sets:
         try:
             st = lab = None
+            if sset.features is not None and sset.features.dtype.kind in "US":
+                raise SampleReadError(f"features array '{sset.features.name}' holds text (dtype {sset.features.dtype}); "
+                                      "encode features as numbers before saving the sample")
             if sset.features is not None:
                 st = feature_stats(sset.features)
                 out.facts.append(features_fact(sset, sset.features, st))

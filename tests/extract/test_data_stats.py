@@ -207,10 +207,12 @@ def test_bad_sample_files_become_inputs_and_the_diagnosis_goes_on(tmp_path):
     np.save(root / "data" / "x_test.npy", np.array([{"payload": 1}], dtype=object), allow_pickle=True)
     np.save(root / "data" / "y_test.npy", np.array([1]))
     (root / "data" / "valid.csv").write_text("a,b,label\n1,2,0\n3\n")
+    np.savez(root / "data" / "dev.npz", x=np.array([["a", "b"]]), y=np.array([0]))
     report = advisor.diagnose(root)
     bad = {i.path: i.why for i in report.inputs if i.status == "unreadable"}
     assert "never unpickled" in bad["data/x_test.npy"]
     assert "ragged CSV" in bad["data/valid.csv"]
+    assert "holds text" in bad["data/dev.npz"]
     assert {i.path for i in report.inputs if i.status == "used"} >= {"data/train.npz", "data/eval.npz"}
 
 
