@@ -3,8 +3,9 @@
 First by name (``Functional.gelu.0.forward.output.0`` on both sides). What
 stays unmatched is then paired by execution order: walking the run's leftover
 tensors in order, each takes the next baseline leftover (after the last one
-taken) with the same direction, role, argument index, operator type (when both
-know it) and shape. This catches renamed operators (a module renamed, a call
+taken) with the same direction, role, argument index and shape, and the same
+operator type (when both sides know it; else the same name up to call
+counters). This catches renamed operators (a module renamed, a call
 counter shifted by one extra call) and reordered ones.
 
 Last, *spans*: a run operator left alone between two matched operators
@@ -16,6 +17,7 @@ when the shapes agree. The rest is reported as unmatched.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,7 +32,14 @@ class Match:
 
 
 def _key(r: TensorRecord) -> tuple:
-    return (r.direction, r.role, r.index.split(".")[0], (r.op_type or "").lower(), r.shape)
+    return (r.direction, r.role, r.index.split(".")[0], r.shape)
+
+
+def _same_kind(a: TensorRecord, b: TensorRecord) -> bool:
+    """Operator types equal when both are known; else names equal but for call counters."""
+    if a.op_type and b.op_type:
+        return a.op_type.lower() == b.op_type.lower()
+    return re.sub(r"\d+", "#", a.op) == re.sub(r"\d+", "#", b.op)
 
 
 def match_records(run: list[TensorRecord], base: list[TensorRecord]
@@ -56,7 +65,7 @@ def match_records(run: list[TensorRecord], base: list[TensorRecord]
         key = _key(r)
         found = None
         for j in range(pos, len(left_base)):
-            if id(left_base[j]) not in taken and _key(left_base[j]) == key:
+            if id(left_base[j]) not in taken and _key(left_base[j]) == key and _same_kind(r, left_base[j]):
                 found = j
                 break
         if found is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -173,3 +174,30 @@ def test_shared_msprobe_statistics_pair_points_at_the_bf16_conv(shared_msprobe):
     assert loc.source.op == "Functional.conv2d.2.forward"
     assert loc.first_dtype_change.op == "Functional.conv2d.2.forward"
     assert loc.independent_sources == []
+
+
+def test_fused_kernel_is_matched_over_the_unfused_span_and_is_the_source(tmp_path):
+    torch.manual_seed(5)
+    x = torch.randn(16, 8)
+    fc1, fc2 = torch.nn.Linear(8, 12), torch.nn.Linear(12, 4)
+    with torch.no_grad():
+        h = fc1(x)
+        g = torch.nn.functional.gelu(h)
+        fused = torch.nn.functional.gelu(fc1(x.bfloat16().float()).bfloat16().float(), approximate="tanh")
+        tensors = {
+            "baseline": [("fc1.forward.input.0", x), ("fc1.forward.output.0", h), ("act1.forward.input.0", h),
+                         ("act1.forward.output.0", g), ("fc2.forward.input.0", g), ("fc2.forward.output.0", fc2(g))],
+            "run": [("Fused.FusedMatMulBiasAddGeLU.0.forward.input.0", x),
+                    ("Fused.FusedMatMulBiasAddGeLU.0.forward.output.0", fused),
+                    ("fc2.forward.input.0", fused), ("fc2.forward.output.0", fc2(fused))]}
+    for side, items in tensors.items():
+        d = tmp_path / side
+        d.mkdir()
+        for i, (name, t) in enumerate(items):
+            np.save(d / f"{i:04d}_{name}.npy", t.numpy())
+    comp = compare_dumps(read_dump(tmp_path / "run"), read_dump(tmp_path / "baseline"))
+    loc = localise(comp.rows)
+    assert loc.source.op == "Fused.FusedMatMulBiasAddGeLU.0.forward"
+    assert {r.matched_by for r in comp.rows if r.op.startswith("Fused")} == {"span"}
+    assert [r.name for r in comp.unmatched_baseline] == ["fc1.forward.output.0", "act1.forward.input.0"]
+    assert comp.unmatched_run == []
