@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from advisor.diagnose import diagnose
+from advisor.diagnosis import diagnose
 
 from conftest import CNN, MLP
 
