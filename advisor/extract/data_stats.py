@@ -5,8 +5,8 @@ Features are read in chunks of about ``CHUNK_BYTES`` (as float64) and every
 per-feature statistic is accumulated in one pass (Chan's parallel update of
 count/mean/M2, min/max, NaN counts, robust z-scores against a median/IQR
 taken first from a subsample of ``SUBSAMPLE_ROWS`` rows, 64-bit row hashes for
-duplicates), so memory stays bounded whatever the file size. Labels are
-loaded whole (one value per sample).
+duplicates, over the first ``DUP_MAX_ROWS`` rows), so memory stays bounded
+whatever the file size. Labels are counted in a second chunked pass.
 
 Likely label errors: k-nearest-neighbour votes on a subsample of
 ``KNN_ROWS`` standardised rows (randomly projected to ``KNN_DIMS`` dimensions
@@ -35,7 +35,7 @@ SUBSAMPLE_ROWS = 4096
 KNN_ROWS = 3000
 KNN_DIMS = 256
 KNN_K = 10
-DUP_MAX_ROWS = 4_000_000
+DUP_MAX_ROWS = 1_000_000
 OUTLIER_Z = 5.0
 EXTREME_Z = 20.0
 MAX_CLASSES = 1000
@@ -252,48 +252,94 @@ def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFe
 
 
 # -- labels -----------------------------------------------------------------------
+LABEL_CHUNK_ROWS = 1 << 20
+
+
 @dataclass
 class Labels:
-    values: np.ndarray  # class index per sample (-1 = missing), or continuous values
-    classes: np.ndarray | None  # class names (None: regression)
+    """Class counts of a labels array from one chunked pass; class ids of chosen rows on demand."""
+
+    src: ArraySource
+    n: int
     nan_count: int
+    classes: np.ndarray | None  # class names as text (None: continuous or multi-label targets)
+    counts: np.ndarray | None  # samples per class, aligned with ``classes``
+    keys: np.ndarray | None = None  # sorted raw class values (numbers or text) the names come from
+    layout: str = "plain"  # plain | column | onehot
+
+    def index_of(self, rows: np.ndarray) -> np.ndarray:
+        """Class index of each of the (sorted) ``rows``; -1 where the label is missing."""
+        y = _label_view(self.src.take(rows), self.layout)
+        out = np.full(y.shape[0], -1, np.int64)
+        ok = ~_missing(y)
+        pos = np.searchsorted(self.keys, y[ok])
+        pos = np.clip(pos, 0, len(self.keys) - 1)
+        hit = self.keys[pos] == y[ok]
+        idx = np.where(hit, pos, -1)
+        out[ok] = idx
+        return out
+
+
+def _label_view(block: np.ndarray, layout: str) -> np.ndarray:
+    if layout == "column":
+        return block[:, 0]
+    if layout == "onehot":
+        return block.argmax(axis=1)
+    return block
+
+
+def _missing(y: np.ndarray) -> np.ndarray:
+    if y.dtype.kind in "US":
+        t = np.char.strip(y.astype(str))
+        return (t == "") | (np.char.lower(t) == "nan")
+    if y.dtype.kind == "f":
+        return ~np.isfinite(y)
+    return np.zeros(y.shape[0], bool)
 
 
 def read_labels(src: ArraySource) -> Labels:
-    y = src.load()
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    elif y.ndim == 2 and y.dtype.kind in "biuf" and y.shape[1] > 1:
-        is_onehot = np.isin(y, (0, 1)).all() and np.all(y.sum(axis=1) == 1)
-        if not is_onehot:
-            return Labels(y.reshape(-1).astype(np.float64), None, int(np.isnan(y).sum()) if y.dtype.kind == "f" else 0)
-        y = y.argmax(axis=1)
-    elif y.ndim > 2:
-        return Labels(y.reshape(-1).astype(np.float64), None, 0)
-    if y.dtype.kind in "US":
-        missing = (y == "") | (np.char.lower(y.astype(str)) == "nan")
-        classes, inv = np.unique(y[~missing], return_inverse=True)
-        idx = np.full(y.shape[0], -1, np.int64)
-        idx[~missing] = inv
-        return Labels(idx, classes.astype(str), int(missing.sum()))
-    yf = y.astype(np.float64)
-    nan = ~np.isfinite(yf)
-    good = yf[~nan]
-    uniq = np.unique(good)
-    if uniq.size <= MAX_CLASSES and np.array_equal(good, np.rint(good)) and uniq.size <= max(2, y.shape[0] // 2):
-        idx = np.full(y.shape[0], -1, np.int64)
-        idx[~nan] = np.searchsorted(uniq, good)
-        names = np.array([str(int(u)) for u in uniq])
-        return Labels(idx, names, int(nan.sum()))
-    return Labels(yf, None, int(nan.sum()))
+    """One chunked pass: missing labels, distinct values and their counts (up to MAX_CLASSES)."""
+    layout = "plain"
+    if len(src.shape) == 2 and src.shape[1] == 1:
+        layout = "column"
+    elif len(src.shape) == 2 and src.dtype.kind in "biuf":
+        layout = "onehot"  # confirmed chunk by chunk below
+    elif len(src.shape) != 1:
+        return Labels(src, src.n_rows, 0, None, None)
+    counts: dict = {}
+    nan = 0
+    integral = True
+    for _, block in src.iter_chunks(LABEL_CHUNK_ROWS):
+        if layout == "onehot" and not (np.isin(block, (0, 1)).all() and np.all(block.sum(axis=1) == 1)):
+            return Labels(src, src.n_rows, int((~np.isfinite(block)).sum()) if block.dtype.kind == "f" else 0,
+                          None, None)
+        y = _label_view(block, layout)
+        miss = _missing(y)
+        nan += int(miss.sum())
+        good = y[~miss]
+        if good.dtype.kind == "f" and integral and not np.array_equal(good, np.rint(good)):
+            integral = False
+        if counts is not None:
+            vals, cnt = np.unique(good, return_counts=True)
+            for v, c in zip(vals.tolist(), cnt.tolist()):
+                counts[v] = counts.get(v, 0) + c
+            if len(counts) > MAX_CLASSES:
+                counts = None  # too many distinct values for classes
+    n = src.n_rows
+    text = src.dtype.kind in "US"
+    if counts is None or not counts or (not text and (not integral or len(counts) > max(2, n // 2))):
+        return Labels(src, n, nan, None, None)
+    keys = np.array(sorted(counts))
+    names = np.array([str(k) if text else str(int(k)) for k in keys.tolist()])
+    return Labels(src, n, nan, names, np.array([counts[k] for k in keys.tolist()], dtype=np.int64), keys, layout)
 
 
 def labels_fact(sset: SampleSet, src: ArraySource, lab: Labels) -> LabelStats:
-    common = dict(file=src.file, array=src.name, split=sset.split, n_samples=int(lab.values.shape[0]),
+    common = dict(file=src.file, array=src.name, split=sset.split, n_samples=int(lab.n),
                   nan_count=lab.nan_count, side=_side(sset), source=Source(path=src.file))
     if lab.classes is None:
         return LabelStats(is_classification=False, **common)
-    counts = np.bincount(lab.values[lab.values >= 0], minlength=len(lab.classes))
+    counts = lab.counts
     if counts.sum() == 0:
         return LabelStats(is_classification=True, n_classes=0, **common)
     lo, hi = int(np.argmin(counts)), int(np.argmax(counts))
@@ -334,11 +380,11 @@ def knn_label_noise(x: np.ndarray, y: np.ndarray, k: int = KNN_K) -> tuple[float
 
 
 def noise_fact(sset: SampleSet, feats: ArraySource, lab: Labels) -> LabelNoise | None:
-    if lab.classes is None or len(lab.classes) < 2 or feats.n_rows != lab.values.shape[0]:
+    if lab.classes is None or len(lab.classes) < 2 or feats.n_rows != lab.n:
         return None
     n = feats.n_rows
     idx = np.unique(np.linspace(0, n - 1, num=min(n, KNN_ROWS)).astype(np.int64))
-    y = lab.values[idx]
+    y = lab.index_of(idx)
     x = feats.take(idx).reshape(idx.size, -1).astype(np.float64)
     ok = (y >= 0) & np.isfinite(x).all(axis=1)
     if ok.sum() < 30:
@@ -383,7 +429,7 @@ def shift_fact(tr: tuple[SampleSet, FeatureStats, Labels | None], ev: tuple[Samp
 
 
 def _class_shares(lab: Labels, names: list[str]) -> np.ndarray:
-    counts = np.bincount(lab.values[lab.values >= 0], minlength=len(lab.classes))
+    counts = lab.counts
     pos = {n: i for i, n in enumerate(names)}
     out = np.zeros(len(names))
     for name, c in zip(lab.classes.tolist(), counts):
@@ -513,7 +559,7 @@ def _split_and_size(folder: RunFolder, res: SideResult, out: Extraction) -> None
     n_train = int(n_from_hp) if isinstance(n_from_hp, float) and n_from_hp > 0 else n_file
     n_classes = min_per_class = None
     if lab is not None and lab.classes is not None and len(lab.classes):
-        counts = np.bincount(lab.values[lab.values >= 0], minlength=len(lab.classes))
+        counts = lab.counts
         n_classes = int(len(lab.classes))
         min_per_class = float(n_train * counts.min() / max(1, counts.sum()))
     params = hp.get("num_parameters")
@@ -527,7 +573,7 @@ def _split_and_size(folder: RunFolder, res: SideResult, out: Extraction) -> None
 
 def _series(sset: SampleSet, st: FeatureStats | None, lab: Labels | None, out: Extraction) -> None:
     if lab is not None and lab.classes is not None and 0 < len(lab.classes) <= 1000:
-        counts = np.bincount(lab.values[lab.values >= 0], minlength=len(lab.classes))
+        counts = lab.counts
         out.series.append(Series(chart="class_hist", label=f"{sset.split} classes ({sset.files[0]})", style="bar",
                                  x=[float(i) for i in range(len(counts))], y=[float(c) for c in counts],
                                  categories=[str(c) for c in lab.classes], x_label="class", y_label="samples"))

@@ -50,7 +50,8 @@ class DataFeatures(Fact):
     extreme_sample_count: int | None = Field(default=None, description="samples with a value at robust z > 20")
     worst_samples: str | None = Field(default=None, description="indices of the samples with the largest robust z")
     worst_outlier_feature: int | None = Field(default=None, description="feature of the largest robust z")
-    duplicate_share: float | None = Field(default=None, description="share of rows that repeat an earlier row")
+    duplicate_share: float | None = Field(
+        default=None, description="share of rows that repeat an earlier row (by 64-bit row hash, first 1,000,000 rows)")
     doc = "statistics of one features array: missing values, ranges, scale, outliers, duplicates"
 
 
