@@ -587,26 +587,48 @@ def _series(sset: SampleSet, st: FeatureStats | None, lab: Labels | None, out: E
             x_label="feature", y_label="value"))
 
 
+def _max_shift(a: FeatureStats, b: FeatureStats) -> float | None:
+    """Largest standardised mean difference over features between two arrays (None if not comparable)."""
+    if len(a.count) != len(b.count):
+        return None
+    sa, sb = a.std, b.std
+    pooled = np.sqrt((sa * sa + sb * sb) / 2.0)
+    diff = np.abs(a.mean - b.mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        smd = np.where(pooled > 0, diff / np.where(pooled > 0, pooled, 1.0), np.where(diff > 0, 1e6, 0.0))
+    smd = np.nan_to_num(smd, nan=0.0)
+    return float(min(smd.max(), 1e6)) if smd.size else None
+
+
 def _compare_sides(run: SideResult, base: SideResult, out: Extraction) -> None:
-    by_key = {s.key: s for s, _, _ in base.sets}
-    by_split: dict[str, list[SampleSet]] = {}
-    for s, _, _ in base.sets:
-        by_split.setdefault(s.split, []).append(s)
+    by_key = {s.key: (s, st) for s, st, _ in base.sets}
+    by_split: dict[str, list[tuple[SampleSet, FeatureStats | None]]] = {}
+    for s, st, _ in base.sets:
+        by_split.setdefault(s.split, []).append((s, st))
     for s, st, _ in run.sets:
-        other = by_key.get(s.key)
+        other, other_st = by_key.get(s.key, (None, None))
         if other is None and len(by_split.get(s.split, [])) == 1:
-            other = by_split[s.split][0]
+            other, other_st = by_split[s.split][0]
         if other is None:
             continue
-        for name, arr in sorted(s.arrays.items()):
+        facts: dict[str, PipelineCompare] = {}
+        for name, arr in sorted(s.arrays.items(), key=lambda kv: kv[1] is s.features):  # labels before features
             b = other.arrays.get(name)
             if b is None:
                 continue
             try:
-                out.facts.append(compare_arrays(arr, b))
+                facts[name] = compare_arrays(arr, b)
             except (SampleReadError, OSError, ValueError) as exc:
                 out.inputs.append(InputRecord(path=arr.file, kind="data", status="unreadable",
                                               why=f"comparison with the baseline failed: {exc}"))
+        if s.features is not None and s.features.name in facts:
+            extra = {}
+            if s.labels is not None and s.labels.name in facts:
+                extra["same_labels"] = facts[s.labels.name].is_allclose
+            if st is not None and other_st is not None:
+                extra["max_mean_shift_std"] = _max_shift(st, other_st)
+            facts[s.features.name] = facts[s.features.name].model_copy(update=extra)
+        out.facts.extend(facts.values())
 
 
 def extract(pair: RunPair) -> Extraction:

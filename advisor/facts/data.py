@@ -140,4 +140,10 @@ class PipelineCompare(Fact):
     first_mismatch_row: int | None = Field(default=None, description="first sample (row) that differs")
     is_same_rows_reordered: bool | None = Field(
         default=None, description="the same rows in another order (a different shuffle), by row hashes")
+    same_labels: bool | None = Field(
+        default=None, description="for a features array: the labels of the two samples are equal, so the rows "
+                                  "are the same samples and a value difference comes from the processing")
+    max_mean_shift_std: float | None = Field(
+        default=None, description="for a features array: largest |mean_run - mean_baseline| / pooled std over "
+                                  "features (distribution shift, also when the rows are other samples)")
     doc = "the run's data sample against the baseline's, array by array (np.allclose, where and how much)"

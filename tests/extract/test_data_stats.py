@@ -191,6 +191,25 @@ def test_baseline_pipeline_output_compared_array_by_array(tmp_path):
     assert causes["preprocessing_mismatch"] >= 0.6
 
 
+def test_baseline_sample_of_other_rows_is_not_a_mismatch_but_same_rows_processed_otherwise_is(tmp_path):
+    x, y = load_digits(return_X_y=True)
+    x = (x / 16.0).astype(np.float32)
+    run = _write(tmp_path / "run", x[:600], y[:600])
+    other_rows = _write(tmp_path / "other", x[600:1200], y[600:1200])  # another batch, same pipeline
+    cmp, _ = _facts(run, "pipeline_compare", baseline=other_rows)
+    c = {f.array: f for f in cmp}["x"]
+    assert not c.is_allclose and c.same_labels is False and c.max_mean_shift_std < 0.5
+    causes, _ = _causes(run, baseline=other_rows)
+    assert causes.get("preprocessing_mismatch", 0) < 0.5
+    # the same rows, but the baseline's pipeline rounds through float16: a small processing difference
+    rounded = _write(tmp_path / "fp16", x[:600].astype(np.float16).astype(np.float32) + 1e-3, y[:600])
+    cmp, _ = _facts(run, "pipeline_compare", baseline=rounded)
+    c = {f.array: f for f in cmp}["x"]
+    assert c.same_labels is True and not c.is_allclose and c.max_abs_diff < 0.01
+    causes, _ = _causes(run, baseline=rounded)
+    assert causes["preprocessing_mismatch"] >= 0.6
+
+
 def test_baseline_with_another_shuffle_is_not_a_mismatch(tmp_path):
     xtr, ytr, xev, yev = _split("iris")
     xtr, xev = _standardise(xtr, xev)
