@@ -39,6 +39,7 @@ DUP_MAX_ROWS = 1_000_000
 OUTLIER_Z = 5.0
 EXTREME_Z = 20.0
 MAX_CLASSES = 1000
+MAX_POSITIONS = 1 << 20  # per-position statistics for image/sequence rows up to this many values
 RTOL, ATOL = 1e-5, 1e-8
 
 
@@ -108,6 +109,11 @@ class FeatureStats:
     extreme_rows: int = 0
     worst: list[tuple[float, int]] = field(default_factory=list)
     hashes: list[np.ndarray] = field(default_factory=list)
+    pos_count: np.ndarray | None = None  # per value position of a row (images, sequences): count, mean, M2
+    pos_mean: np.ndarray | None = None
+    pos_m2: np.ndarray | None = None
+    median: np.ndarray | None = None  # per feature, from the subsample
+    iqr_scale: np.ndarray | None = None  # per feature IQR/1.349, from the subsample
 
     @property
     def std(self) -> np.ndarray:
@@ -118,8 +124,8 @@ class FeatureStats:
         return np.concatenate(self.hashes) if self.hashes else None
 
 
-def _robust_reference(src: ArraySource) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature (median, 1/scale) from an evenly spaced subsample; 1/scale = 0 where unusable."""
+def _robust_reference(src: ArraySource) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-feature (median, 1/scale, IQR/1.349) from an evenly spaced subsample; 1/scale = 0 where unusable."""
     n = src.n_rows
     idx = np.unique(np.linspace(0, n - 1, num=min(n, SUBSAMPLE_ROWS)).astype(np.int64))
     sub = feature_view(src.take(idx)).astype(np.float64)
@@ -131,10 +137,10 @@ def _robust_reference(src: ArraySource) -> tuple[np.ndarray, np.ndarray]:
             warnings.simplefilter("ignore", RuntimeWarning)
             q1, med, q3 = np.nanpercentile(flat, [25, 50, 75], axis=1)
             lo, hi = np.nanmin(flat, axis=1), np.nanmax(flat, axis=1)
-    scale = (q3 - q1) / 1.349
-    scale = np.where(scale > 0, scale, (hi - lo) / 6.0)
+    iqr_scale = np.nan_to_num((q3 - q1) / 1.349)
+    scale = np.where(iqr_scale > 0, iqr_scale, (hi - lo) / 6.0)
     inv = np.where(np.isfinite(scale) & (scale > 0), 1.0 / np.where(scale > 0, scale, 1.0), 0.0)
-    return np.nan_to_num(med), inv
+    return np.nan_to_num(med), inv, iqr_scale
 
 
 def feature_stats(src: ArraySource, robust: bool = True, hashes: bool = True) -> FeatureStats:
@@ -144,7 +150,10 @@ def feature_stats(src: ArraySource, robust: bool = True, hashes: bool = True) ->
     st = FeatureStats(n_rows=src.n_rows, count=np.zeros(n_feat), mean=np.zeros(n_feat), m2=np.zeros(n_feat),
                       vmin=np.full(n_feat, np.inf), vmax=np.full(n_feat, -np.inf), nan=np.zeros(n_feat, np.int64),
                       values_per_row=per_row)
-    med, inv = _robust_reference(src) if robust else (None, None)
+    if len(src.shape) >= 3 and per_row <= MAX_POSITIONS:
+        st.pos_count, st.pos_mean, st.pos_m2 = np.zeros(per_row), np.zeros(per_row), np.zeros(per_row)
+    med, inv, iqr_scale = _robust_reference(src) if robust else (None, None, None)
+    st.median, st.iqr_scale = med, iqr_scale
     is_float = src.dtype.kind == "f"
     if not is_float:
         st.is_integer = True
@@ -172,6 +181,8 @@ def feature_stats(src: ArraySource, robust: bool = True, hashes: bool = True) ->
             mx = np.where(fin, x, -np.inf).max(axis=(0, 2))
         with np.errstate(invalid="ignore", divide="ignore"):
             cmean = np.where(cnt > 0, s / np.maximum(cnt, 1), 0.0)
+        if st.pos_count is not None:
+            _merge_positions(st, xz.reshape(r, -1), None if all_fin else fin.reshape(r, -1))
         dev = np.subtract(x, cmean[None, :, None])
         if not all_fin:
             dev[~fin] = 0.0
@@ -207,8 +218,36 @@ def feature_stats(src: ArraySource, robust: bool = True, hashes: bool = True) ->
     return st
 
 
+def _merge_positions(st: FeatureStats, x: np.ndarray, fin: np.ndarray | None) -> None:
+    """Chan update of per-position (count, mean, M2) with the rows ``x`` (non-finite already zeroed)."""
+    cnt = np.full(x.shape[1], float(x.shape[0])) if fin is None else fin.sum(axis=0).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cmean = np.where(cnt > 0, x.sum(axis=0) / np.maximum(cnt, 1), 0.0)
+        dev = x - cmean[None, :]
+        if fin is not None:
+            dev[~fin] = 0.0
+        cm2 = np.einsum("ij,ij->j", dev, dev)
+        tot = st.pos_count + cnt
+        delta = cmean - st.pos_mean
+        st.pos_mean = np.where(tot > 0, st.pos_mean + delta * cnt / np.maximum(tot, 1), 0.0)
+        st.pos_m2 = st.pos_m2 + cm2 + np.where(tot > 0, delta * delta * st.pos_count * cnt / np.maximum(tot, 1), 0.0)
+    st.pos_count = tot
+
+
 def _f(v: float) -> float | None:
     return float(v) if v is not None and math.isfinite(v) else None
+
+
+def _robust_levels(st: FeatureStats) -> dict:
+    if st.iqr_scale is None or st.median is None:
+        return {}
+    pos = st.iqr_scale[st.iqr_scale > 0]
+    level = np.maximum(np.abs(st.median), st.iqr_scale)
+    out = {"max_robust_level": _f(float(level.max())) if level.size else None}
+    if pos.size:
+        out.update(min_robust_scale=_f(float(pos.min())), max_robust_scale=_f(float(pos.max())),
+                   robust_scale_ratio=_f(float(pos.max() / pos.min())))
+    return out
 
 
 def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFeatures:
@@ -241,8 +280,7 @@ def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFe
         max_abs_mean=_f(max_abs_mean) if max_abs_mean is not None else None,
         max_std=_f(max_std), min_std=_f(min_std),
         std_ratio=_f(max_std / min_std) if max_std and min_std else None,
-        max_scale=_f(max(v for v in (max_abs_mean, max_std) if v is not None))
-        if max_abs_mean is not None or max_std is not None else None,
+        **_robust_levels(st),
         is_integer_valued=bool(st.is_integer and finite_f.any()), looks_like_raw_pixels=raw_pixels,
         max_robust_z=_f(st.max_z) if has_robust else None,
         outlier_sample_share=float(st.outlier_rows / max(1, st.n_rows)) if has_robust else None,
@@ -420,11 +458,22 @@ def shift_fact(tr: tuple[SampleSet, FeatureStats, Labels | None], ev: tuple[Samp
         pa = _class_shares(la, names)
         pb = _class_shares(lb, names)
         tvd = float(0.5 * np.abs(pa - pb).sum())
+    pos_share = pos_max = None
+    if a.pos_count is not None and b.pos_count is not None and a.pos_count.size == b.pos_count.size:
+        va = a.pos_m2 / np.maximum(a.pos_count, 1)
+        vb = b.pos_m2 / np.maximum(b.pos_count, 1)
+        pooled_p = np.sqrt((va + vb) / 2.0)
+        dp = np.abs(a.pos_mean - b.pos_mean)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            smd_p = np.where(pooled_p > 0, dp / np.where(pooled_p > 0, pooled_p, 1.0), 0.0)
+        pos_share = float((smd_p > 1.0).mean())
+        pos_max = float(min(smd_p.max(), 1e6))
     rng = lambda st: f"{_g(st.vmin.min())}..{_g(st.vmax.max())}"  # noqa: E731
     return SplitShift(train_file=s_tr.files[0], eval_file=s_ev.files[0], n_features=int(len(smd)),
                       max_mean_shift_std=float(min(smd.max(), 1e6)), worst_feature=int(np.argmax(smd)),
                       shifted_feature_share=float((smd > 0.5).mean()), max_std_ratio=float(ratio.max()),
                       train_range=rng(a), eval_range=rng(b), label_distribution_distance=tvd,
+                      shifted_position_share=pos_share, max_position_shift_std=pos_max,
                       side=_side(s_tr), source=Source(path=s_ev.files[0]))
 
 

@@ -81,7 +81,7 @@ for _canon, _keys in {
     "loss_scale": "loss_scale static_loss_scale",
     "init_loss_scale": "init_loss_scale initial_scale init_scale loss_scale_value initial_loss_scale",
     "initial_scale_power": "initial_scale_power",
-    "loss_scale_mode": "loss_scale_manager loss_scale_type loss_scaler",
+    "loss_scale_mode": "loss_scale_mode loss_scale_manager loss_scale_type loss_scaler loss_scale_policy",
     "dynamic_loss_scale": "dynamic_loss_scale use_dynamic_loss_scale",
 }.items():
     for _k in _keys.split():
@@ -426,7 +426,7 @@ def usual_lr_band(optimizer: str, global_batch_size: float | None, momentum: flo
     """(family, low, high) of learning rates seen in practice, or None for optimizers without a band.
 
     SGD: the linear scaling rule, 0.1 per 256 samples (Goyal et al. 2017,
-    https://arxiv.org/abs/1706.02677), band [ref/1000, ref*10]; without momentum
+    https://arxiv.org/abs/1706.02677), band [ref/100, ref*10]; without momentum
     the effective step is 1/(1-momentum) smaller, so the band moves up 10x.
     Adam-like: 1e-3 is the default of every framework (Kingma & Ba 2014,
     https://arxiv.org/abs/1412.6980); fine-tuning goes down to ~1e-6 and rates scale
@@ -436,7 +436,7 @@ def usual_lr_band(optimizer: str, global_batch_size: float | None, momentum: flo
     if optimizer == "sgd":
         if global_batch_size:
             ref = 0.1 * global_batch_size / 256.0
-            low, high = ref / 1000.0, ref * 10.0
+            low, high = ref / 100.0, ref * 10.0
         else:
             low, high = 1e-4, 1.0
         if momentum is not None and momentum < 0.5:

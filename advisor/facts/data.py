@@ -42,7 +42,13 @@ class DataFeatures(Fact):
     max_std: float | None = Field(default=None, description="largest standard deviation over features")
     min_std: float | None = Field(default=None, description="smallest non-zero standard deviation over features")
     std_ratio: float | None = Field(default=None, description="max_std / min_std: spread of feature scales")
-    max_scale: float | None = Field(default=None, description="max(max_abs_mean, max_std): distance from unit scale")
+    min_robust_scale: float | None = Field(default=None, description="smallest IQR/1.349 over features with IQR > 0")
+    max_robust_scale: float | None = Field(default=None, description="largest IQR/1.349 over features")
+    robust_scale_ratio: float | None = Field(
+        default=None, description="max_robust_scale / min_robust_scale: spread of feature scales, insensitive to outliers")
+    max_robust_level: float | None = Field(
+        default=None, description="largest |median| or IQR/1.349 over features: distance from unit scale, "
+                                  "insensitive to outliers")
     is_integer_valued: bool = Field(description="every finite value is a whole number")
     looks_like_raw_pixels: bool = Field(description="whole numbers within 0..255 reaching above 16: unscaled 8-bit images")
     max_robust_z: float | None = Field(default=None, description="largest robust z-score of any value")
@@ -121,6 +127,11 @@ class SplitShift(Fact):
     eval_range: str = Field(description="eval min..max")
     label_distribution_distance: float | None = Field(
         default=None, description="total variation distance of the class shares (0 same, 1 disjoint)")
+    shifted_position_share: float | None = Field(
+        default=None, description="for image/sequence rows: share of value positions (pixel, time step) whose mean "
+                                  "differs by more than 1 pooled std between the splits (layout: transposed, flipped, "
+                                  "cropped differently)")
+    max_position_shift_std: float | None = Field(default=None, description="largest such per-position shift")
     doc = "train vs eval sample statistics: mean/std shift per feature, label distribution"
 
 

@@ -111,6 +111,7 @@ def test_outliers_are_found_with_their_sample_index(tmp_path):
     assert set(tr.worst_samples.split(", ")[:2]) == {"5", "40"}
     causes, _ = _causes(root)
     assert causes["outliers"] >= 0.6
+    assert causes.get("not_normalized", 0) < 0.5  # robust scales: two outliers do not make the data unscaled
 
 
 @pytest.mark.parametrize("name", ["digits", "wine"])
@@ -166,7 +167,24 @@ def test_eval_left_unnormalised_is_a_preprocessing_mismatch(tmp_path):
     (shift,), _ = _facts(root, "split_shift")
     assert shift.max_mean_shift_std > 5 and shift.max_std_ratio > 100 and shift.shifted_feature_share > 0.3
     causes, _ = _causes(root)
-    assert causes["preprocessing_mismatch"] >= 0.6
+    assert causes["preprocessing_mismatch"] >= 0.7
+    assert causes.get("not_normalized", 0) < 0.5  # the training sample is standardised: it is the eval side
+
+
+def test_eval_images_transposed_is_a_layout_mismatch(tmp_path):
+    xtr, ytr, xev, yev = _split("digits")
+    img_tr = (xtr / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
+    img_ev = (xev / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
+    clean = _write(tmp_path / "clean", img_tr, ytr, img_ev, yev)
+    (shift,), _ = _facts(clean, "split_shift")
+    assert shift.shifted_position_share < 0.02 and shift.max_mean_shift_std < 0.2
+    assert {c: v for c, v in _causes(clean)[0].items() if v >= 0.5} == {}
+    flipped = _write(tmp_path / "transposed", img_tr, ytr, img_ev.transpose(0, 1, 3, 2).copy(), yev)
+    (shift,), _ = _facts(flipped, "split_shift")
+    assert shift.max_mean_shift_std < 0.2  # the channel statistics cannot see it
+    assert shift.shifted_position_share > 0.2
+    causes, _ = _causes(flipped)
+    assert causes["preprocessing_mismatch"] >= 0.55
 
 
 def test_baseline_pipeline_output_compared_array_by_array(tmp_path):
