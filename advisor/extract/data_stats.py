@@ -262,7 +262,8 @@ def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFe
     max_std = float(pos_std.max()) if pos_std.size else None
     min_std = float(pos_std.min()) if pos_std.size else None
     max_abs_mean = float(np.abs(st.mean[finite_f]).max()) if finite_f.any() else None
-    raw_pixels = bool(st.is_integer and vmin is not None and vmin >= 0 and vmax is not None and 16 < vmax <= 255)
+    raw_pixels = bool(vmin is not None and vmin >= 0 and vmax is not None and 16 < vmax <= 255
+                      and (st.is_integer or vmax == 255.0))
     hashes = st.all_hashes()
     dup = None
     if hashes is not None and hashes.size:

@@ -50,7 +50,8 @@ class DataFeatures(Fact):
         default=None, description="largest |median| or IQR/1.349 over features: distance from unit scale, "
                                   "insensitive to outliers")
     is_integer_valued: bool = Field(description="every finite value is a whole number")
-    looks_like_raw_pixels: bool = Field(description="whole numbers within 0..255 reaching above 16: unscaled 8-bit images")
+    looks_like_raw_pixels: bool = Field(description="values within 0..255 reaching above 16, whole numbers or reaching exactly 255: "
+                                                   "unscaled 8-bit images")
     max_robust_z: float | None = Field(default=None, description="largest robust z-score of any value")
     outlier_sample_share: float | None = Field(default=None, description="share of samples with a value at robust z > 5")
     extreme_sample_count: int | None = Field(default=None, description="samples with a value at robust z > 20")
