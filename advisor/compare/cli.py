@@ -28,6 +28,7 @@ def add_compare_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="threads (default: the number of cores, at most 4)")
     p.add_argument("--tolerance", action="append", metavar="DTYPE.NAME=VALUE", default=[],
                    help="override a tolerance, e.g. float32.rel_dist_error=1e-3 (repeatable)")
+    p.add_argument("--no-kl", action="store_true", help="skip the KL divergence (about a third faster)")
     p.add_argument("--limit", type=int, default=30, help="rows in the text summary (default 30)")
     p.set_defaults(func=run_compare)
     return p
@@ -127,7 +128,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
     try:
         run_dir, base_dir = _dump_folder(args.run_dump), _dump_folder(args.baseline_dump)
-        options = _overrides(args.tolerance)
+        options: dict = _overrides(args.tolerance)
+        if args.no_kl:
+            options["compare.kl"] = False
         if args.output and Path(args.output).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
             raise _Usage(f"--output must end in .csv, .json or .html, got '{args.output}'")
         if args.output and Path(args.output).resolve().is_relative_to(run_dir.resolve()):

@@ -19,7 +19,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from advisor.compare.match import match_records
-from advisor.compare.metrics import CHUNK, Accumulator, PairMetrics, SideAcc, accumulate, ranges, side_stats
+from advisor.compare.metrics import CHUNK, Accumulator, PairMetrics, SideAcc, accumulate, ranges, side_stats, single_threaded_blas
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
@@ -120,7 +120,7 @@ def _side_from_stats(stats: dict[str, float] | None) -> SideInfo:
 
 def _side_from_acc(acc: SideAcc) -> SideInfo:
     return SideInfo(nan=acc.nan, inf=acc.inf, min=acc.min if acc.n else None, max=acc.max if acc.n else None,
-                    integer_ratio=acc.integers / acc.nonzero if acc.nonzero else None)
+                    integer_ratio=acc.integer_ratio)
 
 
 def _run_items(items: list[tuple[int, Callable[[], Any]]], workers: int,
@@ -134,26 +134,28 @@ def _run_items(items: list[tuple[int, Callable[[], Any]]], workers: int,
         except DumpReadError as exc:
             return k, exc
 
-    if workers <= 1 or len(items) <= 1:
-        for k in range(len(items)):
-            results[k] = call(k)[1]
-            if progress:
-                progress(sizes[k])
-        return results
-    order = sorted(range(len(items)), key=lambda k: -sizes[k])  # big items first: better balance
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for k, res in pool.map(call, order):
-            results[k] = res
-            if progress:
-                progress(sizes[k])
+    with single_threaded_blas():  # our threads, not BLAS's, use the cores
+        if workers <= 1 or len(items) <= 1:
+            for k in range(len(items)):
+                results[k] = call(k)[1]
+                if progress:
+                    progress(sizes[k])
+            return results
+        order = sorted(range(len(items)), key=lambda k: -sizes[k])  # big items first: better balance
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for k, res in pool.map(call, order):
+                results[k] = res
+                if progress:
+                    progress(sizes[k])
     return results
 
 
-def _pair_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None) -> Callable[[], Accumulator]:
+def _pair_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None,
+                with_kl: bool) -> Callable[[], Accumulator]:
     def run() -> Accumulator:
         r = load_tensor(rrec)
         b = load_tensor(brec)
-        return accumulate(r, b, start, stop)
+        return accumulate(r, b, start, stop, with_kl=with_kl)
     return run
 
 
@@ -182,6 +184,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
                   progress: Callable[[int, int], None] | None = None) -> Comparison:
     """Match the two dumps and compute every pair's metrics and verdict."""
     workers = workers or default_workers()
+    with_kl = bool((options or {}).get("compare.kl", True))  # option compare.kl=false skips the KL
     matches, un_run, un_base = match_records(run.records, base.records)
     rows: list[Row] = []
     items: list[tuple[int, Callable[[], Any]]] = []
@@ -210,7 +213,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             if parts != _splits(b, workers):
                 parts = [(0, None)]
             for start, stop in parts:
-                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop)))
+                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop, with_kl)))
                 sizes.append(_share(row.nbytes, r, start, stop))
         elif r.stats and b.stats:
             row.mode = "statistics"
