@@ -19,13 +19,13 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from advisor.compare.match import match_records
-from advisor.compare.metrics import CHUNK, Accumulator, PairMetrics, SideAcc, accumulate, ranges, side_stats, single_threaded_blas
+from advisor.compare.metrics import Accumulator, PairMetrics, SideAcc, accumulate, ranges, side_stats, single_threaded_blas
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
 RowVerdict = Literal["pass", "warning", "error", "skipped"]
 #: tensors larger than this many elements are split into ranges across the workers
-SPLIT_ELEMENTS = 8 * CHUNK
+SPLIT_ELEMENTS = 1 << 19
 
 
 @dataclass

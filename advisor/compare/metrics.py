@@ -41,8 +41,9 @@ try:  # OpenBLAS' own threads fight ours (measured: np.dot 250x slower on 2 busy
 except ImportError:  # pragma: no cover - optional
     _threadpool_limits = None
 
-#: elements per chunk (float64 working copies of 2^16 elements fit in the L2 cache)
-CHUNK = 1 << 16
+#: elements per chunk: the float64 working copies (128 KB each) stay in the L2 cache;
+#: measured here 2^13..2^14 ran 2-3x faster than 2^16..2^17
+CHUNK = 1 << 14
 #: the whole-number share is estimated on every 8th element of chunks above 256 elements
 INTEGER_SAMPLE = 8
 #: denominator floor of the per-element relative error (avoids dividing by exact zeros)

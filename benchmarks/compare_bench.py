@@ -1,0 +1,158 @@
+"""Speed of the network-wide comparison on two >= 1 GB dumps (generated here, never committed).
+
+    python benchmarks/compare_bench.py [--size-gb 1.0] [--workers 2] [--dir /tmp] [--repeat 2]
+
+Each side is a plain-layout dump of float32 tensors shaped like a real
+network's: three of 128 MB (big activations / embedding tables) and many small
+ones (biases, norms, attention blocks: 4 KB .. 16 MB). The run is the baseline
+plus float32-rounding-sized noise, with one operator deviating by 1e-3.
+
+Measured, in the same process and on the same (page-cached) files:
+- reference: a numpy pass that only reads both dumps (np.load) and takes one
+  float64-accumulated dot product per tensor pair, with the same number of
+  threads: the practical limit of any pass over these bytes;
+- advisor: ``compare_dumps`` with every metric (and once without the KL);
+- peak memory that Python/numpy allocated during the comparison (tracemalloc;
+  memory-mapped file pages are not allocations), against the dump size.
+
+Throughput is bytes of both dumps per second; the ratio is advisor / reference.
+Results are printed as JSON and appended to benchmarks/compare_results.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from advisor.compare.engine import compare_dumps  # noqa: E402
+from advisor.compare.localise import localise  # noqa: E402
+from advisor.compare.metrics import single_threaded_blas  # noqa: E402
+from advisor.read.dumps import read_dump  # noqa: E402
+
+MB = 1 << 20
+
+
+def tensor_sizes(total_bytes: int, rng: np.random.Generator) -> list[int]:
+    """Element counts: three 128 MB tensors, the rest small (log-uniform 1k .. 4M elements)."""
+    sizes = [32 * MB] * 3
+    left = total_bytes // 4 - sum(sizes)
+    while left > 0:
+        n = int(np.exp(rng.uniform(np.log(1024), np.log(4 * MB))))
+        n = min(n, left) if left > 1024 else left
+        sizes.append(n)
+        left -= n
+    order = rng.permutation(len(sizes))
+    return [sizes[i] for i in order]
+
+
+def generate(folder: Path, total_bytes: int, seed: int = 0) -> tuple[Path, Path, int]:
+    rng = np.random.default_rng(seed)
+    run, base = folder / "run", folder / "baseline"
+    run.mkdir(parents=True)
+    base.mkdir(parents=True)
+    sizes = tensor_sizes(total_bytes, rng)
+    deviating = len(sizes) // 2
+    for i, n in enumerate(sizes):
+        b = rng.standard_normal(n, dtype=np.float32)
+        noise = rng.standard_normal(n, dtype=np.float32)
+        scale = np.float32(1e-3 if i == deviating else 1e-7)
+        name = f"{i:05d}_layer{i}.forward.output.0.npy"
+        np.save(base / name, b)
+        np.save(run / name, b + scale * noise * b)
+    return run, base, 2 * sum(sizes) * 4
+
+
+def reference_pass(run: Path, base: Path, workers: int) -> float:
+    names = sorted(p.name for p in run.iterdir())
+
+    def one(name: str) -> float:
+        a = np.load(run / name)
+        b = np.load(base / name)
+        return float(np.dot(a.astype(np.float64), b.astype(np.float64))) if a.size < 4 * MB else \
+            sum(float(np.dot(a[i:i + MB].astype(np.float64), b[i:i + MB].astype(np.float64)))
+                for i in range(0, a.size, MB))
+
+    start = time.perf_counter()
+    with single_threaded_blas():
+        if workers <= 1:
+            for n in names:
+                one(n)
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(one, sorted(names, key=lambda n: -(run / n).stat().st_size)))
+    return time.perf_counter() - start
+
+
+def advisor_pass(run: Path, base: Path, workers: int, with_kl: bool) -> tuple[float, int, str | None]:
+    tracemalloc.start()
+    start = time.perf_counter()
+    comp = compare_dumps(read_dump(run), read_dump(base), {"compare.kl": with_kl}, workers=workers)
+    loc = localise(comp.rows)
+    elapsed = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return elapsed, peak, loc.source.op if loc.source else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size-gb", type=float, default=1.0, help="size of each dump (default 1.0)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--dir", default=None, help="where to generate the dumps (a temporary folder inside it)")
+    ap.add_argument("--repeat", type=int, default=2, help="best of N for each measurement")
+    ap.add_argument("--keep", action="store_true", help="keep the generated dumps")
+    ap.add_argument("--results", default=str(ROOT / "benchmarks" / "compare_results.md"))
+    args = ap.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="advisor-compare-bench-", dir=args.dir))
+    try:
+        t0 = time.perf_counter()
+        run, base, nbytes = generate(tmp, int(args.size_gb * (1 << 30)))
+        gen_s = time.perf_counter() - t0
+        ntensors = len(list(run.iterdir()))
+        ref = min(reference_pass(run, base, args.workers) for _ in range(args.repeat))
+        full = min((advisor_pass(run, base, args.workers, True) for _ in range(args.repeat)), key=lambda x: x[0])
+        no_kl = min((advisor_pass(run, base, args.workers, False) for _ in range(args.repeat)), key=lambda x: x[0])
+        ref1 = reference_pass(run, base, 1)
+        res = {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
+            "dumps_bytes": nbytes, "tensors_per_side": ntensors, "workers": args.workers,
+            "generate_s": round(gen_s, 1),
+            "reference_GBps": round(nbytes / ref / 1e9, 3), "reference_1thread_GBps": round(nbytes / ref1 / 1e9, 3),
+            "advisor_GBps": round(nbytes / full[0] / 1e9, 3), "ratio": round(ref / full[0], 3),
+            "advisor_no_kl_GBps": round(nbytes / no_kl[0] / 1e9, 3), "ratio_no_kl": round(ref / no_kl[0], 3),
+            "peak_alloc_MB": round(full[1] / MB, 1), "source_found": full[2],
+        }
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(res, indent=1))
+    path = Path(args.results)
+    if not path.exists():
+        path.write_text("# advisor compare: benchmark results\n\nWritten by `python benchmarks/compare_bench.py`; "
+                        "bytes = both dumps; ratio = advisor throughput / reference pass (read + one dot per pair, "
+                        "same threads).\n\n| date | machine | dumps | tensors/side | reference GB/s | advisor GB/s (ratio) "
+                        "| without KL GB/s (ratio) | peak alloc MB |\n|---|---|---|---|---|---|---|---|\n")
+    with path.open("a") as fh:
+        fh.write(f"| {res['date']} | {res['machine']} | {nbytes / 1e9:.2f} GB | {ntensors} | {res['reference_GBps']} "
+                 f"| {res['advisor_GBps']} ({res['ratio']}) | {res['advisor_no_kl_GBps']} ({res['ratio_no_kl']}) "
+                 f"| {res['peak_alloc_MB']} |\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
