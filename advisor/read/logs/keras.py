@@ -18,6 +18,10 @@ _EPOCH_RE = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
 _PROGRESS_RE = re.compile(r"^\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]\s*)?(?:-\s*)?(?:ETA|\d+m?s)")
 
 
+#: a Keras line starts with blanks, a digit or "Epoch"
+FIRST_CHARS = frozenset(" \t0123456789E")
+
+
 class KerasState:
     def __init__(self) -> None:
         self.epoch: float | None = None

@@ -15,16 +15,19 @@ import re
 
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, classify_key, parse_number
 
-NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan(?:\(ind\))?|inf(?:inity)?|1\.#(?:INF|QNAN|IND)\d*)"
+NUM = (r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[nN][aA][nN](?:\([iI][nN][dD]\))?"
+       r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|1\.#(?:INF|QNAN|IND)\d*)")
 #: key, separator (':', '=', 'is', or blanks), optional '[' or 'tensor(', number, optional '%'
+#: (possessive quantifiers: a key never gives characters back, which keeps the scan linear and fast)
 KV_RE = re.compile(
-    r"(?<![\w./'\"-])([A-Za-z_][\w./-]*)(?:\s*[:=]\s*|\s+is\s+|\s+)(?:\[\s*|tensor\()?(" + NUM + r")(%?)(?![\w.#(])",
-    re.I)
+    r"(?<![\w./'\"-])([A-Za-z_][\w./-]*+)(?:\s*+[:=]\s*+|\s++is\s++|\s++)(?:\[\s*|tensor\()?(" + NUM
+    + r")(%?)(?![\w.#(])")
 #: words printed apart that name one key (Megatron, fairseq, people)
 _PHRASE_RE = re.compile(r"\b(learning|loss|grad|gradient|lm|total|train|val|valid|eval|test|global)[ _]"
                         r"(rate|scale|norm|loss|step|acc|accuracy)\b", re.I)
 
 
+_POSITION_KEYS = STEP_KEYS | EPOCH_KEYS
 _PHRASES = ("learning rate", "loss scale", "grad norm", "gradient norm", "lm loss", "total loss", "train loss",
             "val loss", "valid loss", "eval loss", "test loss", "train acc", "val acc", "eval acc", "test acc",
             "global step")
@@ -39,6 +42,8 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float]]:
             break
     out = []
     for key, num, pct in KV_RE.findall(line):
+        if classify_key(key) is None and key.lower() not in _POSITION_KEYS:
+            continue                       # eta, time, data_time, max_mem...: not read, not converted
         val = parse_number(num)
         if val is None:
             continue

@@ -14,6 +14,7 @@ point and extremes are kept on the side; events keep counts plus the first
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from array import array
@@ -25,6 +26,7 @@ import numpy as np
 MAX_POINTS = 100_000
 MAX_EVENTS = 500
 MAX_SERIES = 200
+MAX_RESTARTS = 1000
 
 Split = Literal["train", "eval"]
 Metric = Literal["loss", "loss_part", "score", "lr", "grad_norm", "loss_scale"]
@@ -189,29 +191,36 @@ class MetricSeries:
     buf: Buffer = field(default_factory=Buffer)
     restarts: list[int] = field(default_factory=list)   # stored-point indices where a new run starts
     resumes: int = 0                                    # times a run resumed from an earlier step
-    _last_x: float = math.nan
+    #: per position kind (0: step, 1: epoch only): last x seen and first x of the current run
+    _last: list[float] = field(default_factory=lambda: [math.nan, math.nan])
+    _first: list[float] = field(default_factory=lambda: [math.nan, math.nan])
 
     @property
     def name(self) -> str:
         return self.key.series
 
     def add(self, step: float, epoch: float, value: float, line: int) -> None:
-        x = step if step == step else epoch
-        if x == x and self._last_x == self._last_x and x < self._last_x and len(self.buf):
-            start = self.restarts[-1] if self.restarts else 0
-            steps, epochs = self.buf.step, self.buf.epoch
-            first_x = steps[start] if steps[start] == steps[start] else epochs[start]
-            if x <= first_x:
-                self.restarts.append(len(self.buf))          # a new run from the beginning: keep both
+        kind, x = (0, step) if step == step else (1, epoch)
+        last, first = self._last[kind], self._first[kind]
+        if x == x and x < last and len(self.buf):
+            if x <= first:                                  # a new run from the beginning: keep both
+                if len(self.restarts) < MAX_RESTARTS:
+                    self.restarts.append(len(self.buf))
+                self._first = [math.nan, math.nan]
             else:                                           # resumed from a checkpoint: the new lines win
                 self.resumes += 1
-                xs = steps if step == step else epochs
-                keep = len(self.buf)
-                while keep > start and xs[keep - 1] >= x:
-                    keep -= 1
+                start = self.restarts[-1] if self.restarts else 0
+                xs = self.buf.step if kind == 0 else self.buf.epoch
+                keep = bisect.bisect_left(xs, x, start, len(self.buf))   # x is sorted within a run
                 self.buf.truncate(keep)
-        self._last_x = x
+        if x == x:
+            self._last[kind] = x
+            if self._first[kind] != self._first[kind]:
+                self._first[kind] = x
+        stride = self.buf.stride
         self.buf.add(step, epoch, value, line)
+        if self.buf.stride != stride and self.restarts:     # the buffer kept every second point
+            self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
 
     def x_kind(self) -> Literal["step", "epoch", "index"]:
         steps, epochs, _, _ = self.buf.arrays()
@@ -264,10 +273,35 @@ class Collector:
         self.read = LogRead(path=path)
         if fmt:
             self.read.formats.add(fmt)
+        # steps counted inside each epoch (MindSpore LossMonitor, mmdet "iter"): found when the step falls back
+        # while the epoch goes up; then global step = (epoch - first epoch) * steps per epoch + step
+        self._prev: tuple[float, float] | None = None      # (epoch, step) of the last record with both
+        self._first_epoch = math.nan
+        self._min_step = math.inf
+        self._max_step = -math.inf
+        self._per_epoch: float | None = None
+
+    def _global_step(self, step: float, epoch: float) -> float:
+        if epoch != int(epoch):
+            return step
+        if self._first_epoch != self._first_epoch:
+            self._first_epoch = epoch
+        if self._per_epoch is None:
+            prev = self._prev
+            if prev is not None and step < prev[1] and epoch == prev[0] + 1 and self._min_step <= 1:
+                self._per_epoch = self._max_step + (1 - self._min_step)
+            else:
+                self._min_step = min(self._min_step, step)
+                self._max_step = max(self._max_step, step)
+                self._prev = (epoch, step)
+                return step
+        return (epoch - self._first_epoch) * self._per_epoch + step
 
     def add_record(self, values: dict[str, float], line: int, step: float | None = None,
                    epoch: float | None = None, split: Split | None = None) -> bool:
         """One logged record: metric values at a step/epoch. Returns whether anything was kept."""
+        if step is not None and epoch is not None and step == step and epoch == epoch:
+            step = self._global_step(float(step), float(epoch))
         st = math.nan if step is None else float(step)
         ep = math.nan if epoch is None else float(epoch)
         kept = False

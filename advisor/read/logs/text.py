@@ -76,7 +76,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 mindspore.parse(line, lineno, col)
             if "{" in line and hf_trainer.parse_print(line, lineno, col):
                 continue
-            if keras.parse(line, lineno, col, kstate):
+            if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
                 continue
             pos = metriclogger.position(line) if ("Epoch" in line or "Iter(" in line) else None
             values, step, epoch, strong = split_record(parse_pairs(line, low))

@@ -172,3 +172,10 @@ def test_csv_jsonl_and_trainer_state_by_content_not_name(tmp_path):
     st = read_lines(tmp_path, '{"log_history": [{"loss": 1.0, "step": 5, "epoch": 0.5}, {"eval_loss": 1.2, "step": 5}]}',
                     name="state.json")
     assert "hf_trainer_state" in st.formats and pts(st, "eval/loss")[0] == [(5, 1.2)]
+
+
+def test_mindspore_steps_counted_inside_each_epoch_become_global_steps(tmp_path):
+    text = "".join(f"epoch: {e} step: {s}, loss is {1.0 / (e * 10 + s)}\n" for e in (1, 2, 3) for s in (1, 2, 3, 4))
+    read = read_lines(tmp_path, text)
+    x = [a for a, _ in pts(read, "train/loss")[0]]
+    assert x == list(range(1, 13)) and not read.series["train/loss"].restarts
