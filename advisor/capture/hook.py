@@ -22,7 +22,7 @@ steps beyond a counter check in each forward hook. The training itself is not
 changed: tensors are only read (``detach``), never modified.
 
 Statistics are population statistics (``std`` with ddof=0) accumulated in
-float64. ``sat_frac`` is the share of outputs of a saturating activation
+float64 for weights and gradients, float32 for activations (see ``Capture._stats``). ``sat_frac`` is the share of outputs of a saturating activation
 (Sigmoid, Tanh, Hardtanh, Hardsigmoid, Softsign) within 1 % of its output range
 from either limit. Non-finite statistics are written as ``null``; ``nan`` and
 ``inf`` count the non-finite elements.
@@ -120,20 +120,35 @@ class Capture:
         self.close()
 
     # -- statistics --------------------------------------------------------
-    def _stats(self, x: Any, limits: tuple[float, float] | None = None) -> Any:
-        """The statistics vector of a floating tensor, on its device (no sync)."""
+    def _stats(self, x: Any, limits: tuple[float, float] | None = None, exact: bool = True) -> Any:
+        """The statistics vector of a floating tensor, on its device (no sync on accelerators).
+
+        ``exact``: accumulate in float64 (weights and gradients); activations,
+        the bulk of the work, accumulate in float32 (PyTorch's pairwise/tree
+        sums, relative error about 1e-7). On the CPU the NaN/Inf counts are
+        computed only when the sums or the min/max are not finite (a CPU has
+        nothing to synchronise, and finite sums prove there is no NaN/Inf);
+        on an accelerator they are always computed, to avoid a sync.
+        """
         torch = self._torch
         f = x.detach().reshape(-1)
         f64 = torch.float64
+        acc = f64 if exact else (torch.float32 if f.dtype in (torch.float16, torch.bfloat16) else f.dtype)
         lo, hi = torch.aminmax(f)
+        total = f.sum(dtype=acc)
+        sumsq = torch.linalg.vector_norm(f, dtype=acc).square()
+        zeros = f.numel() - torch.count_nonzero(f)  # NaN counts as non-zero, as it should
         if limits is None:
             sat = torch.zeros((), dtype=f64, device=f.device)
         else:
             margin = SAT_MARGIN * (limits[1] - limits[0])
-            sat = ((f <= limits[0] + margin) | (f >= limits[1] - margin)).sum()
-        return torch.stack([
-            f.sum(dtype=f64), torch.linalg.vector_norm(f, dtype=f64).square(), lo.to(f64), hi.to(f64),
-            (f == 0).sum().to(f64), torch.isnan(f).sum().to(f64), torch.isinf(f).sum().to(f64), sat.to(f64)])
+            sat = torch.count_nonzero((f <= limits[0] + margin) | (f >= limits[1] - margin))
+        if f.device.type == "cpu" and all(map(math.isfinite, (float(total), float(sumsq), float(lo), float(hi)))):
+            nan = inf = torch.zeros((), dtype=f64)
+        else:
+            nan, inf = torch.count_nonzero(torch.isnan(f)), torch.count_nonzero(torch.isinf(f))
+        return torch.stack([total.to(f64), sumsq.to(f64), lo.to(f64), hi.to(f64), zeros.to(f64),
+                            nan.to(f64), inf.to(f64), sat.to(f64)])
 
     def _forward_hook(self, name: str, module: Any):
         limits = SATURATING.get(type(module).__name__)
@@ -151,7 +166,7 @@ class Capture:
                 return
             for i, t in enumerate(tensors):
                 key = name if len(tensors) == 1 else f"{name}.{i}"
-                st = self._stats(t, limits)
+                st = self._stats(t, limits, exact=False)
                 acc = self._acts.get(key)
                 if acc is None:
                     self._acts[key] = [st, t.numel(), mtype, 1]
