@@ -95,7 +95,7 @@ _CHOICE_PARENTS = {
     "init": "weight_init", "initializer": "weight_init", "weight_init": "weight_init",
 }
 _CHOICE_KEYS = {"type", "name", "_target_", "class", "class_name", "cls", "policy"}
-_BN_HINT = re.compile(r"(^|[._])(bn|batchnorm|batch_norm|norm_layer)([._]|$)|batchnorm|batch_norm")
+_BN_HINT = re.compile(r"(^|[._])(bn|batchnorm|batch_norm|norm_layer|norm_cfg|norm)([._]|$)|batchnorm|batch_norm")
 _LN_HINT = re.compile(r"(^|[._])(ln|layernorm|layer_norm)([._]|$)|layernorm|layer_norm")
 
 #: names kept as facts but never diffed (they differ by design, or are not settings)

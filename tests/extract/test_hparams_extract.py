@@ -57,6 +57,21 @@ SPELLINGS = [
 ]
 
 
+SPELLINGS += [
+    ("config.json", json.dumps({"optimizer": {"class_name": "Adam", "config": {"learning_rate": 0.001,
+                                                                                "epsilon": 1e-07}},
+                                "framework": "keras", "batch_size": 32}),  # Keras model.optimizer.get_config()
+     {"optimizer": "adam", "learning_rate": 0.001, "adam_epsilon": 1e-07, "framework": "tensorflow"}),
+    ("config.yaml", "SOLVER:\n  BASE_LR: 0.02\n  IMS_PER_BATCH: 16\n  MAX_ITER: 90000\n  MOMENTUM: 0.9\n"
+                    "  WARMUP_ITERS: 1000\nMODEL:\n  RESNETS:\n    NORM: FrozenBN\n",  # detectron2
+     {"learning_rate": 0.02, "global_batch_size": 16.0, "max_steps": 90000.0, "momentum": 0.9, "warmup_steps": 1000.0}),
+    ("hparams.yaml", "optim_wrapper:\n  optimizer: {type: SGD, lr: 0.01, momentum: 0.9, weight_decay: 0.0001}\n"
+                     "train_dataloader: {batch_size: 2}\nmodel:\n  backbone:\n    norm_cfg: {type: BN, momentum: 0.03}\n",
+     {"optimizer": "sgd", "learning_rate": 0.01, "momentum": 0.9, "batch_size": 2.0,
+      "batchnorm_decay": pytest.approx(0.97)}),  # mmengine: BN momentum in the PyTorch convention
+]
+
+
 @pytest.mark.parametrize("name,text,expected", SPELLINGS, ids=[s[0] for s in SPELLINGS])
 def test_spellings_map_to_canonical_names(tmp_path, name, text, expected):
     hp = _hp(_run(tmp_path, {name: text}))
