@@ -542,6 +542,7 @@ def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
             name=name, run_value=av, baseline_value=bv, run_is_default=bool(a and a.is_default),
             baseline_is_default=bool(b and b.is_default), involves_default=involves_default, default_scope=scope,
             run_framework=rfw if isinstance(rfw, str) else None, baseline_framework=bfw if isinstance(bfw, str) else None,
+            run_raw_key=a.raw_key if a else None, baseline_raw_key=b.raw_key if b else None,
             ratio=ratio, relative_difference=rel, unusual_side=_unusual(name, av, bv), effect=EFFECTS.get(name),
             source=Source(path=src.path) if src and src.path else None))
     return out

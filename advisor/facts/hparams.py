@@ -90,6 +90,8 @@ class HparamDiff(Fact):
     default_scope: Literal["optimizer", "layer"] | None = Field(
         default=None, description="for a default: an optimizer default (applies whenever that optimizer runs) "
                                   "or a layer default (applies only if the model has such layers)")
+    run_raw_key: str | None = Field(default=None, description="the run's key as written (or 'default of <framework>')")
+    baseline_raw_key: str | None = Field(default=None, description="the baseline's key as written")
     run_framework: str | None = Field(default=None, description="framework of the run")
     baseline_framework: str | None = Field(default=None, description="framework of the baseline")
     ratio: float | None = Field(default=None, description="run_value / baseline_value, for numbers")
