@@ -113,6 +113,10 @@ def curve_xy(s: MetricSeries) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, 
             x[: int(np.argmax(have))] = steps[have][0]
     elif epochs.size and np.isfinite(epochs).all():
         x, unit = epochs, "epoch"
+        if s.epoch_map is not None:
+            me, ms = s.epoch_map
+            if epochs.min() >= me[0] and epochs.max() <= me[-1]:
+                x, unit = np.interp(epochs, me, ms), "step"
     else:
         x, unit = np.arange(vals.size, dtype=np.float64), "index"
     start = s.restarts[-1] if s.restarts else 0
@@ -337,6 +341,8 @@ def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: Curve
     if train is not None and ev is not None:
         score = next((s for s in sorted(merged.series.values(), key=lambda s: s.order)
                       if s.key.split == "eval" and s.key.metric == "score"), None)
+        if score is not None:
+            _series(out, score, "metric", f"eval {score.raw_key}", side)
         gap = generalization(train, ev, score, th, side)
         if gap is not None:
             out.facts.append(gap)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from advisor.read.logs.records import LogEvent, LogRead, MetricSeries
 
 _X_RANK = {"step": 2, "epoch": 1, "index": 0}
@@ -47,6 +49,7 @@ def merge_reads(reads: list[LogRead]) -> MergedRun:
         for s in cands:
             if s is not best:
                 out.duplicates.append((name, s.path, best.path))
+    _map_epochs_to_steps(out)
     kinds = {k for r in reads if r.problem is None for k in r.event_counts}
     for kind in sorted(kinds):
         best_read = max((r for r in reads if r.problem is None), key=lambda r: r.event_counts.get(kind, 0))
@@ -55,3 +58,27 @@ def merge_reads(reads: list[LogRead]) -> MergedRun:
         out.events.extend(e for e in best_read.events if e.kind == kind)
     out.events.sort(key=lambda e: (e.step if e.step is not None else -1, e.line))
     return out
+
+
+def _map_epochs_to_steps(out: MergedRun) -> None:
+    """Give epoch-only series the run's epoch -> step map (last step logged in each epoch), when known."""
+    epochs, steps = [], []
+    for s in out.series.values():
+        st, ep, _, _ = s.buf.arrays()
+        both = np.isfinite(st) & np.isfinite(ep)
+        epochs.append(ep[both])
+        steps.append(st[both])
+    if not epochs:
+        return
+    ep, st = np.concatenate(epochs), np.concatenate(steps)
+    if ep.size == 0:
+        return
+    uniq = np.unique(ep)
+    if uniq.size < 2:
+        return
+    last = np.array([st[ep == e].max() for e in uniq[:10_000]])
+    if np.any(np.diff(last) < 0):
+        return                                  # steps do not grow with epochs: no consistent map
+    for s in out.series.values():
+        if s.x_kind() == "epoch":
+            s.epoch_map = (uniq[: last.size], last)

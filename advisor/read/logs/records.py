@@ -191,6 +191,8 @@ class MetricSeries:
     buf: Buffer = field(default_factory=Buffer)
     restarts: list[int] = field(default_factory=list)   # stored-point indices where a new run starts
     resumes: int = 0                                    # times a run resumed from an earlier step
+    #: (epochs, steps) known from other series of the run, to put an epoch-only series on steps (set by merge)
+    epoch_map: tuple[np.ndarray, np.ndarray] | None = None
     #: per position kind (0: step, 1: epoch only): last x seen and first x of the current run
     _last: list[float] = field(default_factory=lambda: [math.nan, math.nan])
     _first: list[float] = field(default_factory=lambda: [math.nan, math.nan])

@@ -41,3 +41,14 @@ def test_overflow_messages_of_two_ranks_are_not_summed(tmp_path):
     ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
     over = [f for f in ex.facts if f.kind == "overflow_events"]
     assert len(over) == 1 and over[0].count == 3
+
+
+def test_epoch_only_eval_is_put_on_the_steps_of_the_train_log(tmp_path):
+    (tmp_path / "train.log").write_text("".join(f"epoch {i // 10} step {i} loss {2.0 / (1 + 0.1 * i):.5f}\n"
+                                                for i in range(100)))
+    (tmp_path / "training.log").write_text("epoch,val_loss\n" + "".join(f"{e},{1.5 - 0.1 * e}\n" for e in range(10)))
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
+    ev = next(f for f in ex.facts if f.kind == "loss_curve" and f.split == "eval")
+    assert ev.x_unit == "step" and (ev.first_step, ev.last_step) == (9, 99)
+    gap = next(f for f in ex.facts if f.kind == "generalization_gap")
+    assert gap.train_drop_after_turn_ratio is not None
