@@ -201,3 +201,14 @@ def test_fused_kernel_is_matched_over_the_unfused_span_and_is_the_source(tmp_pat
     assert {r.matched_by for r in comp.rows if r.op.startswith("Fused")} == {"span"}
     assert [r.name for r in comp.unmatched_baseline] == ["fc1.forward.output.0", "act1.forward.input.0"]
     assert comp.unmatched_run == []
+
+
+def test_nan_source_from_msprobe_statistics_alone(dumps, mlp_input):
+    x = mlp_input.clone()
+    x[3] = -2.0
+    run, base = dumps(MLP, {"standardize_eps": 0.0}, {"standardize_eps": 1e-6}, x, layout="msprobe", mode="statistics")
+    rows = scan_dump(read_dump(run / "dump"))
+    loc = localise(rows, has_baseline=False)
+    assert loc.nonfinite_source.op == "Module.std.Standardize.forward.0"
+    comp, loc2 = _loc(run, base)
+    assert comp.mode == "statistics" and loc2.source.op == "Module.std.Standardize.forward.0"
