@@ -206,8 +206,9 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
         sy = sy[sstart:][np.isfinite(sy[sstart:])]
         if sy.size:
             lower_better = score.key.base in ("wer", "cer", "perplexity", "ppl")
-            fields = dict(score_name=score.raw_key, score_best=float(sy.min() if lower_better else sy.max()),
-                          score_last=float(sy[-1]))
+            best = float(sy.min() if lower_better else sy.max())
+            fields = dict(score_name=score.raw_key, score_best=best, score_last=float(sy[-1]),
+                          is_score_at_best=bool(abs(float(sy[-1]) - best) <= 0.01 * abs(best)))
     return GeneralizationGap(
         eval_points=int(ev.buf.count), train_last=t_end, eval_last=elast, eval_min=emin,
         eval_min_step=_int(float(ex[imin])), eval_rise_ratio=rise, evals_after_min=after,
@@ -325,10 +326,15 @@ def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: Curve
     ev = primary_loss(merged, "eval")
     classes = class_count(folder)
     stages = set()
+    crash_steps = [e.step for e in merged.events if e.kind == "nonfinite_message"]
     for split, s in (("train", train), ("eval", ev)):
         if s is None:
             continue
         fact = summarize(s, split, th, side, classes)
+        if split == "train" and crash_steps and fact.first_nonfinite_step is None:
+            # "Loss became infinite or NaN at iteration=N": the run stopped before logging the value
+            at = _int(crash_steps[0]) if crash_steps[0] is not None else fact.last_step
+            fact = fact.model_copy(update=dict(diverged=True, first_nonfinite_step=at, divergence_step=at))
         out.facts.append(fact)
         stages.add("loss_curve")
         _series(out, s, "loss", f"{split} loss ({s.raw_key})", side)

@@ -90,6 +90,8 @@ class GeneralizationGap(Fact):
     score_name: str | None = Field(default=None, description="an eval score logged beside (accuracy, wer, ...)")
     score_best: float | None = Field(default=None, description="its best value")
     score_last: float | None = Field(default=None, description="its last value")
+    is_score_at_best: bool = Field(default=False, description="the eval score's last value is within 1% of its best "
+                                                              "(the task metric did not get worse)")
     doc = "train vs eval loss: turning step, eval rise since its best, generalisation gap"
 
 

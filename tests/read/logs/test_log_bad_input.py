@@ -99,3 +99,14 @@ def test_extractor_lists_every_bad_file_and_goes_on(tmp_path):
     assert status["events.out.tfevents.1.host"][0] in ("unreadable", "ignored")
     curves = [f for f in ex.facts if f.kind == "loss_curve"]
     assert len(curves) == 1 and curves[0].points == 50
+
+
+def test_crash_message_marks_the_curve_diverged(tmp_path):
+    (tmp_path / "train.log").write_text("".join(f"iter: {i}  total_loss: {1.0 - i * 0.001:.4f}\n" for i in range(0, 200, 20))
+                                        + "Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+                                        + "FloatingPointError: Loss became infinite or NaN at iteration=207!\n")
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
+    curve = next(f for f in ex.facts if f.kind == "loss_curve")
+    assert curve.diverged and curve.first_nonfinite_step == 207
+    crash = next(f for f in ex.facts if f.kind == "training_crash" and f.is_nonfinite)
+    assert crash.exception.startswith("FloatingPointError")
