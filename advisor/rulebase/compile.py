@@ -3,8 +3,11 @@
 Each pattern becomes ``{alias: {"$and": [{"kind": K}, {"side": "run"}, ...]}}``;
 operators map to durable's ``$gt $gte $lt $lte $neq $ex $nex $mt $or``;
 references to another matched fact become durable's ``{alias: field}``
-form; ``not`` becomes ``$not``; ``any`` becomes one durable rule per
-alternative (see ``_Compiler.compile``).
+form; ``any`` becomes one durable rule per alternative (see
+``_Compiler.compile``). ``not`` is not compiled: durable-rules decides
+``$not`` when a fact arrives and never takes a firing back when the negated
+fact comes later in the batch (measured), so ``infer.py`` drops the firings
+whose negated pattern matches the complete fact set.
 """
 
 from __future__ import annotations
@@ -94,8 +97,7 @@ class _Compiler:
                 term = {self.engine_alias[item.alias]: self.pattern(item)}
                 variants = [v + [term] for v in variants]
             elif isinstance(item, S.Not):
-                term = {f"n{i}$not": self.pattern(item.pattern)}
-                variants = [v + [term] for v in variants]
+                continue  # decided after matching, in infer.py (durable's $not depends on arrival order)
             elif isinstance(item, S.AnyOf):
                 variants = [v + [{self.engine_alias[p.alias]: self.pattern(p)}] for v in variants for p in item.items]
         return [{"all": v} for v in variants]
@@ -121,12 +123,10 @@ def engine_aliases(rule: S.Rule) -> dict[str, str]:
 
 def compile_rules(rules: list[S.Rule], overrides: dict[str, Any] | None = None) -> CompiledRuleset:
     compiled: dict[str, Any] = {}
-    negated: set[str] = set()
     for rule in rules:
         variants = _Compiler(rule, effective_params(rule, overrides)).compile()
         if len(variants) == 1:
             compiled[rule.id] = variants[0]
         else:
             compiled.update({f"{rule.id}{VARIANT_SEP}{k}": v for k, v in enumerate(variants)})
-        negated |= rule.negated_kinds()
-    return CompiledRuleset(rules=compiled, negated_kinds=negated)
+    return CompiledRuleset(rules=compiled)

@@ -15,10 +15,10 @@ What it works around (measured, see ../shared/notes/durable-rules.md):
   registered once, under a name derived from a hash of their content;
 - the stock host runs actions on background timer threads: we use a host
   without them, so every action runs synchronously inside ``assert_facts``;
-- negation (``not``) is decided when a fact arrives: facts of negated kinds
-  are asserted first, and chained findings are computed in rounds to a fixed
-  point, each round in a fresh session (``sid``) deleted afterwards, so two
-  diagnoses never share state.
+- negation (``$not``) is decided when a fact arrives and never revised, so
+  it is not used (see compile.py); chained findings are computed in rounds
+  to a fixed point, each round in a fresh session (``sid``) deleted
+  afterwards, so two diagnoses never share state.
 """
 
 from __future__ import annotations
@@ -174,7 +174,6 @@ class CompiledRuleset:
     """Engine-ready rules: rule id -> durable condition ({'all': [...]} or {'any': [...]})."""
 
     rules: dict[str, dict[str, Any]]
-    negated_kinds: set[str] = field(default_factory=set)
 
 
 def _catch_all() -> dict[str, Any]:
@@ -204,9 +203,8 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
         return []
     registered = [_register(part) for part in chunk(compiled.rules)]
     sid = uuid.uuid4().hex
-    order = sorted(range(len(facts)), key=lambda i: (facts[i].get("kind") not in compiled.negated_kinds, i))
     payload = []
-    for i in order:
+    for i in range(len(facts)):
         f = engine_fact(i, facts[i])
         f["sid"] = sid
         payload.append(f)

@@ -17,7 +17,8 @@ from advisor.facts.finding import Finding
 from advisor.rulebase import engine
 from advisor.rulebase.compile import VARIANT_SEP, compile_rules, effective_params, engine_aliases
 from advisor.rulebase.evidence import render_evidence
-from advisor.rulebase.schema import Rule
+from advisor.rulebase.reference import matches as pattern_matches
+from advisor.rulebase.schema import Not, Rule
 
 MAX_ROUNDS = 8
 
@@ -41,6 +42,7 @@ class RuleBase:
         self.compiled = compile_rules(self.rules, self.overrides)
         self.aliases = {r.id: engine_aliases(r) for r in self.rules}
         self.params = {r.id: effective_params(r, self.overrides) for r in self.rules}
+        self.nots = {r.id: [i.pattern for i in r.items if isinstance(i, Not)] for r in self.rules}
 
     def infer(self, facts: list[Fact]) -> tuple[list[Firing], list[str]]:
         """All firings (sorted by rule id, then matched facts) and warnings."""
@@ -59,6 +61,7 @@ class RuleBase:
             result = sorted({(rid.split(VARIANT_SEP, 1)[0], tuple(sorted(b.items())))
                              for rid, b in engine.evaluate(self.compiled, dicts)})
             result = [(rid, dict(b)) for rid, b in result]
+            result = self._without_negated(result, dicts)
             new: dict[tuple, Finding] = {}
             for rule_id, binding in result:
                 rule = self.by_id[rule_id]
@@ -81,6 +84,21 @@ class RuleBase:
             firings.append(Firing(rule=rule, facts=matched,
                                   evidence=render_evidence(rule.evidence, matched, self.params[rule_id])))
         return firings, warnings
+
+    def _without_negated(self, result: list[tuple[str, dict[str, int]]], dicts: list[dict]) -> list[tuple[str, dict[str, int]]]:
+        """Drop the firings for which a `not:` pattern of the rule matches some fact (with the firing's bindings)."""
+        out = []
+        for rule_id, binding in result:
+            nots = self.nots.get(rule_id)
+            if nots:
+                names = self.aliases[rule_id]
+                bound = {names.get(a, a): dicts[i] for a, i in binding.items()}
+                used = set(binding.values())
+                if any(pattern_matches(p, d, self.params[rule_id], bound)
+                       for p in nots for j, d in enumerate(dicts) if j not in used):
+                    continue
+            out.append((rule_id, binding))
+        return out
 
     def _matched(self, rule_id: str, binding: dict[str, int], facts: list[Fact]) -> dict[str, Fact]:
         names = self.aliases[rule_id]

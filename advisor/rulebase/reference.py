@@ -60,7 +60,8 @@ def _cond(c: S.Condition, fact: dict, params: dict, bound: dict[str, dict]) -> b
     raise ValueError(c.op)
 
 
-def _matches(p: S.Pattern, fact: dict, params: dict, bound: dict[str, dict]) -> bool:
+def matches(p: S.Pattern, fact: dict, params: dict, bound: dict[str, dict]) -> bool:
+    """Does ``fact`` match pattern ``p`` (``bound``: the facts other patterns matched, for references)?"""
     if fact.get("kind") != p.kind:
         return False
     if not any(c.field == "side" for c in p.conditions) and fact.get("side", "run") != "run":
@@ -77,21 +78,35 @@ def evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) -> lis
     if rule.mode == "any":
         out = []
         for p in rule.items:
-            out.extend({p.alias: i} for i in by_kind.get(p.kind, []) if _matches(p, facts[i], params, {}))
+            out.extend({p.alias: i} for i in by_kind.get(p.kind, []) if matches(p, facts[i], params, {}))
         return out
     positives = [i for i in rule.items if isinstance(i, S.Pattern)]
     anys = [i for i in rule.items if isinstance(i, S.AnyOf)]
     nots = [i for i in rule.items if isinstance(i, S.Not)]
-    slots: list[list[tuple[S.Pattern, int]]] = [[(p, i) for i in by_kind.get(p.kind, [])] for p in positives]
-    slots += [[(p, i) for p in a.items for i in by_kind.get(p.kind, [])] for a in anys]
+
+    def local(p: S.Pattern, f: dict) -> bool:  # the pattern's own conditions, references left for the join
+        local_p = S.Pattern(p.kind, p.alias, [c for c in p.conditions if not _has_ref(c)], p.pos)
+        return matches(local_p, f, params, {})
+
+    # filter each pattern's candidates on its own conditions first, then join (a hand-written loop would)
+    slots: list[list[tuple[S.Pattern, int]]] = [
+        [(p, i) for i in by_kind.get(p.kind, []) if local(p, facts[i])] for p in positives]
+    slots += [[(p, i) for p in a.items for i in by_kind.get(p.kind, []) if local(p, facts[i])] for a in anys]
     out = []
     for combo in itertools.product(*slots):
-        bound = {p.alias: facts[i] for p, i in combo}
         if len({i for _, i in combo}) < len(combo):
             continue  # one fact fills one pattern of a rule
-        if not all(_matches(p, facts[i], params, bound) for p, i in combo):
+        bound = {p.alias: facts[i] for p, i in combo}
+        if not all(matches(p, facts[i], params, bound) for p, i in combo):
             continue
-        if any(_matches(n.pattern, f, params, bound) for n in nots for f in facts):
+        used = {i for _, i in combo}  # `not` looks at the other facts
+        if any(matches(n.pattern, facts[j], params, bound) for n in nots
+               for j in by_kind.get(n.pattern.kind, []) if j not in used):
             continue
         out.append({p.alias: i for p, i in combo})
     return out
+
+
+def _has_ref(c: S.Condition) -> bool:
+    vals = c.value if isinstance(c.value, tuple) else (c.value,)
+    return any(isinstance(v, S.Ref) for v in vals)

@@ -110,6 +110,20 @@ def test_not_is_order_independent():
     assert _fires(when, [lc])
 
 
+def test_not_on_the_same_kind_as_a_positive_pattern():
+    # "a learning rate above 0.01, and no other learning-rate fact below it"
+    when = ("  all:\n    - hyperparameter: {name: learning_rate, value: {gt: 0.01}}\n"
+            "    - not: {hyperparameter: {name: learning_rate, value: {lt: {ref: hyperparameter.value}}}}")
+    a, b = HP("learning_rate", 0.1), HP("learning_rate", 0.05)
+    assert _fires(when, [a])            # the matched fact itself does not block its own rule
+    assert _fires(when, [b])
+    rules, _ = parse_rules_text(_rule(when), "t.yaml")
+    firings, _ = RuleBase(rules).infer([a, b])
+    assert [f.facts["hyperparameter"].value for f in firings] == [0.05]
+    firings, _ = RuleBase(rules).infer([b, a])
+    assert [f.facts["hyperparameter"].value for f in firings] == [0.05]
+
+
 def test_any_top_level_and_nested():
     assert _fires("  any:\n    - loss_curve: {points: 1}\n    - hyperparameter: {name: lr}", [HP("lr", 1.0)])
     nested = "  all:\n    - loss_curve: {points: 1}\n    - any:\n      - hyperparameter: {name: a}\n      - hyperparameter: {name: b}\n        as: hb"
