@@ -379,9 +379,12 @@ def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: Curve
         out.facts.append(overflow_events(events, n_over, merged.event_paths.get("overflow", scale.path if scale else ""),
                                          span, th, side))
         stages.add("floating_point_exceptions")
-        if side == "run" and events and events[0].step is not None:
-            out.markers.append(Marker(chart="loss", x=float(events[0].step), label=f"first of {n_over} overflows",
-                                      kind="overflow"))
+        first_at = next((e.step for e in events if e.step is not None), None)
+        if first_at is None and events and span is not None:
+            first_at = span[0]                      # printed before the first logged step
+        if side == "run" and first_at is not None:
+            out.markers.append(Marker(chart="loss_scale" if scale is not None else "loss", x=float(first_at),
+                                      label=f"first of {n_over} overflows", kind="overflow"))
     crashes = [e for e in merged.events if e.kind in ("traceback", "nonfinite_message")]
     for e in crashes[:5]:
         out.facts.append(TrainingCrash(exception=e.text, step=_int(e.step), side=side,
