@@ -126,3 +126,9 @@ def test_zero_tensors_and_integers():
     assert compare_arrays(ints, ints + 0.5).integer_ratio_run == 1.0
     assert compare_arrays(ints, ints + 0.5).integer_ratio_baseline == 0.0
     assert math.isinf(compare_arrays(np.ones(3), z[:3]).euclid_rel_dist)
+
+
+def test_float64_overflow_of_squares_does_not_loop():
+    big = np.array([1e200, -1e200, 3.0])
+    m = compare_arrays(big, big)
+    assert m.identical and m.nan_run == 0 and m.max_abs_err == 0.0
