@@ -34,11 +34,14 @@ def render(report: Report, fmt: str = "text", color: bool = False) -> str:
     if fmt == "json":
         return report.model_dump_json(indent=2) + "\n"
     if fmt == "html":
-        from advisor.report.plots import build_all
+        from advisor.report.view import build_view
 
-        return _env(True).get_template("report.html.j2").render(report=report, plots=build_all(report.charts))
+        view = build_view(report)
+        return _env(True).get_template("report.html.j2").render(report=report, view=view, plots=view.plots)
     if fmt == "md":
-        return _env(False).get_template("report.md.j2").render(report=report)
+        from advisor.report.view import build_view
+
+        return _env(False).get_template("report.md.j2").render(report=report, view=build_view(report))
     if fmt == "text":
         return _env(False).get_template("report.txt.j2").render(report=report, color=color)
     raise ValueError(f"unknown format '{fmt}' (expected one of: {', '.join(FORMATS)})")
