@@ -7,7 +7,8 @@ random batches of 64) three ways, interleaved to spread machine noise over all
 of them: no capture; capture of weights/gradients/updates/activations every
 ``--every`` steps; the same every step (the worst case). Reports the median
 step time of each (over ``--repeats`` runs, each a median over ``--steps``
-steps after a warm-up) and the overhead relative to no capture. On CUDA every
+steps after a warm-up; ``--clock cpu`` measures process CPU time instead of
+wall time) and the overhead relative to no capture. On CUDA every
 step ends with a synchronisation so that the step time is the real one.
 """
 
@@ -33,7 +34,7 @@ def cnn() -> nn.Module:
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
 
 
-def step_times(device: str, steps: int, every: int | None, warmup: int = 10) -> float:
+def step_times(device: str, steps: int, every: int | None, warmup: int = 10, clock=time.perf_counter) -> float:
     torch.manual_seed(0)
     model = cnn().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -43,7 +44,7 @@ def step_times(device: str, steps: int, every: int | None, warmup: int = 10) -> 
     with tempfile.TemporaryDirectory() as out:
         cap = attach(model, opt, out, every=every) if every else None
         for i in range(warmup + steps):
-            t0 = time.perf_counter()
+            t0 = clock()
             loss = nn.functional.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
@@ -51,7 +52,7 @@ def step_times(device: str, steps: int, every: int | None, warmup: int = 10) -> 
             if device != "cpu":
                 torch.cuda.synchronize()
             if i >= warmup:
-                times.append(time.perf_counter() - t0)
+                times.append(clock() - t0)
         if cap is not None:
             cap.close()
     # mean over whole cycles of `every` steps: the recorded step's cost is spread over the cycle
@@ -65,6 +66,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: leave as is)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: process CPU time, steadier on a shared machine (use with --threads 1)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -72,14 +75,16 @@ def main() -> None:
     results: dict[str, list[float]] = {m: [] for m in modes}
     for _ in range(args.repeats):
         for name, every in modes.items():
-            results[name].append(step_times(args.device, args.steps, every))
+            clock = time.process_time if args.clock == "cpu" else time.perf_counter
+            results[name].append(step_times(args.device, args.steps, every, clock=clock))
     base = statistics.median(results["none"])
     report = {"device": args.device, "torch": torch.__version__, "steps": args.steps, "repeats": args.repeats,
-              "threads": torch.get_num_threads(), "step_ms": {}, "overhead_pct": {}}
+              "threads": torch.get_num_threads(), "clock": args.clock, "step_ms": {}, "overhead_pct": {}}
     for name, vals in results.items():
         med = statistics.median(vals)
         report["step_ms"][name] = round(1000 * med, 3)
         report["overhead_pct"][name] = round(100 * (med / base - 1), 2)
+        report.setdefault("runs_ms", {})[name] = [round(1000 * v, 2) for v in vals]
     print(json.dumps(report, indent=1))
 
 

@@ -9,7 +9,7 @@ What is recorded, every ``every`` optimizer steps (steps counted from ``start_st
 - ``weight`` and ``grad``: every parameter, just before ``optimizer.step()``
   (so the gradient is the one the optimizer applies, after clipping). Tied
   parameters appear under each of their names.
-- on the weight record: ``requires_grad``, ``in_optimizer`` (the parameter is in
+- on the weight record: ``module_type`` (class of the owning module), ``requires_grad``, ``in_optimizer`` (the parameter is in
   one of the optimizer's parameter groups), ``shape``, ``row_std`` (first
   recorded step: mean over inputs of the std across output rows), ``update_norm`` = ||w after the step - w before|| and
   ``update_grad_cos`` = cos(w after - w before, gradient): about -1 for SGD,
@@ -72,6 +72,10 @@ class Capture:
         self._dump_steps = {int(s) for s in dump_steps}
         # tied parameters appear under each of their names
         self._params = list(model.named_parameters(remove_duplicate=False))
+        #: parameter name -> class of the module that owns it (Linear, Embedding, ...)
+        self._owner = {f"{mname}.{pname}" if mname else pname: type(m).__name__
+                       for mname, m in model.named_modules(remove_duplicate=False)
+                       for pname, _ in m.named_parameters(recurse=False, remove_duplicate=False)}
         self._acts: dict[str, list] = {}  # name -> [stats tensor, numel, module type, calls]
         self._snap: dict[int, Any] = {}  # id(param) -> copy before the optimizer step
         self._weights: dict[int, tuple] = {}  # id(param) -> (weight stats, grad stats | None, numel)
@@ -271,6 +275,8 @@ class Capture:
                 continue
             w = _record(self.step, name, "weight", p.numel(), get(("w", pid)))
             w["shape"] = list(p.shape)
+            if name in self._owner:
+                w["module_type"] = self._owner[name]
             w["requires_grad"] = bool(p.requires_grad)
             if in_optimizer is not None:
                 w["in_optimizer"] = pid in in_optimizer

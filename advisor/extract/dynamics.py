@@ -120,6 +120,7 @@ def _scan(path, log: TensorReadLog, max_records: int) -> _Scan:
         else:
             row = tuple(_f(rec[k]) for k in FIELDS[kind])
         if kind == "weight":
+            tr.module_type = rec.get("module_type", tr.module_type)
             if tr.seen == 0 or step < tr.steps[0]:
                 tr.shape, tr.row_std, tr.first_std = rec.get("shape"), rec["row_std"], rec["std"]
             tr.requires_grad = rec.get("requires_grad", tr.requires_grad)
@@ -139,9 +140,12 @@ class _Param:
 
 def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
     shape = w.shape if w is not None else None
+    mtype = w.module_type if w is not None else None
+    is_embedding = _is_embedding(name, mtype)
     is_matrix = len(shape) >= 2 if shape is not None else name.endswith("weight")
-    fan_in = int(np.prod(shape[1:])) if shape is not None and len(shape) >= 2 else None
-    out = dict(name=name, layer_index=index, is_matrix=is_matrix, fan_in=fan_in, steps_recorded=0)
+    fan_in = int(np.prod(shape[1:])) if shape is not None and len(shape) >= 2 and not is_embedding else None
+    out = dict(name=name, layer_index=index, is_matrix=is_matrix, fan_in=fan_in, steps_recorded=0,
+               module_type=mtype, is_embedding=is_embedding)
     key = None
     if w is not None:
         steps, v = w.arrays()
@@ -184,6 +188,13 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
                    or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
                    or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5))
     return _Param(fact, grad_steps, grad_rms, key, notable)
+
+
+def _is_embedding(name: str, module_type: str | None) -> bool:
+    if module_type is not None:
+        return "Embedding" in module_type
+    low = name.lower()
+    return any(k in low for k in ("emb", "wte", "wpe"))
 
 
 def _int(v: float) -> int | None:
@@ -236,7 +247,8 @@ def _tied(params: list[_Param]) -> list[TiedParams]:
         for other in members[1:]:
             a = members[0].fact
             out.append(TiedParams(name_a=a.name, name_b=other.fact.name, numel=a.numel,
-                                  steps_compared=a.steps_recorded, is_changing=a.is_unchanged is False))
+                                  steps_compared=a.steps_recorded, is_changing=a.is_unchanged is False,
+                                  involves_embedding=a.is_embedding or other.fact.is_embedding))
     return out
 
 
@@ -269,6 +281,8 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
         last.fact = last.fact.model_copy(update={"is_output_layer": True})
     acts = [_activation(n, tr) for (n, k), tr in sorted(tracks.items(), key=lambda kv: kv[1].order)
             if k == "activation"]
+    if acts:
+        acts[-1] = acts[-1].model_copy(update={"is_last_module": True})
 
     gsteps, gnorm = _global_grad(params)
     finite = np.isfinite(gnorm)

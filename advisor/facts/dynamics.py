@@ -66,8 +66,13 @@ class ParamDynamics(Fact):
     layer_index: int = Field(description="0-based position of the parameter in model order (order of first record)")
     is_matrix: bool = Field(description="two or more dimensions (weights of Linear/Conv/Embedding)")
     is_output_layer: bool = Field(default=False, description="the last matrix parameter in model order")
+    module_type: str | None = Field(default=None, description="class of the owning module (Linear, Embedding, ...); "
+                                                              "None if not written")
+    is_embedding: bool = Field(default=False, description="an embedding table (module Embedding, or a name with "
+                                                          "emb/wte/wpe when no module type was written)")
     numel: int | None = Field(default=None, description="number of elements")
-    fan_in: int | None = Field(default=None, description="inputs per output unit: product of shape[1:]")
+    fan_in: int | None = Field(default=None, description="inputs per output unit: product of shape[1:]; None for "
+                                                         "embedding tables (a lookup has no fan-in)")
     steps_recorded: int = Field(description="recorded steps of this parameter's weights")
     first_record_step: int | None = Field(default=None, description="step of its first weight record")
     requires_grad: bool | None = Field(default=None, description="trainable flag as recorded; None if not written")
@@ -106,6 +111,8 @@ class ActivationStats(Fact):
     module_type: str | None = Field(default=None, description="module class, e.g. ReLU, Sigmoid; None if not written")
     is_saturating_type: bool = Field(default=False, description="sigmoid/tanh-like output (sat_frac recorded)")
     is_relu_type: bool = Field(default=False, description="ReLU-like output (ReLU, ReLU6, LeakyReLU excluded)")
+    is_last_module: bool = Field(default=False, description="the last module recorded in the forward pass: the "
+                                                            "model's output (a final Sigmoid is a probability)")
     steps_recorded: int = Field(description="recorded steps")
     zero_frac_median: float | None = Field(default=None, description="median share of exact zeros in the output")
     zero_frac_last: float | None = Field(default=None, description="share of exact zeros at the last record")
@@ -125,4 +132,6 @@ class TiedParams(Fact):
     numel: int | None = Field(default=None, description="elements of each")
     steps_compared: int = Field(description="recorded steps at which both were identical (all of them)")
     is_changing: bool = Field(description="their weights changed during training (not two frozen constants)")
+    involves_embedding: bool = Field(default=False, description="one of them is an embedding table (tying the input "
+                                                                "embedding and the output projection is common)")
     doc = "two parameters identical (mean, std, min, max, norm) at every recorded step: one shared tensor"

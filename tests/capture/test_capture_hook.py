@@ -202,3 +202,27 @@ def test_resumed_capture_appends_and_fresh_one_truncates(tmp_path):
 def test_every_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="every must be >= 1"):
         Capture(nn.Linear(2, 2), None, tmp_path, every=0)
+
+
+def test_owner_module_type_written_and_embedding_not_judged_by_fan_in(tmp_path):
+    from advisor.extract.base import RunPair
+    from advisor.extract.dynamics import extract
+    from advisor.inventory import RunFolder
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(50, 16), nn.Flatten(), nn.Linear(48, 4), nn.Sigmoid())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with capture(model, opt, tmp_path, every=1):
+        for _ in range(2):
+            model(torch.randint(0, 50, (8, 3))).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    w = {r["name"]: r for r in records(tmp_path / "tensors.jsonl") if r["kind"] == "weight"}
+    assert (w["0.weight"]["module_type"], w["2.weight"]["module_type"]) == ("Embedding", "Linear")
+    facts = extract(RunPair(run=RunFolder.scan(tmp_path))).facts
+    p = {f.name: f for f in facts if f.kind == "param_dynamics"}
+    # nn.Embedding starts at std 1: fine for a lookup table, and not a fan-in question
+    assert (p["0.weight"].is_embedding, p["0.weight"].fan_in, p["0.weight"].first_std_fan_in_ratio) == (True, None, None)
+    assert p["2.weight"].fan_in == 48 and 0.4 < p["2.weight"].first_std_fan_in_ratio < 0.8
+    last = [a.name for a in facts if a.kind == "activation_stats" and a.is_last_module]
+    assert last == ["3"]

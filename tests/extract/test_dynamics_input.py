@@ -155,3 +155,12 @@ def test_baseline_side_is_read_and_not_counted_as_a_stage(tmp_path):
     ex = extract(RunPair(run=RunFolder.scan(tmp_path / "run"), baseline=RunFolder.scan(tmp_path / "base", "baseline")))
     assert sorted(f.side for f in ex.facts if f.kind == "tensor_dynamics") == ["baseline", "run"]
     assert [c.stage for c in ex.checks] == ["training_dynamics", "model_structure"]
+
+
+def test_tie_with_an_embedding_is_marked(tmp_path):
+    recs = []
+    for s in range(3):
+        recs += [weight(s, "wte.weight", 3.0 + s), weight(s, "lm_head.weight", 3.0 + s)]
+    _, by = run(write(tmp_path, recs))
+    (tie,) = by["tied_params"]
+    assert (tie.name_a, tie.name_b, tie.involves_embedding) == ("wte.weight", "lm_head.weight", True)
