@@ -179,3 +179,13 @@ def test_mindspore_steps_counted_inside_each_epoch_become_global_steps(tmp_path)
     read = read_lines(tmp_path, text)
     x = [a for a, _ in pts(read, "train/loss")[0]]
     assert x == list(range(1, 13)) and not read.series["train/loss"].restarts
+
+
+def test_mmdet_log_json_iterations_inside_epochs(tmp_path):
+    recs = [f'{{"mode": "train", "epoch": {e}, "iter": {i}, "lr": 0.02, "loss": {2.0 / (e * 10 + i / 50)}}}'
+            for e in (1, 2) for i in (50, 100, 150, 200)]
+    recs.insert(4, '{"mode": "val", "epoch": 1, "iter": 200, "bbox_mAP": 0.3, "loss": 1.5}')
+    read = read_lines(tmp_path, "\n".join(recs) + "\n", name="20260101.log.json")
+    x = [a for a, _ in pts(read, "train/loss")[0]]
+    assert x == [50, 100, 150, 200, 250, 300, 350, 400] and not read.series["train/loss"].restarts
+    assert pts(read, "eval/loss")[0] == [(200, 1.5)]
