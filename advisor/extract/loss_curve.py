@@ -33,7 +33,8 @@ LOG_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "*.csv",
 SKIP_NAMES = {"tensors.jsonl", "requirements.txt", "manifest.json", "dump.json", "license.txt", "readme.txt"}
 SKIP_DIRS = {"dump", "dump_tensor_data", "data"}
 TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ""}
-CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "classes", "n_class")
+CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "classes", "n_class", "nc",
+              "class_num")
 
 X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
 
