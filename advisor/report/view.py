@@ -97,8 +97,15 @@ def anomalies(plots: list[PlotView]) -> list[Anomaly]:
     out: list[Anomaly] = []
     for p in plots:
         unit = "operator #" if p.x_label.startswith("operator") else p.x_label
+        seen: dict[str, Anomaly] = {}
+        counts: dict[str, int] = {}
         for m in sorted((m for m in p.markers if not m.tick_only), key=lambda m: m.at):
-            out.append(Anomaly(chart=p.title, label=m.label, x=fmt_num(m.at), unit=unit))
+            counts[m.label] = counts.get(m.label, 0) + 1
+            seen.setdefault(m.label, Anomaly(chart=p.title, label=m.label, x=fmt_num(m.at), unit=unit))
+        for label, a in seen.items():  # one line per kind of event: the first, with how many there were
+            if counts[label] > 1:
+                a.label = f"{label} ({counts[label]}x, first)"
+            out.append(a)
     return out
 
 
