@@ -21,7 +21,7 @@ from advisor.evidence_format import fmt_num
 from advisor.extract.base import Marker, Series
 from advisor.report.model import Chart
 
-WIDTH, HEIGHT = 560, 260
+WIDTH, HEIGHT = 480, 250  # drawn at its own size in a desktop column; scaled down on a phone
 LEFT, RIGHT, TOP, BOTTOM = 70, 14, 14, 40
 PW, PH = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 MAX_POINTS = 600
@@ -32,7 +32,7 @@ AUTO_LOG_RATIO = 1e3
 CHART_ORDER = ("loss", "metric", "lr", "loss_scale", "grad_norm", "op_error", "class_hist", "feature_range")
 LABEL_ROWS = 3
 CHAR_W = 6.2  # approximate width of one 11px character
-MAX_LABEL = 38
+MAX_LABEL = 34
 MAX_MARKER_LINES = 8
 
 
@@ -82,6 +82,7 @@ class MarkerView:
     label_y: float
     anchor: str = "start"
     tick_only: bool = False  # drawn as a short tick on the x axis (many events of one kind)
+    shade: float = 0.0  # width of the shaded span right of the marker (values there are NaN/Inf)
 
 
 @dataclass
@@ -266,7 +267,8 @@ def _place_markers(view: PlotView, markers: list[Marker], px, x0: float, x1: flo
         lo, hi = (x - 4 - w, x - 4) if anchor == "end" else (x + 4, x + 4 + w)
         row = next((r for r in range(LABEL_ROWS) if row_end[r] < lo), i % LABEL_ROWS)
         row_end[row] = hi + 6
-        view.markers.append(MarkerView(x=x, at=ms[0].x, label=label, kind=ms[0].kind, anchor=anchor,
+        shade = round(view.right - x, 1) if any(m.kind == "nonfinite" for m in ms) and view.kind == "lines" else 0.0
+        view.markers.append(MarkerView(x=x, at=ms[0].x, label=label, kind=ms[0].kind, anchor=anchor, shade=shade,
                                        label_x=round(x - 4 if anchor == "end" else x + 4, 1),
                                        label_y=TOP + 12 + 13 * row))
 
