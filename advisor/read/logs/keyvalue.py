@@ -33,22 +33,53 @@ _PHRASES = ("learning rate", "loss scale", "grad norm", "gradient norm", "lm los
             "global step")
 
 
-def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float]]:
-    """Every ``key value`` pair of the line whose value is a number (percent values divided by 100)."""
+def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str]]:
+    """(key, value, role) of every ``key value`` pair whose key we read (percent values divided by 100).
+
+    ``role``: 'step', 'epoch', 'strong' (a loss or score) or 'weak' (lr, grad norm, loss scale).
+    """
     low = line.lower() if low is None else low
     for phrase in _PHRASES:
         if phrase in low:
             line = _PHRASE_RE.sub(r"\1_\2", line)
             break
     out = []
+    roles = _ROLE
     for key, num, pct in KV_RE.findall(line):
-        if classify_key(key) is None and key.lower() not in _POSITION_KEYS:
+        role = roles.get(key, "?")
+        if role == "?":
+            role = _role(key)
+        if role is None:
             continue                       # eta, time, data_time, max_mem...: not read, not converted
-        val = parse_number(num)
-        if val is None:
-            continue
-        out.append((key, val / 100.0 if pct else val))
+        try:
+            val = float(num)
+        except ValueError:
+            val = parse_number(num)
+            if val is None:
+                continue
+        out.append((key, val / 100.0 if pct else val, role))
     return out
+
+
+_ROLE: dict[str, str | None] = {}
+
+
+def _role(key: str) -> str | None:
+    """'step', 'epoch', 'strong' (a loss or score), 'weak' (lr, grad norm, loss scale) or None (not read)."""
+    role = _ROLE.get(key, "?")
+    if role != "?":
+        return role
+    low = key.lower()
+    if low in STEP_KEYS:
+        role = "step"
+    elif low in EPOCH_KEYS:
+        role = "epoch"
+    else:
+        info = classify_key(key)
+        role = None if info is None else ("strong" if info.metric in ("loss", "loss_part", "score") else "weak")
+    if len(_ROLE) < 10_000:
+        _ROLE[key] = role
+    return role
 
 
 _LOSS_TOKEN_RE = re.compile(r"\bloss(?:\s*[:=]\s*|\s+is\s+|\s+)([-+]?[\d.]\S*|nan\S*|inf\S*)", re.I)
@@ -63,25 +94,19 @@ def unreadable_loss(line: str) -> str | None:
     return token if parse_number(token) is None else None
 
 
-def split_record(pairs: list[tuple[str, float]]) -> tuple[dict[str, float], float | None, float | None, bool]:
+def split_record(pairs: list[tuple[str, float, str]]) -> tuple[dict[str, float], float | None, float | None, bool]:
     """(metric values, step, epoch, has_loss_or_score) from a line's pairs; the first of each key wins."""
     values: dict[str, float] = {}
     step = epoch = None
     strong = False
-    for key, val in pairs:
-        low = key.lower()
-        if low in STEP_KEYS:
+    for key, val, role in pairs:
+        if role == "step":
             if step is None:
                 step = val
-            continue
-        if low in EPOCH_KEYS:
+        elif role == "epoch":
             if epoch is None:
                 epoch = val
-            continue
-        info = classify_key(key)
-        if info is None or key in values:
-            continue
-        values[key] = val
-        if info.metric in ("loss", "loss_part", "score"):
-            strong = True
+        elif key not in values:
+            values[key] = val
+            strong = strong or role == "strong"
     return values, step, epoch, strong

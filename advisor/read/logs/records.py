@@ -210,11 +210,15 @@ class MetricSeries:
                     self.restarts.append(len(self.buf))
                 self._first = [math.nan, math.nan]
             else:                                           # resumed from a checkpoint: the new lines win
-                self.resumes += 1
                 start = self.restarts[-1] if self.restarts else 0
                 xs = self.buf.step if kind == 0 else self.buf.epoch
                 keep = bisect.bisect_left(xs, x, start, len(self.buf))   # x is sorted within a run
-                self.buf.truncate(keep)
+                if len(self.buf) - keep <= 0.5 * (len(self.buf) - start):
+                    self.resumes += 1
+                    self.buf.truncate(keep)
+                elif len(self.restarts) < MAX_RESTARTS:     # would drop most of the run: call it a new run
+                    self.restarts.append(len(self.buf))
+                    self._first = [math.nan, math.nan]
         if x == x:
             self._last[kind] = x
             if self._first[kind] != self._first[kind]:
@@ -282,6 +286,8 @@ class Collector:
         self._min_step = math.inf
         self._max_step = -math.inf
         self._per_epoch: float | None = None
+        #: (raw key, split) -> its series (None: a key we do not track)
+        self._by_key: dict[tuple[str, str | None], MetricSeries | None] = {}
 
     def _global_step(self, step: float, epoch: float) -> float:
         if epoch != int(epoch):
@@ -308,25 +314,32 @@ class Collector:
         st = math.nan if step is None else float(step)
         ep = math.nan if epoch is None else float(epoch)
         kept = False
-        series = self.read.series
+        cache = self._by_key
         for raw, val in values.items():
-            info = classify_key(raw)
-            if info is None:
-                continue
-            if split == "eval" and info.split == "train":
-                info = KeyInfo(series="eval/" + info.series.split("/", 1)[1], split="eval",
-                               metric=info.metric, base=info.base)
-            s = series.get(info.series)
-            if s is None:
-                if len(series) >= MAX_SERIES:
-                    continue
-                s = series[info.series] = MetricSeries(key=info, raw_key=raw, path=self.read.path,
-                                                       order=len(series))
-            s.add(st, ep, val, line)
-            kept = True
+            s = cache.get((raw, split), self)
+            if s is self:
+                s = cache[(raw, split)] = self._series_for(raw, split)
+            if s is not None:
+                s.add(st, ep, val, line)
+                kept = True
         if kept and st == st:
             self.read.last_step = st
         return kept
+
+    def _series_for(self, raw: str, split: Split | None) -> MetricSeries | None:
+        info = classify_key(raw)
+        if info is None:
+            return None
+        if split == "eval" and info.split == "train":
+            info = KeyInfo(series="eval/" + info.series.split("/", 1)[1], split="eval", metric=info.metric,
+                           base=info.base)
+        series = self.read.series
+        s = series.get(info.series)
+        if s is None:
+            if len(series) >= MAX_SERIES:
+                return None
+            s = series[info.series] = MetricSeries(key=info, raw_key=raw, path=self.read.path, order=len(series))
+        return s
 
     def add_event(self, event: LogEvent) -> None:
         counts = self.read.event_counts
