@@ -76,13 +76,14 @@ class Dot:
 class MarkerView:
     x: float
     at: float  # the marker's position in data units (step, epoch, operator index)
-    label: str
+    label: str  # shortened to fit the picture
     kind: str
     label_x: float
     label_y: float
     anchor: str = "start"
     tick_only: bool = False  # drawn as a short tick on the x axis (many events of one kind)
     shade: float = 0.0  # width of the shaded span right of the marker (values there are NaN/Inf)
+    full: str = ""  # the whole label (tooltip, list of marked events)
 
 
 @dataclass
@@ -249,8 +250,8 @@ def _place_markers(view: PlotView, markers: list[Marker], px, x0: float, x1: flo
     for kind, ms in by_kind.items():
         if len(ms) > MAX_MARKER_LINES:
             for m in ms:
-                view.markers.append(MarkerView(x=round(px(m.x), 1), at=m.x, label=m.label, kind=kind, label_x=0, label_y=0,
-                                               tick_only=True))
+                view.markers.append(MarkerView(x=round(px(m.x), 1), at=m.x, label=m.label, full=m.label, kind=kind,
+                                               label_x=0, label_y=0, tick_only=True))
             first = ms[0]
             lines.append(Marker(chart=first.chart, x=first.x, kind=kind, label=f"{first.label} ({len(ms)}x, first)"))
         else:
@@ -261,14 +262,16 @@ def _place_markers(view: PlotView, markers: list[Marker], px, x0: float, x1: flo
         merged.setdefault(round(px(m.x), 1), []).append(m)
     row_end = [-1e9] * LABEL_ROWS
     for i, (x, ms) in enumerate(merged.items()):
-        label = _clip_label(" / ".join(dict.fromkeys(m.label for m in ms)))
+        full = " / ".join(dict.fromkeys(m.label for m in ms))
+        label = _clip_label(full)
         w = len(label) * CHAR_W
         anchor = "end" if x + 4 + w > view.right and x - 4 - w >= view.left - 40 else "start"
         lo, hi = (x - 4 - w, x - 4) if anchor == "end" else (x + 4, x + 4 + w)
         row = next((r for r in range(LABEL_ROWS) if row_end[r] < lo), i % LABEL_ROWS)
         row_end[row] = hi + 6
         shade = round(view.right - x, 1) if any(m.kind == "nonfinite" for m in ms) and view.kind == "lines" else 0.0
-        view.markers.append(MarkerView(x=x, at=ms[0].x, label=label, kind=ms[0].kind, anchor=anchor, shade=shade,
+        view.markers.append(MarkerView(x=x, at=ms[0].x, label=label, full=full, kind=ms[0].kind, anchor=anchor,
+                                       shade=shade,
                                        label_x=round(x - 4 if anchor == "end" else x + 4, 1),
                                        label_y=TOP + 12 + 13 * row))
 
@@ -395,10 +398,16 @@ def build(chart: Chart) -> PlotView:
 
 
 def _segments(x: np.ndarray, y: np.ndarray, px, py) -> list[str]:
+    """Polylines of the finite points; a new one after a gap (NaN/Inf) or where the steps go back (a restart)."""
     ok = np.isfinite(x) & np.isfinite(y)
     segs, cur = [], []
+    last = -math.inf
     for a, b, good in zip(x, y, ok):
+        if good and a < last and cur:
+            segs.append(" ".join(cur))
+            cur = []
         if good:
+            last = a
             cur.append(f"{px(a):.1f},{py(b):.1f}")
         elif cur:
             segs.append(" ".join(cur))

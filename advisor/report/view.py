@@ -100,8 +100,8 @@ def anomalies(plots: list[PlotView]) -> list[Anomaly]:
         seen: dict[str, Anomaly] = {}
         counts: dict[str, int] = {}
         for m in sorted((m for m in p.markers if not m.tick_only), key=lambda m: m.at):
-            counts[m.label] = counts.get(m.label, 0) + 1
-            seen.setdefault(m.label, Anomaly(chart=p.title, label=m.label, x=fmt_num(m.at), unit=unit))
+            counts[m.full] = counts.get(m.full, 0) + 1
+            seen.setdefault(m.full, Anomaly(chart=p.title, label=m.full, x=fmt_num(m.at), unit=unit))
         for label, a in seen.items():  # one line per kind of event: the first, with how many there were
             if counts[label] > 1:
                 a.label = f"{label} ({counts[label]}x, first)"

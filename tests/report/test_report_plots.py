@@ -81,6 +81,12 @@ def test_long_series_are_thinned_and_a_lone_value_is_a_dot():
     assert view.lines[1].segments == [] and len(view.dots) == 1 and view.dots[0].label == "eval"
 
 
+def test_steps_going_back_start_a_new_line():
+    s = Series(chart="loss", label="train", x=[0, 10, 20, 10, 20, 30], y=[3.0, 2.0, 1.5, 2.0, 1.4, 1.0])
+    view = build(Chart(id="loss", title="Loss", series=[s]))
+    assert [len(_pts(g)) for g in view.lines[0].segments] == [3, 3]  # a resumed run, not a zigzag back
+
+
 def test_constant_series_is_centred_not_squashed():
     view = build(Chart(id="lr", title="lr", series=[Series(chart="lr", label="lr", x=[0, 1, 2], y=[0.05] * 3)]))
     assert {p[1] for p in _pts(view.lines[0].segments[0])} == {TOP + PH / 2}
@@ -107,6 +113,9 @@ def test_points_highlight_the_source_operator():
                        markers=[Marker(chart="op_error", x=2, label="source: Add.3", kind="source")]))
     assert len(view.dots) == 3 and [d.highlight for d in view.dots] == [False, False, True]
     assert view.markers[0].label == "source: Add.3" and view.markers[0].shade == 0
+    long = "source: Fused.FusedMatMulBiasAddGeLU.0.forward"
+    view = build(Chart(id="op_error", title="ops", series=[s], markers=[Marker(chart="op_error", x=2, label=long)]))
+    assert view.markers[0].label.endswith("…") and len(view.markers[0].label) < len(long) == len(view.markers[0].full)
 
 
 def test_marker_labels_close_together_go_to_different_rows():
