@@ -212,3 +212,16 @@ def test_markdown_has_the_same_content(report):
     assert "- `metrics.csv`: line 3: expected 4 columns, found 2 &lt;script&gt;alert(1)&lt;/script&gt;" in md
     assert "- `dump/manifest.json` (baseline): not valid JSON at line 1, column 2" in md
     assert "<script" not in md and "<img" not in md
+
+
+def test_runner_up_causes_are_named_in_the_summary(report):
+    runner = report.causes[0].model_copy(update={"id": "gradient_explosion", "title": "Gradients explode",
+                                                 "confidence": 0.6})
+    report.causes.insert(1, runner)
+    tree = Tree(render(report, "html"))
+    also = tree.by_id("summary").find("p", cls="also")[0]
+    assert also.all_text() == "Also likely: Gradients explode (60%)"
+    assert also.find("a")[0].attrs["href"] == "#cause-gradient_explosion"
+    assert "\nAlso likely: Gradients explode (60%).\n" in render(report, "md")
+    report.causes.pop(1)
+    assert "Also likely" not in render(report, "html") + render(report, "md")
