@@ -19,6 +19,7 @@ import numpy as np
 
 from advisor.evidence_format import fmt_num
 from advisor.extract.base import Marker, Series
+from advisor.extract.curves import CurveThresholds, running_median
 from advisor.report.model import Chart
 
 WIDTH, HEIGHT = 480, 250  # drawn at its own size in a desktop column; scaled down on a phone
@@ -172,8 +173,12 @@ def _log_label(exponent: float) -> str:
     return fmt_num(float(10 ** exponent), 2)
 
 
+BAND_SUFFIX = ": baseline band ±"
+
+
 def _base_label(s: Series) -> str:
-    return s.label
+    """The legend name a colour belongs to: a baseline band takes the colour of its curve."""
+    return s.label.split(BAND_SUFFIX)[0]
 
 
 def _unit_of(s: Series) -> str:
@@ -218,15 +223,54 @@ def facts_markers(causes: Iterable[Any]) -> list[Marker]:
     return list(out.values())
 
 
+def _fact_values(causes: Iterable[Any], kind: str) -> list[dict]:
+    return [f for c in causes for e in getattr(c, "evidence", []) for f in e.facts.values()
+            if isinstance(f, dict) and f.get("kind") == kind]
+
+
+def baseline_bands(chart: Chart, causes: Iterable[Any] = ()) -> list[Series]:
+    """The baseline's noise band around each baseline loss curve: its running median x (1 ± r).
+
+    r is the band the loss-curve extractor compared against (``baseline_deviation.noise_band_ratio``)
+    when a cause quotes it, else the same estimate made here: 3x the median relative distance of the
+    baseline from its running median, at least ``CurveThresholds.min_band``.
+    """
+    quoted = {f.get("split"): f.get("noise_band_ratio") for f in _fact_values(causes, "baseline_deviation")}
+    out = []
+    for s in chart.series:
+        if s.side != "baseline" or s.style != "line":
+            continue
+        x, y = _arr(s.x), _arr(s.y)
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        if y.size < 3:
+            continue
+        smooth = running_median(y, min(max(3, y.size // 20), 101))
+        split = s.label.split()[0]
+        r = quoted.get(split)
+        if not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
+            scale = np.where(np.abs(smooth) > 0, np.abs(smooth), 1.0)
+            r = max(3 * float(np.median(np.abs(y - smooth) / scale)), CurveThresholds().min_band)
+        width = r * np.abs(smooth)
+        out.append(Series(chart=chart.id, label=f"{s.label}{BAND_SUFFIX}{100 * r:.0f}%", side="baseline", style="band",
+                          x=[float(v) for v in x], y=[float(v) for v in smooth + width],
+                          y_low=[float(v) for v in smooth - width], x_label=s.x_label, y_label=s.y_label))
+    return out
+
+
 def with_derived_markers(charts: list[Chart], causes: Iterable[Any] = ()) -> list[Chart]:
-    """Charts in report order, with loss-scale drops and divergence starts added as markers."""
+    """Charts in report order, with loss-scale drops and divergence starts added as markers, and the
+    baseline's noise band drawn around its loss curves."""
+    causes = list(causes)
     drops = loss_scale_drops(charts)
     extra = facts_markers(causes)
     out = []
     for c in sorted(charts, key=lambda c: (CHART_ORDER.index(c.id) if c.id in CHART_ORDER else len(CHART_ORDER))):
         markers = list(c.markers)
+        series = list(c.series)
         have = {(m.kind, m.x) for m in markers}
         if c.id == "loss":
+            series = baseline_bands(c, causes) + series  # under the curves
             markers += [m for m in extra if ("divergence", m.x) not in have]
             if drops:
                 n = len(drops)
@@ -234,7 +278,7 @@ def with_derived_markers(charts: list[Chart], causes: Iterable[Any] = ()) -> lis
                                       label="loss scale drops" + (f" ({n}x, first)" if n > 1 else "")))
         elif c.id == "loss_scale" and drops:
             markers += [Marker(chart="loss_scale", x=d, kind="scale_drop", label="loss scale drop") for d in drops]
-        out.append(c.model_copy(update={"markers": markers}))
+        out.append(c.model_copy(update={"markers": markers, "series": series}))
     return out
 
 
@@ -359,11 +403,11 @@ def build(chart: Chart) -> PlotView:
             if ok.any():
                 top = " ".join(f"{px(a):.1f},{py(b):.1f}" for a, b in zip(x[ok], y[ok]))
                 bottom = " ".join(f"{px(a):.1f},{py(b):.1f}" for a, b in zip(x[ok][::-1], lo[ok][::-1]))
-                view.bands.append(Band(label=label, color=color, path=f"M{top} L{bottom} Z"))
-                mid = (y + lo) / 2 if not log_y else np.log10((10 ** y + 10 ** lo) / 2)
-                view.lines.append(Line(label=label, color=color, segments=_segments(x, mid, px, py), thin=True,
-                                       dashed=baseline))
-                view.legend.append(LegendItem(label=label, color=color, band=True, dashed=baseline))
+                view.bands.append(Band(label=s.label, color=color, path=f"M{top} L{bottom} Z"))
+                if not baseline:  # a data band's middle line (mean); a baseline band surrounds its own curve
+                    mid = (y + lo) / 2 if not log_y else np.log10((10 ** y + 10 ** lo) / 2)
+                    view.lines.append(Line(label=label, color=color, segments=_segments(x, mid, px, py), thin=True))
+                view.legend.append(LegendItem(label=s.label, color=color, band=True))
             continue
         x, y = _thin(x, y)
         if s.style == "points":

@@ -160,3 +160,26 @@ def test_divergence_start_comes_from_the_causes_facts():
 def test_nothing_finite_is_an_empty_picture_with_a_reason():
     view = build(Chart(id="loss", title="Loss", series=[Series(chart="loss", label="t", x=[0, 1], y=[None, None])]))
     assert view.empty and view.notes == ["no finite values to draw"]
+
+
+def test_baseline_band_around_the_baseline_curve():
+    x = [float(i) for i in range(60)]
+    base = Series(chart="loss", label="train loss (loss)", side="baseline", x=x, y=[2.0 - i / 40 for i in x])
+    run = Series(chart="loss", label="train loss (loss)", x=x, y=[2.0 - i / 50 for i in x])
+    chart = Chart(id="loss", title="Loss", series=[run, base])
+    (estimated,) = with_derived_markers([chart])[0].series[:1]
+    assert estimated.style == "band" and estimated.label == "train loss (loss): baseline band ±3%"  # smooth: the floor
+    assert estimated.y[10] == pytest.approx(1.75 * 1.03) and estimated.y_low[10] == pytest.approx(1.75 * 0.97)
+
+    class Ev:
+        facts = {"baseline_deviation": {"kind": "baseline_deviation", "split": "train", "noise_band_ratio": 0.1}}
+
+    class Cause:
+        evidence = [Ev()]
+
+    quoted = with_derived_markers([chart], [Cause()])[0]
+    assert quoted.series[0].label == "train loss (loss): baseline band ±10%"
+    (view,) = build_all([chart], [Cause()])
+    assert len(view.bands) == 1 and view.bands[0].color == view.lines[0].color == view.lines[1].color
+    assert [it.label for it in view.legend] == ["train loss (loss): baseline band ±10%", "train loss (loss)",
+                                                "train loss (loss) (baseline)"]
