@@ -5,6 +5,9 @@
 - mmdetection 2: ``Epoch [1][50/500]  lr: 1.0e-02, ... loss: 1.2``
 - mmengine: ``Epoch(train)  [1][ 50/500]  lr: ...  loss: 1.2``, ``Iter(train) [  50/90000] ...``,
   ``Epoch(val) [1][50/50] ...`` (evaluation)
+- tqdm progress bars with a postfix (Lightning's bar, hand-written loops):
+  ``Epoch 3:  40%|████      | 40/100 [00:04<00:06, 9.5it/s, loss=0.41, v_num=0]``: ``40`` is the
+  iteration inside the epoch (the epoch comes from the ``Epoch 3`` key/value)
 - detectron2 ``iter: 19  total_loss: 1.986`` needs no prefix (key/value).
 """
 
@@ -14,6 +17,7 @@ import re
 
 _EPOCH_ITER_RE = re.compile(
     r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+_TQDM_RE = re.compile(r"\|\s*(\d+)/(\d+)\s*\[[\d:]+<[\d:?]+")
 _ITER_RE = re.compile(r"Iter\s*\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 
 
@@ -29,6 +33,10 @@ def position(line: str) -> tuple[float | None, float | None, str | None, str | N
         # MetricLogger epochs start at 0, mmdet/mmengine at 1
         base = epoch if fam == "metriclogger" else epoch - 1
         return float(base * n + i), float(epoch), split, fam
+    if "it/s" in line or "s/it" in line:
+        m = _TQDM_RE.search(line)
+        if m:
+            return float(m.group(1)), None, None, "tqdm"
     m = _ITER_RE.search(line)
     if m:
         split = "eval" if m.group(1) in ("val", "test") else None

@@ -78,7 +78,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
                 continue
-            pos = metriclogger.position(line) if ("Epoch" in line or "Iter(" in line) else None
+            pos = (metriclogger.position(line) if ("Epoch" in line or "Iter(" in line or "it/s" in line
+                                                   or "s/it" in line) else None)
             values, step, epoch, strong = split_record(parse_pairs(line, low))
             split = None
             if pos is not None:

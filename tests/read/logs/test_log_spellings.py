@@ -189,3 +189,12 @@ def test_mmdet_log_json_iterations_inside_epochs(tmp_path):
     x = [a for a, _ in pts(read, "train/loss")[0]]
     assert x == [50, 100, 150, 200, 250, 300, 350, 400] and not read.series["train/loss"].restarts
     assert pts(read, "eval/loss")[0] == [(200, 1.5)]
+
+
+def test_tqdm_bars_with_a_loss_postfix(tmp_path):
+    updates = [f"Epoch {e}: {n:3d}%|{'#' * (n // 10):10s}| {n}/100 [00:0{n // 20}<00:05, 9.5it/s, loss={2.0 / (1 + e + n / 100):.3f}]"
+               for e in range(3) for n in range(0, 101, 10)]
+    read = read_lines(tmp_path, "\r".join(updates) + "\n")
+    x = [a for a, _ in pts(read, "train/loss")[0]]
+    assert len(x) == 33 and x == sorted(x) and x[-1] > 200 and not read.series["train/loss"].restarts
+    assert "tqdm" in read.formats
