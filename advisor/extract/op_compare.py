@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from advisor.compare.engine import Comparison, Row, compare_dumps, scan_dump
+from advisor.compare.engine import Comparison, compare_dumps, scan_dump
 from advisor.compare.localise import Localisation, OpView, localise
 from advisor.compare.tolerances import tolerance_for
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
