@@ -225,3 +225,19 @@ def test_runner_up_causes_are_named_in_the_summary(report):
     assert "\nAlso likely: Gradients explode (60%).\n" in render(report, "md")
     report.causes.pop(1)
     assert "Also likely" not in render(report, "html") + render(report, "md")
+
+
+def test_an_empty_run_still_renders_every_part():
+    from advisor.report.model import CheckReport, Report, Summary
+
+    empty = Report(advisor_version="0.0-test", run="runs/empty", summary=Summary(
+        verdict="no_input", headline="Nothing to diagnose: no readable artifact in runs/empty",
+        certainty="no evidence either way"),
+        checks=[CheckReport(stage="loss_curve", title="Loss curve", status="skipped", enable="keep `train.log`")])
+    tree = Tree(render(empty, "html"))
+    assert [n.attrs["id"] for n in tree.root.find("section")] == ["summary", "causes", "checklist", "inputs"]
+    assert "No cause found by the rules that could run." in tree.by_id("causes").all_text()
+    assert "No readable artifact was found." in tree.by_id("inputs").all_text()
+    assert tree.by_id("check-loss_curve").find("code")[0].all_text() == "train.log"
+    md = render(empty, "md")
+    assert "No cause found." in md and "- **Loss curve**: keep `train.log`" in md
