@@ -94,6 +94,8 @@ class Comparison:
     unmatched_baseline: list[TensorRecord]
     mode: str
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # (side, file, why)
+    #: tensor files that could not be read and were compared on their recorded statistics instead
+    fallbacks: dict[str, int] = field(default_factory=dict)  # reason -> number of tensors
 
 
 def default_workers() -> int:
@@ -237,6 +239,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
         elif isinstance(merged[idx], Accumulator):
             merged[idx].merge(res)  # type: ignore[union-attr]
     opts = options or {}
+    fallbacks: dict[str, int] = {}
     for idx, row in enumerate(rows):
         tol = tolerance_for(row.dtype_run, row.dtype_baseline, opts)
         if row.mode == "tensor":
@@ -246,6 +249,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
                 if m.run.stats and m.base.stats:  # e.g. .pt without torch: fall back to the statistics
                     row.mode = "statistics"
                     row.reason = f"{res}; "
+                    fallbacks[str(res)] = fallbacks.get(str(res), 0) + 1
                 else:
                     row.mode = "none"
                     row.reason = str(res)
@@ -266,7 +270,8 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     problems = [("run", r.rel_file or r.name, r.problem) for r in run.records if r.problem]
     problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]
     problems += [("run", f, why) for f, why in run.problems] + [("baseline", f, why) for f, why in base.problems]
-    return Comparison(rows=rows, unmatched_run=un_run, unmatched_baseline=un_base, mode=mode, problems=problems)
+    return Comparison(rows=rows, unmatched_run=un_run, unmatched_baseline=un_base, mode=mode, problems=problems,
+                      fallbacks=fallbacks)
 
 
 def scan_dump(run: Dump, workers: int | None = None) -> list[Row]:

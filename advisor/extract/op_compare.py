@@ -220,6 +220,9 @@ def extract(pair: RunPair) -> Extraction:
         same = _same_config(pair)
         for shown, rd, bd in _pair_dumps(run_dumps, base_dumps):
             comp = compare_dumps(rd, bd, pair.options, workers=workers)
+            for why, count in comp.fallbacks.items():
+                out.inputs.append(InputRecord(path=f"{shown}/dump_tensor_data", kind="dump", status="unreadable",
+                                              why=f"{count} tensor pairs: {why}"))
             loc = localise(comp.rows, has_baseline=True)
             src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
             fused_base = sum(is_fused(op) for op in bd.ops())

@@ -212,3 +212,20 @@ def test_nan_source_from_msprobe_statistics_alone(dumps, mlp_input):
     assert loc.nonfinite_source.op == "Module.std.Standardize.forward.0"
     comp, loc2 = _loc(run, base)
     assert comp.mode == "statistics" and loc2.source.op == "Module.std.Standardize.forward.0"
+
+
+def test_without_torch_tensor_mode_falls_back_to_statistics(dumps, mlp_input, monkeypatch):
+    import advisor.read.dumps as reader
+
+    def no_torch(path):
+        raise reader.DumpReadError("a PyTorch .pt tensor: reading it needs torch (pip install accuracy-advisor[torch]); "
+                                   "compared on the statistics of dump.json instead")
+
+    monkeypatch.setattr(reader, "_load_pt", no_torch)
+    run, base = dumps(MLP, {"gelu": "tanh"}, {"gelu": "none"}, mlp_input, layout="msprobe", mode="tensor")
+    comp, loc = _loc(run, base)
+    assert {r.mode for r in comp.rows} == {"statistics"}
+    assert loc.source.op == "Module.act.GELU.forward.0"
+    ex = extract(RunPair(RunFolder.scan(run), RunFolder.scan(base, side="baseline")))
+    rec = next(i for i in ex.inputs if i.path == "dump/dump_tensor_data")
+    assert rec.status == "unreadable" and "needs torch" in rec.why
