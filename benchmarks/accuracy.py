@@ -166,6 +166,24 @@ def _progress(verbose: bool, name: str, o: Outcome) -> None:
         print(f"{mark} {name:55s} truth={o.truth or 'healthy':22s} -> {_ranked_text(o)}", flush=True)
 
 
+def markdown(s: dict) -> str:
+    """The figures as Markdown, for README or a results file."""
+    lines = ["| cause | runs | top-1 | top-3 |", "|---|---:|---:|---:|"]
+    for cause, d in s["per_cause"].items():
+        lines.append(f"| `{cause}` | {d['runs']} | {d['top1'] / d['runs']:.2f} | {d['top3'] / d['runs']:.2f} |")
+    lines += ["", f"Faulty runs: {s['faulty']}, top-1 **{_pct(s['top1']).strip()}**, top-3 **{_pct(s['top3']).strip()}**"
+              f" (aim >= 0.90 / 0.98). Healthy runs: {s['healthy']}, false-alarm rate"
+              f" **{_pct(s['false_alarm_rate']).strip()}** (aim <= 0.05)."]
+    misses = [(c, m) for c, d in s["per_cause"].items() for m in d["misses"]]
+    if misses:
+        lines += ["", "Misses (true cause not ranked first):", ""]
+        lines += [f"- `{m['run']}` ({c}): {m['ranked']}" for c, m in misses]
+    if s["false_alarms"]:
+        lines += ["", "False alarms:", ""]
+        lines += [f"- `{fa['run']}`: {', '.join(fa['alarms'])}" for fa in s["false_alarms"]]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", default=str(ROOT / "examples" / "generated"),
@@ -173,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-committed", action="store_true", help="skip the runs committed under examples/")
     ap.add_argument("--only", nargs="+", default=[], metavar="CAUSE", help="cause ids (or 'healthy') to benchmark")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the figures as a Markdown table")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each run's top causes")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="diagnoses in parallel (default 1)")
     ap.add_argument("--in-process", action="store_true", help="diagnose in this process (faster; a crash ends it)")
@@ -210,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     print_summary(s)
     if args.json:
         Path(args.json).write_text(json.dumps(s, indent=1), encoding="utf-8")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(s), encoding="utf-8")
     return 0
 
 

@@ -1073,7 +1073,7 @@ def _cases() -> list[Case]:
     add(Case("loss_function_error-mlp-digits-double-softmax", "loss_function_error",
              J(loss="double_softmax", lr=0.05, epochs=8, fmt="hf", hp_style="hf", capture=True),
              "Softmax at the end of the model, then CrossEntropyLoss (softmax twice)"))
-    add(Case("loss_function_error-mlp-wine-mse-ids", "loss_function_error",
+    add(Case("loss_function_error-mlp-digits-mse-ids", "loss_function_error",
              J(data="digits", hidden=(64,), loss="mse_ids", optimizer="adam", lr=1e-3, epochs=8, fmt="keras",
                framework="keras", hp_style="json", hp={"num_classes": 10, "task": "classification"}),
              "MSE between one output and the class id of a 10-class problem"))

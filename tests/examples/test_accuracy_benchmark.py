@@ -1,0 +1,50 @@
+"""The accuracy benchmark's arithmetic: top-1, top-3 and false alarms from ranked causes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ACCURACY = Path(__file__).resolve().parents[2] / "benchmarks" / "accuracy.py"
+
+
+@pytest.fixture(scope="module")
+def acc():
+    spec = importlib.util.spec_from_file_location("benchmarks_accuracy", ACCURACY)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["benchmarks_accuracy"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_top1_top3_and_false_alarms(acc):
+    O = acc.Outcome
+    outcomes = [
+        O("a", "lr_too_high", [("lr_too_high", 0.9), ("gradient_explosion", 0.8)]),          # top-1
+        O("b", "lr_too_high", [("gradient_explosion", 0.9), ("fp_overflow", 0.7), ("lr_too_high", 0.6)]),  # top-3 only
+        O("c", "outliers", [("not_normalized", 0.7), ("lr_too_high", 0.6), ("fp_overflow", 0.5),
+                            ("outliers", 0.4)]),                                               # 4th: a miss
+        O("d", "outliers", [], error="diagnosis process died"),                                # crash: a miss
+        O("h1", None, [("overfitting", 0.49)]),                                                # below 0.5: quiet
+        O("h2", None, [("overfitting", 0.5), ("lr_too_low", 0.2)]),                            # at 0.5: an alarm
+    ]
+    s = acc.summarise(outcomes)
+    assert (s["faulty"], s["healthy"]) == (4, 2)
+    assert s["top1"] == 0.25 and s["top3"] == 0.5
+    assert s["false_alarm_rate"] == 0.5
+    assert s["false_alarms"] == [{"run": "h2", "alarms": ["overfitting 0.50"]}]
+    assert s["per_cause"]["lr_too_high"] == {"runs": 2, "top1": 1, "top3": 2, "misses": [
+        {"run": "b", "ranked": "gradient_explosion 0.90, fp_overflow 0.70, lr_too_high 0.60"}]}
+    assert [m["run"] for m in s["per_cause"]["outliers"]["misses"]] == ["c", "d"]
+    assert s["errors"] == [{"run": "d", "error": "diagnosis process died"}]
+    md = acc.markdown(s)
+    assert "| `lr_too_high` | 2 | 0.50 | 1.00 |" in md and "top-1 **0.25**" in md
+
+
+def test_labels_paths_are_relative_to_the_labels_file(acc, tmp_path):
+    (tmp_path / "labels.json").write_text('{"x": {"cause": null, "run": "x/run", "baseline": null}}')
+    [(name, label, base)] = acc.load_labels(tmp_path / "labels.json")
+    assert (name, label["run"], base) == ("x", "x/run", tmp_path)
