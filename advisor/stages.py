@@ -39,7 +39,9 @@ STAGES: tuple[Stage, ...] = (
           "with --baseline; the capture hook writes them, two lines in each training script: "
           "`from advisor.capture import attach; cap = attach(model, optimizer, 'run/', dump_steps=[0])`"),
     Stage("random_errors", "Random errors",
-          "run the same configuration twice with dumps and pass the second run as --baseline"),
+          "run the same configuration twice with dumps and pass the second run as --baseline; the capture hook "
+          "writes the dumps, two lines in the training script: "
+          "`from advisor.capture import attach; cap = attach(model, optimizer, 'run/', dump_steps=[0])`"),
 )
 
 STAGE_IDS = tuple(s.id for s in STAGES)
