@@ -30,6 +30,8 @@ from advisor.read.tensors import MAX_RECORDS, TensorReadLog, iter_tensor_records
 
 #: points kept per (tensor, kind) series
 MAX_POINTS = 4096
+#: distinct steps counted at most (steps_recorded saturates there)
+MAX_STEPS_COUNTED = 1_000_000
 #: above this many parameters (activations), only those with something notable become facts
 MAX_FACTS = 300
 #: cos(update, gradient) above this counts as moving uphill
@@ -99,7 +101,9 @@ def _py(v: float | None) -> float | None:
 class _Scan:
     tracks: dict[tuple[str, str], _Track] = field(default_factory=dict)
     first_bad: tuple[int, int, str, str] | None = None  # (step, line, name, kind)
-    steps: set[int] = field(default_factory=set)
+    steps: set[int] = field(default_factory=set)  # distinct steps, counted up to MAX_STEPS_COUNTED
+    first_step: int | None = None
+    last_step: int | None = None
 
 
 def _scan(path, log: TensorReadLog, max_records: int) -> _Scan:
@@ -109,8 +113,12 @@ def _scan(path, log: TensorReadLog, max_records: int) -> _Scan:
         bad = (rec["nan"] or 0) > 0 or (rec["inf"] or 0) > 0
         if bad and (scan.first_bad is None or (step, rec["line"]) < scan.first_bad[:2]):
             scan.first_bad = (step, rec["line"], name, kind)
-        if len(scan.steps) < 10 * MAX_POINTS:
+        if len(scan.steps) < MAX_STEPS_COUNTED:
             scan.steps.add(step)
+        if scan.first_step is None or step < scan.first_step:
+            scan.first_step = step
+        if scan.last_step is None or step > scan.last_step:
+            scan.last_step = step
         tr = scan.tracks.get((name, kind))
         if tr is None:
             tr = scan.tracks[(name, kind)] = _Track(kind=kind, order=len(scan.tracks))
@@ -118,7 +126,7 @@ def _scan(path, log: TensorReadLog, max_records: int) -> _Scan:
             row = (_f(rec["zero_frac"]), _f(rec["sat_frac"]), 1.0 if bad else 0.0)
             tr.module_type = rec.get("module_type", tr.module_type)
         else:
-            row = tuple(_f(rec[k]) for k in FIELDS[kind])
+            row = tuple([np.nan if rec[k] is None else rec[k] for k in FIELDS[kind]])
         if kind == "weight":
             tr.module_type = rec.get("module_type", tr.module_type)
             if tr.seen == 0 or step < tr.steps[0]:
@@ -287,8 +295,7 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     gsteps, gnorm = _global_grad(params)
     finite = np.isfinite(gnorm)
     td: dict = dict(records=sum(t.seen for t in tracks.values()), steps_recorded=len(scan.steps),
-                    first_step=min(scan.steps) if scan.steps else None,
-                    last_step=max(scan.steps) if scan.steps else None,
+                    first_step=scan.first_step, last_step=scan.last_step,
                     param_count=sum(1 for p in params if p.fact.steps_recorded),
                     trained_param_count=sum(1 for p in params if p.fact.is_unchanged is False),
                     unchanged_param_count=sum(1 for p in params if p.fact.is_unchanged))

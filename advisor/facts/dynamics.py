@@ -21,7 +21,7 @@ class TensorDynamics(Fact):
 
     kind: Literal["tensor_dynamics"] = "tensor_dynamics"
     records: int = Field(description="tensor records read")
-    steps_recorded: int = Field(description="distinct steps with records")
+    steps_recorded: int = Field(description="distinct steps with records (counted up to 1,000,000)")
     first_step: int | None = Field(default=None, description="first recorded step")
     last_step: int | None = Field(default=None, description="last recorded step")
     param_count: int = Field(default=0, description="parameters with weight records")

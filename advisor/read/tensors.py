@@ -148,16 +148,21 @@ def _clean(obj: dict, log: TensorReadLog) -> dict | None:
         return None
     rec: dict = {"step": step, "name": name, "kind": kind}
     for key in NUMERIC:
-        if key not in obj:
-            rec[key] = None
+        val = obj.get(key)
+        t = type(val)
+        if t is float or val is None:  # the common cases first
+            rec[key] = val
             continue
-        val = _number(obj[key])
+        if t is int:
+            rec[key] = float(val)
+            continue
+        val = _number(val)
         if val is False:
             log.non_numeric[key] = log.non_numeric.get(key, 0) + 1
             val = None
         rec[key] = val
     shape = obj.get("shape")
-    if isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+    if type(shape) is list and all(type(d) is int and d >= 0 for d in shape):
         rec["shape"] = shape
     for flag in ("requires_grad", "in_optimizer"):
         if isinstance(obj.get(flag), bool):
