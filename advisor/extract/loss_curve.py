@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -39,12 +40,28 @@ CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of
 X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
 
 
-def _candidates(folder: RunFolder) -> list:
+#: other files read only when they turn out to hold metric lines (a console log saved as log_run1.md or
+#: R50-FPN_log.py, a file called "output"): named *log* or without a suffix
+EXTRA_MAX_BYTES = 200_000_000
+
+
+def _candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
+    """(relative path, is an extra candidate) of the files that may hold logs or metrics."""
+    main = set(folder.glob(LOG_PATTERNS))
     out = []
-    for rel in folder.glob(LOG_PATTERNS):
+    for rel in folder.files:
         if rel.name.lower() in SKIP_NAMES or any(part.lower() in SKIP_DIRS for part in rel.parts[:-1]):
             continue
-        out.append(rel)
+        if rel in main:
+            out.append((rel, False))
+        elif (rel.suffix == "" or "log" in rel.stem.lower()) and rel.suffix.lower() not in (".npz", ".npy", ".pt",
+                                                                                              ".pth", ".json", ".yaml",
+                                                                                              ".yml", ".pkl", ".gz"):
+            try:
+                if folder.abs(rel).stat().st_size <= EXTRA_MAX_BYTES:
+                    out.append((rel, True))
+            except OSError:
+                continue
     return out
 
 
@@ -62,10 +79,12 @@ def _describe(read: LogRead) -> str:
 def _read_side(folder: RunFolder, out: Extraction) -> tuple[MergedRun, list[str]]:
     reads: list[LogRead] = []
     used: list[str] = []
-    for rel in _candidates(folder):
+    for rel, extra in _candidates(folder):
         shown = folder.rel(folder.abs(rel))
         read = read_file(folder.abs(rel), shown)
         kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
+        if extra and not read.series:
+            continue                          # not a log after all: say nothing about it
         if read.problem is not None:
             out.inputs.append(InputRecord(path=shown, kind=kind, status="unreadable", why=read.problem,
                                           side=folder.side))

@@ -52,3 +52,13 @@ def test_epoch_only_eval_is_put_on_the_steps_of_the_train_log(tmp_path):
     assert ev.x_unit == "step" and (ev.first_step, ev.last_step) == (9, 99)
     gap = next(f for f in ex.facts if f.kind == "generalization_gap")
     assert gap.train_drop_after_turn_ratio is not None
+
+
+def test_a_console_log_saved_under_another_name_is_found_by_content(tmp_path):
+    (tmp_path / "R50_log.py").write_text("".join(f"[d2.utils.events]:  iter: {i}  total_loss: {1.0 / (1 + i * 0.01):.4f}\n"
+                                                 for i in range(19, 400, 20)))
+    (tmp_path / "logger.py").write_text("import logging\nlog = logging.getLogger(__name__)\n")
+    (tmp_path / "output").write_bytes(b"")
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
+    assert [(i.path, i.status) for i in ex.inputs] == [("R50_log.py", "used")]
+    assert next(f for f in ex.facts if f.kind == "loss_curve").points == 20
