@@ -17,6 +17,7 @@ from advisor.facts.finding import Finding
 from advisor.rulebase import engine
 from advisor.rulebase.compile import VARIANT_SEP, compile_rules, effective_params, engine_aliases
 from advisor.rulebase.evidence import render_evidence
+from advisor.rulebase.reference import has_refs, local_pattern
 from advisor.rulebase.reference import matches as pattern_matches
 from advisor.rulebase.schema import Not, Rule
 
@@ -86,7 +87,11 @@ class RuleBase:
         return firings, warnings
 
     def _without_negated(self, result: list[tuple[str, dict[str, int]]], dicts: list[dict]) -> list[tuple[str, dict[str, int]]]:
-        """Drop the firings for which a `not:` pattern of the rule matches some fact (with the firing's bindings)."""
+        """Drop the firings for which a `not:` pattern of the rule matches another fact (with the firing's bindings)."""
+        by_kind: dict[str, list[int]] = {}
+        for j, d in enumerate(dicts):
+            by_kind.setdefault(d.get("kind"), []).append(j)
+        candidates: dict[tuple[str, int], list[int]] = {}  # (rule, not index) -> facts matching its own conditions
         out = []
         for rule_id, binding in result:
             nots = self.nots.get(rule_id)
@@ -94,8 +99,20 @@ class RuleBase:
                 names = self.aliases[rule_id]
                 bound = {names.get(a, a): dicts[i] for a, i in binding.items()}
                 used = set(binding.values())
-                if any(pattern_matches(p, d, self.params[rule_id], bound)
-                       for p in nots for j, d in enumerate(dicts) if j not in used):
+                params = self.params[rule_id]
+                blocked = False
+                for k, p in enumerate(nots):
+                    key = (rule_id, k)
+                    if key not in candidates:
+                        candidates[key] = [j for j in by_kind.get(p.kind, ())
+                                           if pattern_matches(local_pattern(p), dicts[j], params, {})]
+                    cands = [j for j in candidates[key] if j not in used]
+                    if has_refs(p):
+                        cands = [j for j in cands if pattern_matches(p, dicts[j], params, bound)]
+                    if cands:
+                        blocked = True
+                        break
+                if blocked:
                     continue
             out.append((rule_id, binding))
         return out

@@ -85,8 +85,7 @@ def evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) -> lis
     nots = [i for i in rule.items if isinstance(i, S.Not)]
 
     def local(p: S.Pattern, f: dict) -> bool:  # the pattern's own conditions, references left for the join
-        local_p = S.Pattern(p.kind, p.alias, [c for c in p.conditions if not _has_ref(c)], p.pos)
-        return matches(local_p, f, params, {})
+        return matches(local_pattern(p), f, params, {})
 
     # filter each pattern's candidates on its own conditions first, then join (a hand-written loop would)
     slots: list[list[tuple[S.Pattern, int]]] = [
@@ -110,3 +109,12 @@ def evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) -> lis
 def _has_ref(c: S.Condition) -> bool:
     vals = c.value if isinstance(c.value, tuple) else (c.value,)
     return any(isinstance(v, S.Ref) for v in vals)
+
+
+def has_refs(p: S.Pattern) -> bool:
+    return any(_has_ref(c) for c in p.conditions)
+
+
+def local_pattern(p: S.Pattern) -> S.Pattern:
+    """The pattern without its conditions that refer to other facts."""
+    return S.Pattern(p.kind, p.alias, [c for c in p.conditions if not _has_ref(c)], p.pos)
