@@ -239,7 +239,7 @@ class Capture:
         def put(key: tuple, t: Any) -> None:
             if t is not None:
                 index[key] = len(tensors)
-                tensors.append(t.reshape(-1).to("cpu"))
+                tensors.append(t.reshape(-1))
 
         for key, (st, _, _, _) in self._acts.items():
             put(("a", key), st)
@@ -249,7 +249,7 @@ class Capture:
             put(("r", pid), row)
         for pid, upd in updates.items():
             put(("u", pid), upd)
-        values = torch.cat(tensors).tolist() if tensors else []
+        values = _to_host(torch, tensors)
         offsets = [0]
         for t in tensors:
             offsets.append(offsets[-1] + t.numel())
@@ -328,6 +328,23 @@ class Capture:
             (folder / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
         self._dump.clear()
         self._dump_calls.clear()
+
+
+def _to_host(torch: Any, tensors: list) -> list[float]:
+    """Concatenate small device tensors and copy them to the host: one transfer per device."""
+    if not tensors:
+        return []
+    devices = {t.device for t in tensors}
+    if len(devices) == 1:
+        return torch.cat(tensors).tolist()
+    parts = {d: torch.cat([t for t in tensors if t.device == d]).tolist() for d in devices}
+    pos = {d: 0 for d in devices}
+    out: list[float] = []
+    for t in tensors:
+        n = t.numel()
+        out.extend(parts[t.device][pos[t.device]:pos[t.device] + n])
+        pos[t.device] += n
+    return out
 
 
 def _finite(v: float) -> float | None:
