@@ -16,7 +16,7 @@ from advisor.rank import rank
 from advisor.report.model import Chart, CheckReport, FindingReport, Report, Summary
 from advisor.rulebase import builtin_rules_dir
 from advisor.rulebase.infer import RuleBase
-from advisor.rulebase.load import load_rules
+from advisor.rulebase.load import load_rules, merge_rule_sets
 from advisor.rulebase.schema import Rule
 from advisor.stages import STAGES
 
@@ -40,20 +40,7 @@ def load_rule_set(rules: Iterable[str | os.PathLike] = (), only_rules: bool = Fa
     loaded = [] if only_rules else [_load_builtin(str(builtin_rules_dir()))]  # parsed once per process
     for p in rules:  # the user's files are read every time (they may have changed)
         loaded.append(load_rules([Path(p)]))
-    all_rules: list[Rule] = []
-    diags: list[Diagnostic] = []
-    seen: dict[str, Rule] = {}
-    for rs, ds in loaded:
-        diags.extend(ds)
-        for r in rs:
-            if r.id in seen:
-                diags.append(Diagnostic(path=r.path, line=r.pos[0], column=r.pos[1], code="duplicate-id", rule=r.id,
-                                        message=f"rule id '{r.id}' is already used",
-                                        hint=f"first defined at {seen[r.id].path}:{seen[r.id].pos[0]}"))
-                continue
-            seen[r.id] = r
-            all_rules.append(r)
-    return all_rules, diags
+    return merge_rule_sets(loaded)
 
 
 def _checks(extraction: Extraction) -> list[CheckReport]:

@@ -609,7 +609,6 @@ def load_rules(paths: Iterable[str | Path], display_root: Path | None = None) ->
     """Every rule in the files/folders given; all problems (including duplicate ids) at once."""
     files, diags = rule_files(paths)
     rules: list[S.Rule] = []
-    seen: dict[str, S.Rule] = {}
     for f in files:
         shown = str(f.relative_to(display_root)) if display_root and f.is_relative_to(display_root) else str(f)
         try:
@@ -623,10 +622,21 @@ def load_rules(paths: Iterable[str | Path], display_root: Path | None = None) ->
             continue
         file_rules, file_diags = parse_rules_text(text, shown)
         diags.extend(file_diags)
-        for r in file_rules:
+        rules.extend(file_rules)
+    return merge_rule_sets([(rules, diags)])
+
+
+def merge_rule_sets(groups: Iterable[tuple[Iterable[S.Rule], Iterable[Diagnostic]]]) -> tuple[list[S.Rule], list[Diagnostic]]:
+    """Rules of several loads in order; a repeated id is an error at its second place and is dropped."""
+    rules: list[S.Rule] = []
+    diags: list[Diagnostic] = []
+    seen: dict[str, S.Rule] = {}
+    for group_rules, group_diags in groups:
+        diags.extend(group_diags)
+        for r in group_rules:
             if r.id in seen:
                 first = seen[r.id]
-                diags.append(Diagnostic(path=shown, line=r.pos[0], column=r.pos[1], code="duplicate-id", rule=r.id,
+                diags.append(Diagnostic(path=r.path, line=r.pos[0], column=r.pos[1], code="duplicate-id", rule=r.id,
                                         message=f"rule id '{r.id}' is already used",
                                         hint=f"first defined at {first.path}:{first.pos[0]}"))
                 continue

@@ -14,6 +14,8 @@ from advisor.rulebase import engine
 from advisor.rulebase.infer import RuleBase
 from advisor.rulebase.load import load_rules, parse_rules_text
 
+from .rule_text import rule_yaml
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -39,21 +41,7 @@ def test_ordering_only_on_numbers(value, expected):
 
 
 def _rule(when: str, name: str = "r") -> str:
-    return f"""
-id: {name}
-cause: custom_cause
-title: t
-severity: low
-confidence: 0.5
-when:
-{when}
-evidence: fired
-remedies: [x]
-doc: {{what: a, why: b, fix: c}}
-tests:
-  fires: [{{name: a, facts: []}}]
-  quiet: [{{name: b, facts: []}}]
-"""
+    return rule_yaml(when, name)
 
 
 def _fires(when: str, facts) -> bool:
@@ -137,8 +125,8 @@ def test_identical_facts_do_not_collide_and_unmatched_kinds_are_fine():
 
 
 def test_rule_base_larger_than_one_ruleset():
-    text = "\n".join(f"- {_rule(f'  all:{chr(10)}    - loss_curve: {{points: {{ge: {i}}}}}', f'r{i:03d}').strip().replace(chr(10), chr(10) + '  ')}"
-                     for i in range(150))
+    text = "".join(rule_yaml(f"  all:\n    - loss_curve: {{points: {{ge: {i}}}}}", f"r{i:03d}", as_list_item=True)
+                   for i in range(150))
     rules, diags = parse_rules_text(text, "many.yaml")
     assert len(rules) == 150 and not [d for d in diags if d.severity == "error"]
     firings, _ = RuleBase(rules).infer([LC(points=100)])

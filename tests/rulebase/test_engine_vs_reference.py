@@ -10,31 +10,17 @@ from advisor.rulebase import reference
 from advisor.rulebase.infer import RuleBase
 from advisor.rulebase.load import parse_rules_text
 
-TEMPLATE = """
-- id: {id}
-  cause: custom_cause
-  title: t
-  severity: low
-  confidence: 0.5
-  when:
-{when}
-  evidence: x
-  remedies: [x]
-  doc: {{what: a, why: b, fix: c}}
-  tests:
-    fires: [{{name: a, facts: []}}]
-    quiet: [{{name: b, facts: []}}]
-"""
+from .rule_text import rule_yaml
 
-WHENS = [
-    "    all:\n      - loss_curve: {split: train, diverged: true}",
-    "    all:\n      - loss_curve: {points: {gt: 50}, min_value: {lt: 0.5}}",
-    "    all:\n      - loss_curve: {last_value: {between: [0.1, 1.0]}}\n      - hyperparameter: {name: learning_rate, value: {ge: 0.01}}",
-    "    all:\n      - loss_curve: {split: eval}\n      - not: {hyperparameter: {name: learning_rate, value: {lt: 0.001}}}",
-    "    any:\n      - loss_curve: {first_nonfinite_step: {exists: true}}\n      - hyperparameter: {name: optimizer, value: {in: [sgd, adam]}}",
-    "    all:\n      - hyperparameter: {name: optimizer, value: {contains: ad}}\n      - hyperparameter: {name: learning_rate, value: {gt: 0.0001}}\n        as: lr",
-    "    all:\n      - loss_curve: {split: train}\n      - loss_curve: {split: eval, last_value: {gt: {ref: loss_curve.last_value}}}\n        as: ev",
-    "    all:\n      - loss_curve: {first_nonfinite_step: {exists: false}, points: {ne: 10}}",
+WHENS = [  # `when:` bodies, see rule_yaml
+    "  all:\n    - loss_curve: {split: train, diverged: true}",
+    "  all:\n    - loss_curve: {points: {gt: 50}, min_value: {lt: 0.5}}",
+    "  all:\n    - loss_curve: {last_value: {between: [0.1, 1.0]}}\n    - hyperparameter: {name: learning_rate, value: {ge: 0.01}}",
+    "  all:\n    - loss_curve: {split: eval}\n    - not: {hyperparameter: {name: learning_rate, value: {lt: 0.001}}}",
+    "    any:\n    - loss_curve: {first_nonfinite_step: {exists: true}}\n    - hyperparameter: {name: optimizer, value: {in: [sgd, adam]}}",
+    "  all:\n    - hyperparameter: {name: optimizer, value: {contains: ad}}\n    - hyperparameter: {name: learning_rate, value: {gt: 0.0001}}\n      as: lr",
+    "  all:\n    - loss_curve: {split: train}\n    - loss_curve: {split: eval, last_value: {gt: {ref: loss_curve.last_value}}}\n      as: ev",
+    "  all:\n    - loss_curve: {first_nonfinite_step: {exists: false}, points: {ne: 10}}",
 ]
 
 
@@ -55,7 +41,7 @@ def _facts(rng: random.Random) -> list:
 
 
 def test_engine_agrees_with_reference_on_random_fact_sets():
-    text = "".join(TEMPLATE.format(id=f"r{i}", when=w) for i, w in enumerate(WHENS))
+    text = "".join(rule_yaml(w, f"r{i}", as_list_item=True) for i, w in enumerate(WHENS))
     rules, diags = parse_rules_text(text, "x.yaml")
     assert len(rules) == len(WHENS), [d.format() for d in diags]
     rb = RuleBase(rules)
