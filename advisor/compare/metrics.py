@@ -183,6 +183,9 @@ class Accumulator:
             return
         if n == 0:
             return
+        if dd == 0.0:  # bit-identical chunk (usual before the source operator): a third of the work
+            self._update_identical(m[0], rr)
+            return
         sums = m.sum(axis=1)
         lo = m[:2].min(axis=1)
         hi = m[:2].max(axis=1)
@@ -202,6 +205,34 @@ class Accumulator:
         if self.with_kl:
             self._kl_update(m[:2], d)
         self._rel_update(m[1:])
+
+    def _update_identical(self, r: np.ndarray, rr: float) -> None:
+        """Both sides equal on this chunk: one side's statistics serve for both, errors are 0."""
+        n = r.size
+        total, lo, hi = float(r.sum()), float(r.min()), float(r.max())
+        ints, nonzero = self.r.integers, self.r.nonzero
+        self.r.add_known(n, total, rr, lo, hi)
+        self.r.count_integers(r)
+        self.b.add_known(n, total, rr, lo, hi)
+        self.b.integers += self.r.integers - ints
+        self.b.nonzero += self.r.nonzero - nonzero
+        self.d.add_known(n, 0.0, 0.0, None, None)
+        self.d.integers_complete = False
+        self.dot_rb += rr
+        self.b.sum_abs += float(np.abs(r).sum())
+        if self.with_kl:
+            mr = max(self.lse_mr, self.r.max)
+            mb = max(self.lse_mb, self.b.max)
+            if abs(mr - mb) > 50.0:  # keep exp(mr - mb) finite and exact: take the general path
+                self._kl_update(np.stack([r, r]), np.zeros(n))
+                return
+            zsum = float(np.exp(np.subtract(r, mr, dtype=np.float32)).sum(dtype=np.float64))
+            scale_r = math.exp(self.lse_mr - mr) if self.lse_sr else 0.0
+            scale_b = math.exp(self.lse_mb - mb) if self.lse_sb else 0.0
+            self.lse_sr = self.lse_sr * scale_r + zsum
+            self.lse_sb = self.lse_sb * scale_b + zsum * math.exp(mr - mb)
+            self.kl_t *= scale_b  # this chunk adds Σ e^(b-mb) (b - r) = 0
+            self.lse_mr, self.lse_mb = mr, mb
 
     def _rel_update(self, bd: np.ndarray) -> None:
         """Absolute and relative errors from the rows [b; d] (overwritten)."""

@@ -132,3 +132,16 @@ def test_float64_overflow_of_squares_does_not_loop():
     big = np.array([1e200, -1e200, 3.0])
     m = compare_arrays(big, big)
     assert m.identical and m.nan_run == 0 and m.max_abs_err == 0.0
+
+
+def test_identical_chunks_take_the_short_path_with_the_same_results():
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal(5000)
+    r = b.copy()
+    r[4000:] += 1e-3 * rng.standard_normal(1000)  # the first four chunks of 1000 are identical
+    m = compare_arrays(r, b, chunk=1000)
+    ref = reference(r, b)
+    for key, value in ref.items():
+        tol = {"abs": 1e-7} if key == "kl_div" else {"rel": 1e-9, "abs": 1e-15}
+        assert getattr(m, key) == pytest.approx(value, **tol), key
+    assert compare_arrays(b, b, chunk=1000).kl_div == 0.0
