@@ -26,7 +26,7 @@ from advisor.rulebase.load import parse_rules_text  # noqa: E402
 
 SHAPES = [
     "    all:\n      - loss_curve: {{split: train, points: {{gt: {a}}}, min_value: {{lt: {b}}}}}",
-    "    all:\n      - loss_curve: {{split: eval, last_value: {{between: [{b}, {c}]}}}}\n"
+    "    all:\n      - loss_curve: {{split: eval, last_value: {{between: [{f}, {c}]}}}}\n"
     "      - hyperparameter: {{name: learning_rate, value: {{ge: {d}}}}}",
     "    all:\n      - hyperparameter: {{name: p{a}, value: {{gt: {b}}}}}",
     "    all:\n      - loss_curve: {{split: train, last_value: {{gt: {c}}}}}\n"
@@ -40,9 +40,10 @@ SHAPES = [
 def make_rules(n: int, rng: random.Random):
     parts = []
     for i in range(n):
-        when = rng.choice(SHAPES).format(a=rng.randint(0, 2000), b=round(rng.uniform(0, 1), 3),
-                                         c=round(rng.uniform(1, 3), 3), d=round(rng.uniform(0.0001, 0.1), 5),
-                                         e=rng.randint(2950, 3000))
+        # thresholds as selective as real rules: most facts are healthy, few rules fire
+        when = rng.choice(SHAPES).format(a=rng.randint(2900, 3000), b=round(rng.uniform(0, 0.02), 4),
+                                         c=round(rng.uniform(2.9, 3), 3), d=round(rng.uniform(0.0001, 0.1), 5),
+                                         e=rng.randint(2950, 3000), f=round(rng.uniform(2.9, 2.95), 3))
         parts.append(f"- id: bench-{i:03d}\n  cause: custom\n  title: t\n  severity: low\n  confidence: 0.3\n"
                      f"  when:\n{when}\n  evidence: x\n  remedies: [x]\n  doc: {{what: a, why: b, fix: c}}\n"
                      f"  tests: {{fires: [{{name: a, facts: []}}], quiet: [{{name: b, facts: []}}]}}\n")
