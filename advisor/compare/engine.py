@@ -19,7 +19,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from advisor.compare.match import match_records
-from advisor.compare.metrics import Accumulator, PairMetrics, SideAcc, accumulate, ranges, side_stats, single_threaded_blas
+from advisor.compare.metrics import Accumulator, PairMetrics, SideAcc, accumulate, kl_accumulate, ranges, side_stats, single_threaded_blas
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
@@ -161,6 +161,13 @@ def _pair_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | 
     return run
 
 
+def _kl_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None,
+              max_run: float, max_baseline: float) -> Callable[[], Accumulator]:
+    def run() -> Accumulator:
+        return kl_accumulate(load_tensor(rrec), load_tensor(brec), max_run, max_baseline, start, stop)
+    return run
+
+
 def _side_thunk(rec: TensorRecord, start: int, stop: int | None) -> Callable[[], SideAcc]:
     def run() -> SideAcc:
         return side_stats(load_tensor(rec), start=start, stop=stop)
@@ -191,6 +198,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     rows: list[Row] = []
     items: list[tuple[int, Callable[[], Any]]] = []
     sizes: list[int] = []
+    spans: list[tuple[int, int | None]] = []
     for m in matches:
         r, b = m.run, m.base
         row = Row(name=r.name, op=r.op, role=r.role, order=r.order, op_type=r.op_type or b.op_type,
@@ -215,7 +223,8 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             if parts != _splits(b, workers):
                 parts = [(0, None)]
             for start, stop in parts:
-                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop, with_kl)))
+                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop, False)))
+                spans.append((start, stop))
                 sizes.append(_share(row.nbytes, r, start, stop))
         elif r.stats and b.stats:
             row.mode = "statistics"
@@ -238,6 +247,17 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             merged[idx] = res
         elif isinstance(merged[idx], Accumulator):
             merged[idx].merge(res)  # type: ignore[union-attr]
+    if with_kl:  # second pass, only over the pairs that differ: identical pairs have KL 0
+        kl_items: list[tuple[int, Callable[[], Any]]] = []
+        for (idx, _), size, (start, stop) in zip(items, sizes, spans):
+            acc = merged.get(idx)
+            if isinstance(acc, Accumulator) and acc.r.n and (acc.max_abs_d > 0 or acc.nonfinite_mismatch):
+                m = matches[idx]
+                kl_items.append((idx, _kl_thunk(m.run, m.base, start, stop, acc.r.max, acc.b.max)))
+        for (idx, _), res in zip(kl_items, _run_items(kl_items, workers, None, [1] * len(kl_items))):
+            acc = merged.get(idx)
+            if isinstance(acc, Accumulator) and isinstance(res, Accumulator):
+                acc.merge_kl(res)
     opts = options or {}
     fallbacks: dict[str, int] = {}
     for idx, row in enumerate(rows):

@@ -290,6 +290,10 @@ class Accumulator:
         self.over_1e3 += o.over_1e3
         self.over_5e3 += o.over_5e3
         self.nonfinite_mismatch += o.nonfinite_mismatch
+        self.merge_kl(o)
+
+    def merge_kl(self, o: "Accumulator") -> None:
+        """Merge only the KL's streamed sums (from ``kl_accumulate`` or another range)."""
         if o.lse_sb or o.lse_sr:
             mr = max(self.lse_mr, o.lse_mr)
             mb = max(self.lse_mb, o.lse_mb)
@@ -331,6 +335,8 @@ class Accumulator:
             lse_b = self.lse_mb + math.log(self.lse_sb)
             lse_r = self.lse_mr + math.log(self.lse_sr)
             m.kl_div = max(0.0, self.kl_t / self.lse_sb - lse_b + lse_r)
+        elif self.max_abs_d == 0 and self.nonfinite_mismatch == 0:
+            m.kl_div = 0.0  # identical tensors (the KL pass is skipped for them)
         m.std_run = math.sqrt(self.r.m2 / n)
         m.std_baseline = math.sqrt(self.b.m2 / n)
         m.std_diff = math.sqrt(self.d.m2 / n)
@@ -414,6 +420,32 @@ def single_threaded_blas():
     if _threadpool_limits is None:
         return contextlib.nullcontext()
     return _threadpool_limits(limits=1, user_api="blas")
+
+
+def kl_accumulate(r: np.ndarray, b: np.ndarray, max_run: float, max_baseline: float, start: int = 0,
+                  stop: int | None = None, chunk: int = CHUNK) -> Accumulator:
+    """The KL's sums alone over ``[start, stop)``, given both tensors' maxima from a first pass.
+
+    The engine runs this second pass only on tensor pairs that are not identical (identical ones
+    have KL 0), which saves the exponentials on everything before the source operator.
+    """
+    rf, bf = r.reshape(-1), b.reshape(-1)
+    stop = rf.size if stop is None else stop
+    acc = Accumulator()
+    acc.r.max, acc.b.max = max_run, max_baseline
+    with np.errstate(all="ignore"):
+        for i in range(start, stop, chunk):
+            j = min(stop, i + chunk)
+            m = np.empty((3, j - i))
+            m[0] = rf[i:j]
+            m[1] = bf[i:j]
+            if not math.isfinite(float(m[0].sum() + m[1].sum())):
+                keep = np.isfinite(m[0]) & np.isfinite(m[1])
+                m = m[:, keep]
+            np.subtract(m[0], m[1], out=m[2])
+            if m.shape[1]:
+                acc._kl_update(m[:2], m[2])
+    return acc
 
 
 def compare_arrays(r: np.ndarray, b: np.ndarray, chunk: int = CHUNK) -> PairMetrics:

@@ -145,3 +145,24 @@ def test_identical_chunks_take_the_short_path_with_the_same_results():
         tol = {"abs": 1e-7} if key == "kl_div" else {"rel": 1e-9, "abs": 1e-15}
         assert getattr(m, key) == pytest.approx(value, **tol), key
     assert compare_arrays(b, b, chunk=1000).kl_div == 0.0
+
+
+def test_engine_two_pass_kl_over_split_ranges_matches_the_reference(tmp_path):
+    from advisor.compare.engine import compare_dumps
+    from advisor.read.dumps import read_dump
+
+    rng = np.random.default_rng(4)
+    b = rng.standard_normal(700_000).astype(np.float32)  # above the split size: several ranges
+    r = (b + np.float32(0.01) * rng.standard_normal(b.size).astype(np.float32)).astype(np.float32)
+    for side, arr in (("run", r), ("base", b)):
+        (tmp_path / side).mkdir()
+        np.save(tmp_path / side / "0_x.forward.output.0.npy", arr)
+        np.save(tmp_path / side / "1_y.forward.output.0.npy", b[:1000])
+    comp = compare_dumps(read_dump(tmp_path / "run"), read_dump(tmp_path / "base"), workers=2)
+    x, y = comp.rows
+    ref = reference(r, b)
+    assert x.metrics.kl_div == pytest.approx(ref["kl_div"], abs=1e-7) and x.metrics.kl_div > 1e-6
+    assert x.metrics.cosine == pytest.approx(ref["cosine"], rel=1e-12)
+    assert y.metrics.identical and y.metrics.kl_div == 0.0
+    off = compare_dumps(read_dump(tmp_path / "run"), read_dump(tmp_path / "base"), {"compare.kl": False})
+    assert off.rows[0].metrics.kl_div is None and off.rows[1].metrics.kl_div == 0.0
