@@ -577,7 +577,9 @@ def _logged(job: Job, hist: History) -> list[dict]:
 
 def _amp_line(style: str, ev: dict) -> str:
     if style == "deepspeed":
-        return (f"[2026-01-05 10:12:{ev['step'] % 60:02d},{(ev['step'] * 37) % 1000:03d}] [INFO] "
+        ms = 1_000 + 53 * ev["step"]  # a clock that advances 53 ms per step from 10:12:01
+        stamp = f"2026-01-05 {10 + ms // 3_600_000:02d}:{12 + ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+        return (f"[{stamp}] [INFO] "
                 f"[loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
                 f"Attempted loss scale: {ev['scale_from']:g}, reducing to {ev['scale_to']:g}")
     return f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {ev['scale_to']:.1f}"
@@ -1058,9 +1060,9 @@ def _cases() -> list[Case]:
     add(Case("weight_sharing_error-mlp-blobs-modulelist", "weight_sharing_error",
              J(data="blobs", hidden=(48, 48, 48, 48), model_kw={"shared_block": "list"}, optimizer="adam", lr=2e-3,
                epochs=5, fmt="jsonl", capture=True), "nn.ModuleList([block] * 3): one block three times"))
-    add(Case("weight_freezing_error-mlp-digits-requires-grad", "weight_freezing_error",
-             J(hidden=(64, 64), freeze=("fc1", "fc2"), lr=0.05, epochs=6, fmt="kv3", capture=True),
-             "requires_grad=False left on the first two layers"))
+    run = J(hidden=(64, 64), freeze=("fc1", "fc2"), lr=0.05, epochs=6, fmt="kv3", capture=True)
+    add(Case("weight_freezing_error-mlp-digits-requires-grad", "weight_freezing_error", run, B(run, freeze=()),
+             "requires_grad=False left on the first two layers; the baseline trains them"))
     add(Case("weight_freezing_error-mlp-wine-optimizer-subset", "weight_freezing_error",
              J(data="wine", hidden=(32, 32), opt_only="head", optimizer="adam", lr=1e-2, epochs=30, batch_size=16,
                fmt="hf", hp_style="hf", capture=True), "the optimizer was given model.head.parameters() only"))
