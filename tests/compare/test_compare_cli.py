@@ -8,9 +8,11 @@ import json
 
 import pytest
 
+pytest.importorskip("torch")
+
 from advisor.compare.cli import add_compare_parser, run_compare
 
-from conftest import MLP
+from torch_models import MLP
 
 
 def _run(argv):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")
 
 from advisor.diagnosis import diagnose
 
-from conftest import CNN, MLP
+from torch_models import CNN, MLP
 
 pytest.importorskip("durable")
 

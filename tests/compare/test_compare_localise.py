@@ -12,7 +12,8 @@ import json
 
 import numpy as np
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")
 
 from advisor.compare.engine import compare_dumps, scan_dump
 from advisor.compare.localise import localise
@@ -21,7 +22,7 @@ from advisor.extract.op_compare import extract
 from advisor.inventory import RunFolder
 from advisor.read.dumps import read_dump
 
-from conftest import CNN, MLP, Attention
+from torch_models import CNN, MLP, Attention
 
 
 def _loc(run, base):
@@ -98,7 +99,7 @@ def test_fp16_range_overflow_is_located(dumps, mlp_input):
     m = MLP()
     with torch.no_grad():
         m.fc3.weight.mul_(1e6)
-    from conftest import take_dump
+    from torch_models import take_dump
     take_dump(m.eval(), mlp_input, run / "dump2")
     rows = scan_dump(read_dump(run / "dump2"))
     assert localise(rows, has_baseline=False).fp16_overflow.op == "fc3.forward"
