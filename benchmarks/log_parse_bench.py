@@ -9,10 +9,9 @@ overflow messages, warnings and noise), then in the same run measures
   (``for line in open(path, encoding="utf-8", errors="replace")``);
 - ``advisor.read.logs.read_file`` on it;
 
-and reports lines/s of both and their ratio. Peak memory (max RSS) is measured
-for SIZE (this process, which generated and parsed it) and SIZE/8 (a fresh
-process that only parses): the series buffers are capped, so it must not grow
-with the file.
+and reports lines/s of both and their ratio. The parser runs in a fresh
+process, once on SIZE and once on SIZE/8, and reports its peak resident memory
+(VmHWM): the series buffers are capped, so it must not grow with the file.
 
 Usage::
 
@@ -24,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -91,24 +89,30 @@ def baseline_lines_per_s(path: Path) -> tuple[int, float]:
     return n, time.perf_counter() - t
 
 
-def parse_seconds(path: Path) -> tuple[int, float, int]:
-    sys.path.insert(0, str(ROOT))
-    from advisor.read.logs import read_file
+_CHILD = """
+import sys, time
+sys.path.insert(0, %r)
+from pathlib import Path
+from advisor.read.logs import read_file
+path = Path(%r)
+t = time.perf_counter()
+read = read_file(path, path.name)
+dt = time.perf_counter() - t
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(read.lines, dt, sum(s.buf.count for s in read.series.values()), hwm)
+"""
 
-    t = time.perf_counter()
-    read = read_file(path, path.name)
-    dt = time.perf_counter() - t
-    points = sum(s.buf.count for s in read.series.values())
-    return read.lines, dt, points
 
+def parse_in_fresh_process(path: Path) -> tuple[int, float, int, float]:
+    """(lines, seconds, points, peak RSS MiB) of ``read_file(path)`` in a fresh interpreter.
 
-def peak_rss_mb(path: Path) -> float:
-    """Max RSS (MiB) of a fresh interpreter that imports the reader and parses ``path``."""
-    code = ("import resource, sys; sys.path.insert(0, %r); from advisor.read.logs import read_file; "
-            "read_file(__import__('pathlib').Path(%r)); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)") % (str(ROOT), str(path))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().splitlines()[-1]) / 1024.0
+    The peak is the process's own VmHWM (``ru_maxrss`` would carry over the parent's
+    peak into a forked child on Linux).
+    """
+    out = subprocess.run([sys.executable, "-c", _CHILD % (str(ROOT), str(path))], capture_output=True, text=True,
+                         check=True)
+    lines, secs, points, hwm_kb = out.stdout.split()
+    return int(lines), float(secs), int(points), int(hwm_kb) / 1024.0
 
 
 def main() -> None:
@@ -124,9 +128,8 @@ def main() -> None:
         n_lines = generate(big, size)
         generate(small, size // 8)
         n_base, t_base = baseline_lines_per_s(big)
-        n_parsed, t_parse, points = parse_seconds(big)
-        rss_big = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # this process parsed SIZE
-        rss_small = peak_rss_mb(small)                                          # a fresh one parses SIZE/8
+        n_parsed, t_parse, points, rss_big = parse_in_fresh_process(big)
+        _, _, _, rss_small = parse_in_fresh_process(small)
         result = {
             "bytes": big.stat().st_size, "lines": n_lines, "lines_read_by_baseline": n_base,
             "lines_read_by_parser": n_parsed, "points_kept_or_counted": points,
