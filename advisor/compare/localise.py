@@ -12,7 +12,9 @@ outputs has a verdict other than pass.
   sources* (a second, unrelated problem); the other deviating operators are
   *propagated*: they only inherit the error through their inputs.
 - **nonfinite source**: the first operator whose output holds NaN/Inf while
-  its inputs are all finite (division by zero, log of 0, overflow).
+  its inputs are all finite (division by zero, log of 0, overflow); it is
+  *absorbed* when later operators exist and none of them outputs NaN/Inf (a -inf attention mask
+  that the softmax turns into zeros is by design).
 - **fp16 overflow**: the first operator whose finite output exceeds the
   float16 range (|x| > 65504) while its inputs stay within it: in float16 it
   would be Inf.
@@ -84,6 +86,8 @@ class Localisation:
     differing_ops: int = 0
     nonfinite_source: OpView | None = None
     nonfinite_ops: int = 0
+    #: no operator after the nonfinite source outputs NaN/Inf (e.g. a -inf attention mask that softmax absorbs)
+    nonfinite_absorbed: bool = False
     fp16_overflow: OpView | None = None
     integer_valued: OpView | None = None
     first_dtype_change: OpView | None = None
@@ -174,6 +178,9 @@ def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
             loc.fp16_overflow = v
         if loc.integer_valued is None and _truncates(v, has_baseline):
             loc.integer_valued = v
+    if loc.nonfinite_source is not None:
+        later = [v for v in ops if v.order > loc.nonfinite_source.order and v.outputs]
+        loc.nonfinite_absorbed = bool(later) and not any(r.run_side.has_nonfinite for v in later for r in v.outputs)
     for v in ([loc.source] if loc.source else []) + loc.independent_sources:
         for r in v.outputs:
             r.position = "source"

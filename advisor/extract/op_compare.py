@@ -175,6 +175,7 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
             integer_ratio=1.0 if all_zero else _num(s.integer_ratio), is_all_zero=all_zero,
             baseline_integer_ratio=_num(b.integer_ratio),
             baseline_has_nonfinite=b.has_nonfinite,
+            is_absorbed=anomaly == "nonfinite_from_finite" and loc.nonfinite_absorbed,
             ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None, source=source))
     return facts
 

@@ -95,5 +95,7 @@ class OpAnomaly(Fact):
     is_all_zero: bool = Field(default=False, description="the output is all zeros (truncated) while the baseline's is not")
     baseline_integer_ratio: float | None = Field(default=None, description="the same for the baseline's output (None: no baseline)")
     baseline_has_nonfinite: bool | None = Field(default=None, description="the baseline's output has NaN/Inf too (None: no baseline)")
+    is_absorbed: bool = Field(default=False, description="nonfinite_from_finite only: no later operator outputs NaN/Inf "
+                                                         "(e.g. a -inf attention mask absorbed by softmax)")
     ops_affected: int | None = Field(default=None, description="operators of the run with the same anomaly (for NaN/Inf: all with non-finite outputs)")
     doc = "the first operator of the run's dump that produces NaN/Inf, fp16-overflowing values or integer-valued floats"

@@ -63,3 +63,12 @@ def test_identical_runs_report_no_cause(dumps, mlp_input):
     report = diagnose(run, base)
     assert _causes(report) == {}
     assert {c.stage for c in report.checks if c.status == "ran"} >= {"network_wide_comparison", "random_errors"}
+
+
+def test_causal_mask_infs_raise_no_cause(dumps):
+    from torch_models import Attention
+
+    torch.manual_seed(6)
+    run, base = dumps(Attention, {"causal": True}, {"causal": True}, torch.randn(2, 16, 32))
+    assert _causes(diagnose(run, base)) == {}
+    assert _causes(diagnose(run)) == {}  # the run's dump alone either

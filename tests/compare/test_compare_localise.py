@@ -230,3 +230,15 @@ def test_without_torch_tensor_mode_falls_back_to_statistics(dumps, mlp_input, mo
     ex = extract(RunPair(RunFolder.scan(run), RunFolder.scan(base, side="baseline")))
     rec = next(i for i in ex.inputs if i.path == "dump/dump_tensor_data")
     assert rec.status == "unreadable" and "needs torch" in rec.why
+
+
+def test_causal_minus_inf_mask_is_absorbed_and_not_an_accuracy_problem(dumps):
+    torch.manual_seed(6)
+    x = torch.randn(2, 16, 32)
+    run, base = dumps(Attention, {"causal": True}, {"causal": True}, x)
+    comp, loc = _loc(run, base)
+    assert loc.source is None and loc.nonfinite_source.op == "scores.forward"
+    assert loc.nonfinite_absorbed
+    assert next(r for r in comp.rows if r.name == "scores.forward.output.0").verdict == "pass"
+    run2, base2 = dumps(Attention, {"causal": True, "half_softmax": True}, {"causal": True}, x)
+    assert _loc(run2, base2)[1].source.op == "softmax.forward"  # the Infs do not hide a real deviation

@@ -149,12 +149,12 @@ class MLP(nn.Module):
 
 
 class Attention(nn.Module):
-    """One attention block; ``half_softmax`` computes the softmax in float16."""
+    """One attention block; ``half_softmax`` computes the softmax in float16; ``causal`` masks with -inf."""
 
-    def __init__(self, half_softmax=False):
+    def __init__(self, half_softmax=False, causal=False):
         super().__init__()
         self.qkv = nn.Linear(32, 96)
-        self.scores = Scores()
+        self.scores = Scores(causal)
         self.softmax = Softmax(half_softmax)
         self.mix = Mix()
         self.out = nn.Linear(32, 32)
@@ -165,8 +165,16 @@ class Attention(nn.Module):
 
 
 class Scores(nn.Module):
+    def __init__(self, causal: bool = False):
+        super().__init__()
+        self.causal = causal
+
     def forward(self, q, k):
-        return q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if self.causal:
+            future = torch.ones(s.shape[-2:], dtype=torch.bool).triu(1)
+            s = s.masked_fill(future, float("-inf"))
+        return s
 
 
 class Softmax(nn.Module):
