@@ -11,7 +11,7 @@ try:  # tests/extract may or may not be a package
 except ImportError:
     import dynamics_runs as runs
 
-from advisor.diagnose import diagnose
+from advisor.diagnosis import diagnose
 
 #: scenario -> (top cause, its least confidence)
 EXPECTED = {
