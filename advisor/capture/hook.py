@@ -13,7 +13,9 @@ What is recorded, every ``every`` optimizer steps (steps counted from ``start_st
   one of the optimizer's parameter groups), ``shape``, ``row_std`` (first
   recorded step: mean over inputs of the std across output rows), ``update_norm`` = ||w after the step - w before|| and
   ``update_grad_cos`` = cos(w after - w before, gradient): about -1 for SGD,
-  negative for every descent optimizer.
+  negative for every descent optimizer; ``update_resid_weight_cos`` = cos(the part
+  of the update not along the gradient, w): near +1 when the update grows the
+  weights along themselves (weight decay with the wrong sign).
 
 Cost: statistics are reductions on the tensors' own device, gathered with one
 device-to-host transfer per recorded step; the update needs one copy of each
@@ -217,10 +219,15 @@ class Capture:
                     if old is None or id(p) in updates:
                         continue
                     d = (p.detach() - old).reshape(-1)
-                    g = p.grad
-                    dot = (torch.dot(d, g.detach().reshape(-1).to(d.dtype)).to(torch.float64) if g is not None
-                           else torch.zeros((), dtype=torch.float64, device=d.device))
-                    updates[id(p)] = torch.stack([torch.linalg.vector_norm(d, dtype=torch.float64).square(), dot])
+                    w = old.reshape(-1)
+                    f64 = torch.float64
+                    zero = torch.zeros((), dtype=f64, device=d.device)
+                    g = p.grad.detach().reshape(-1).to(d.dtype) if p.grad is not None else None
+                    updates[id(p)] = torch.stack([
+                        torch.linalg.vector_norm(d, dtype=f64).square(),
+                        torch.dot(d, g).to(f64) if g is not None else zero,
+                        torch.dot(d, w).to(f64),
+                        torch.dot(g, w).to(f64) if g is not None else zero])
             self._flush(updates)
             self._snap.clear()
             self._row_std_done = True
@@ -290,6 +297,7 @@ class Capture:
                 gn = math.sqrt(g[_SUMSQ]) if g is not None and g[_SUMSQ] >= 0 else 0.0
                 denom = math.sqrt(upd[0]) * gn if upd[0] >= 0 else 0.0
                 w["update_grad_cos"] = _finite(max(-1.0, min(1.0, upd[1] / denom))) if denom > 0 else None
+                w["update_resid_weight_cos"] = _resid_cos(upd, gn * gn, get(("w", pid))[_SUMSQ])
             lines.append(json.dumps(w))
             g = get(("g", pid))
             if g is not None:
@@ -345,6 +353,23 @@ def _to_host(torch: Any, tensors: list) -> list[float]:
         out.extend(parts[t.device][pos[t.device]:pos[t.device] + n])
         pos[t.device] += n
     return out
+
+
+def _resid_cos(upd: list[float], gg: float, ww: float) -> float | None:
+    """cos(r, w) for r = the part of the update not along the gradient, w = the weights before it.
+
+    ``upd`` = [|d|^2, d.g, d.w, g.w]. About 0.2-0.5 for momentum and Adam, negative
+    with weight decay, near +1 when the update adds a multiple of w (decay with the
+    wrong sign). None when the update is (numerically) all along the gradient.
+    """
+    dd, dg, dw, gw = upd
+    if not all(map(math.isfinite, (dd, dg, dw, gw, gg, ww))) or dd <= 0 or ww <= 0:
+        return None
+    k = dg / gg if gg > 0 else 0.0
+    rr = dd - k * dg
+    if rr <= 1e-4 * dd:
+        return None
+    return max(-1.0, min(1.0, (dw - k * gw) / math.sqrt(rr * ww)))
 
 
 def _finite(v: float) -> float | None:

@@ -36,11 +36,14 @@ MAX_STEPS_COUNTED = 1_000_000
 MAX_FACTS = 300
 #: cos(update, gradient) above this counts as moving uphill
 ASCENT_COS = 0.5
+#: cos(update not along the gradient, weights) above this counts as pushing the weights away from zero
+AWAY_COS = 0.8
 SATURATING_TYPES = {"Sigmoid", "Hardsigmoid", "Tanh", "Hardtanh", "Softsign", "LogSigmoid"}
 RELU_TYPES = {"ReLU", "ReLU6"}
 #: fields kept per kind, in this order
 FIELDS = {
-    "weight": ("norm", "mean", "std", "min", "max", "zero_frac", "update_norm", "update_grad_cos", "numel"),
+    "weight": ("norm", "mean", "std", "min", "max", "zero_frac", "update_norm", "update_grad_cos", "numel",
+               "update_resid_weight_cos"),
     "grad": ("norm", "zero_frac", "numel"),
     "activation": ("zero_frac", "sat_frac", "nonfinite"),
 }
@@ -157,7 +160,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
     key = None
     if w is not None:
         steps, v = w.arrays()
-        norm, mean, std, mn, mx, zero, upd, cos, numel = v.T
+        norm, mean, std, mn, mx, zero, upd, cos, numel, resid_cos = v.T
         stats = v[:, :5]
         out.update(steps_recorded=int(steps.size), first_record_step=int(steps[0]),
                    requires_grad=w.requires_grad, in_optimizer=w.in_optimizer, numel=_int(numel[0]))
@@ -169,6 +172,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
             out["update_ratio_median"] = _median(np.where(norm > 0, upd / norm, np.nan))
             out["weight_norm_growth_ratio"] = _py(norm[-1] / norm[0]) if norm[0] > 0 else None
         out["update_grad_cos_median"] = _median(cos)
+        out["update_resid_weight_cos_median"] = _median(resid_cos)
         out["weight_norm_first"], out["weight_norm_last"] = _py(norm[0]), _py(norm[-1])
         first_std = w.first_std
         out["first_std"] = _py(first_std)
@@ -314,6 +318,11 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     td["params_with_update_cos"] = len(cos)
     td["ascent_param_count"] = sum(1 for c in cos if c > ASCENT_COS)
     td["ascent_param_share"] = td["ascent_param_count"] / len(cos) if cos else None
+    away = [p.fact.update_resid_weight_cos_median for p in matrices
+            if p.fact.update_resid_weight_cos_median is not None]
+    td["params_with_resid_cos"] = len(away)
+    td["away_from_zero_param_count"] = sum(1 for c in away if c > AWAY_COS)
+    td["away_from_zero_param_share"] = td["away_from_zero_param_count"] / len(away) if away else None
     growth = [(p.fact.weight_norm_growth_ratio, p.fact.name) for p in matrices if p.fact.weight_norm_growth_ratio]
     if growth:
         td["weight_norm_growth_ratio_max"], td["weight_norm_growth_param"] = max(growth)

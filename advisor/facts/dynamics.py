@@ -48,6 +48,13 @@ class TensorDynamics(Fact):
         default=0, description="parameters whose median cos(update, gradient) is above +0.5: they move WITH the "
                                "gradient (uphill) instead of against it")
     ascent_param_share: float | None = Field(default=None, description="ascent_param_count / params_with_update_cos")
+    params_with_resid_cos: int = Field(default=0, description="matrix parameters with a recorded "
+                                                               "update_resid_weight_cos")
+    away_from_zero_param_count: int = Field(
+        default=0, description="matrix parameters whose median cos(update part not along the gradient, weights) is "
+                               "above +0.8: each step adds a multiple of the weights (weight decay with the wrong sign)")
+    away_from_zero_param_share: float | None = Field(default=None, description="away_from_zero_param_count / "
+                                                                               "params_with_resid_cos")
     weight_norm_growth_ratio_max: float | None = Field(
         default=None, description="largest last/first weight-norm ratio over matrix parameters")
     weight_norm_growth_param: str | None = Field(default=None, description="parameter of weight_norm_growth_ratio_max")
@@ -89,6 +96,10 @@ class ParamDynamics(Fact):
     update_ratio_median: float | None = Field(default=None, description="median ||update|| / ||weight|| over steps")
     update_grad_cos_median: float | None = Field(
         default=None, description="median cos(update, gradient): near -1 for SGD, negative for descent")
+    update_resid_weight_cos_median: float | None = Field(
+        default=None, description="median cos(part of the update not along the gradient, weights before it): "
+                                  "0.2-0.5 for momentum/Adam, below 0 with weight decay, near +1 when the update "
+                                  "grows the weights along themselves")
     weight_norm_first: float | None = Field(default=None, description="weight norm at the first record")
     weight_norm_last: float | None = Field(default=None, description="weight norm at the last record")
     weight_norm_growth_ratio: float | None = Field(default=None, description="weight_norm_last / weight_norm_first")

@@ -22,7 +22,7 @@ from typing import Iterator
 KINDS = ("weight", "grad", "activation")
 #: optional numeric fields (None when absent or null)
 NUMERIC = ("numel", "mean", "std", "min", "max", "norm", "zero_frac", "nan", "inf", "sat_frac",
-           "row_std", "update_norm", "update_grad_cos")
+           "row_std", "update_norm", "update_grad_cos", "update_resid_weight_cos")
 #: lines longer than this are skipped without being held in memory
 MAX_LINE_BYTES = 1 << 20
 #: stop after this many records (a file of many GB); the extractor can override it

@@ -105,6 +105,7 @@ def test_statistics_match_numpy_exactly(tmp_path):
     assert w["row_std"] == pytest.approx(w_before.std(axis=0).mean(), rel=1e-9)
     assert w["update_norm"] == pytest.approx(0.5 * np.linalg.norm(2 * g), rel=1e-5)
     assert w["update_grad_cos"] == pytest.approx(-1.0, abs=1e-6)
+    assert w["update_resid_weight_cos"] is None  # plain SGD: the whole update is along the gradient
     gr = recs[("0.weight", "grad")]
     assert gr["norm"] == pytest.approx(np.linalg.norm(2 * g), rel=1e-6)
     t = recs[("1", "activation")]

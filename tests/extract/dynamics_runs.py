@@ -177,6 +177,28 @@ def sign_error_optimizer(out: Path) -> list[float]:
     return train(model, out, optimizer=SignFlippedSGD(model.parameters(), lr=0.01))
 
 
+class DecayWrongSign(torch.optim.Optimizer):
+    """A hand-written SGD with weight decay whose decay term has the wrong sign (w += lr * wd * w)."""
+
+    def __init__(self, params, lr: float, weight_decay: float) -> None:
+        super().__init__(params, {"lr": lr, "weight_decay": weight_decay})
+
+    @torch.no_grad()
+    def step(self, closure=None):  # noqa: ANN001
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"])
+                    p.add_(p, alpha=group["lr"] * group["weight_decay"])  # should be minus
+        return None
+
+
+def decay_wrong_sign(out: Path) -> list[float]:
+    torch.manual_seed(0)
+    model = mlp()
+    return train(model, out, optimizer=DecayWrongSign(model.parameters(), lr=0.05, weight_decay=0.01))
+
+
 def dead_relu(out: Path) -> list[float]:
     torch.manual_seed(0)
     model = mlp(depth=3)
@@ -202,7 +224,7 @@ def exploding_regression(out: Path) -> list[float]:
 FAULTS = {
     "deep_sigmoid": deep_sigmoid, "huge_init": huge_init, "zero_init": zero_init, "frozen_layer": frozen_layer,
     "disconnected_block": disconnected_block, "tied_weights": tied_weights,
-    "sign_error_optimizer": sign_error_optimizer, "dead_relu": dead_relu, "lr_far_too_high": lr_far_too_high,
+    "sign_error_optimizer": sign_error_optimizer, "decay_wrong_sign": decay_wrong_sign, "dead_relu": dead_relu, "lr_far_too_high": lr_far_too_high,
     "exploding_regression": exploding_regression,
 }
 HEALTHY = {"healthy_mlp": healthy_mlp, "healthy_adam": healthy_adam, "healthy_cnn": healthy_cnn}

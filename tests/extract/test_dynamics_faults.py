@@ -47,6 +47,7 @@ def test_healthy_facts_are_in_normal_ranges(trained):
         assert 0.05 < td.early_to_late_grad_ratio < 20
         assert 1e-4 < td.update_ratio_median < 0.05
         assert td.ascent_param_count == 0 and td.first_nonfinite_step is None
+        assert td.away_from_zero_param_count == 0 and td.params_with_resid_cos >= 3
         assert td.grad_norm_growth_ratio < 100
         for p in by["param_dynamics"]:
             if p.is_matrix:
@@ -121,3 +122,10 @@ def test_explosion_then_first_nonfinite(trained):
     assert td.first_nonfinite_step is not None and td.first_nonfinite_step >= td.grad_norm_max_step - 1
     assert td.first_nonfinite_kind in ("activation", "weight", "grad")
     assert [m.kind for m in ex.markers] == ["nonfinite"]
+
+
+def test_decay_with_wrong_sign_pushes_weights_from_zero(trained):
+    _, by = facts_of(trained["decay_wrong_sign"])
+    td = by["tensor_dynamics"][0]
+    assert (td.away_from_zero_param_count, td.params_with_resid_cos, td.ascent_param_count) == (3, 3, 0)
+    assert all(p.update_resid_weight_cos_median > 0.9 for p in by["param_dynamics"] if p.is_matrix)
