@@ -616,7 +616,8 @@ def _split_and_size(folder: RunFolder, res: SideResult, out: Extraction) -> None
     params = float(params) if isinstance(params, float) and params > 0 else None
     out.facts.append(SampleSize(
         n_train_samples=n_train, samples_source="hparams" if n_train != n_file or isinstance(n_from_hp, float) else "sample_file",
-        n_classes=n_classes, min_samples_per_class=min_per_class, num_parameters=params,
+        n_classes=n_classes, min_samples_per_class=min_per_class,
+        mean_samples_per_class=float(n_train / n_classes) if n_classes else None, num_parameters=params,
         params_per_sample=float(params / n_train) if params and n_train else None,
         side=folder.side, source=Source(path=sset.files[0])))
 

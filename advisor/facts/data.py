@@ -107,6 +107,8 @@ class SampleSize(Fact):
         description="hparams: the training-set size from the hyper-parameters; sample_file: rows of the sample file")
     n_classes: int | None = Field(default=None, description="classes (None for regression)")
     min_samples_per_class: float | None = Field(default=None, description="estimated samples of the rarest class")
+    mean_samples_per_class: float | None = Field(
+        default=None, description="n_train_samples / n_classes: training samples per class on average (None for regression)")
     num_parameters: float | None = Field(default=None, description="model parameters, where known")
     params_per_sample: float | None = Field(default=None, description="num_parameters / n_train_samples")
     doc = "training-set size against number of classes and parameter count"

@@ -139,6 +139,7 @@ def test_insufficient_samples_from_the_stated_training_set_size(tmp_path):
     (size,), _ = _facts(root, "sample_size")
     assert size.samples_source == "hparams" and size.n_train_samples == 60
     assert size.min_samples_per_class < 10
+    assert size.mean_samples_per_class == 60 / size.n_classes  # the stated size, not the sample file's rows
     causes, _ = _causes(root)
     assert causes["insufficient_samples"] >= 0.5
 
