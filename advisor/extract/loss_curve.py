@@ -314,6 +314,29 @@ def class_count(folder: RunFolder) -> tuple[int, str] | None:
             leaf = key.rsplit(".", 1)[-1].lower()
             if leaf in CLASS_KEYS and isinstance(val, int) and not isinstance(val, bool) and 2 <= val <= 1_000_000:
                 return val, f"{folder.rel(folder.abs(rel))}: {key}"
+    return _class_count_from_labels(folder)
+
+
+LABEL_KEYS = ("y", "labels", "label", "targets", "target")
+
+
+def _class_count_from_labels(folder: RunFolder) -> tuple[int, str] | None:
+    """Distinct integer labels in a training data sample (data/*train*.npz), as a lower bound of C."""
+    for rel in folder.glob(["*.npz"]):
+        if "train" not in rel.name.lower():
+            continue
+        try:
+            with np.load(folder.abs(rel), allow_pickle=False) as npz:
+                key = next((k for k in LABEL_KEYS if k in npz.files), None)
+                if key is None:
+                    continue
+                y = npz[key]
+        except (OSError, ValueError, EOFError):
+            continue
+        if y.ndim == 1 and y.dtype.kind in "iu" and 0 < y.size <= 10_000_000:
+            n = int(np.unique(y).size)
+            if n >= 2:
+                return n, f"{folder.rel(folder.abs(rel))}: {n} distinct labels in '{key}'"
     return None
 
 

@@ -61,7 +61,8 @@ class LossCurve(Fact):
     is_slow: bool = Field(default=False, description="falls steadily but has removed less than slow_drop of the loss")
     class_count: int | None = Field(default=None, description="number of classes C, when known (chance loss ln C)")
     class_count_source: str | None = Field(default=None, description="where C came from: 'FILE: key' of a "
-                                                                      "hyper-parameter file, or 'level' (loss at ln k)")
+                                                                      "hyper-parameter file, the labels of a data "
+                                                                      "sample, or 'level' (loss at ln k)")
     chance_ratio: float | None = Field(default=None, description="end_level / ln(C) (1.0: stuck at chance level)")
     is_at_chance: bool = Field(default=False, description="plateau within chance_band of ln(C)")
     restarts: int = Field(default=0, description="times the log restarted from the beginning (several runs in one "

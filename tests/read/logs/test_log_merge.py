@@ -62,3 +62,17 @@ def test_a_console_log_saved_under_another_name_is_found_by_content(tmp_path):
     ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
     assert [(i.path, i.status) for i in ex.inputs] == [("R50_log.py", "used")]
     assert next(f for f in ex.facts if f.kind == "loss_curve").points == 20
+
+
+def test_class_count_for_the_chance_level_from_the_training_labels(tmp_path):
+    import numpy as np
+
+    (tmp_path / "data").mkdir()
+    np.savez(tmp_path / "data" / "train.npz", x=np.zeros((40, 3)), y=np.arange(40) % 4)
+    rng = np.random.default_rng(0)
+    (tmp_path / "train.log").write_text("".join(f"step {i} loss {np.log(4) + 0.002 * rng.standard_normal():.5f}\n"
+                                                for i in range(200)))
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
+    curve = next(f for f in ex.facts if f.kind == "loss_curve")
+    assert curve.class_count == 4 and "distinct labels" in curve.class_count_source
+    assert curve.is_at_chance and abs(curve.chance_ratio - 1) < 0.01
