@@ -37,7 +37,7 @@ MAX_FACTS = 300
 #: cos(update, gradient) above this counts as moving uphill
 ASCENT_COS = 0.5
 #: cos(update not along the gradient, weights) above this counts as pushing the weights away from zero
-AWAY_COS = 0.8
+AWAY_COS = 0.9
 SATURATING_TYPES = {"Sigmoid", "Hardsigmoid", "Tanh", "Hardtanh", "Softsign", "LogSigmoid"}
 RELU_TYPES = {"ReLU", "ReLU6"}
 #: fields kept per kind, in this order

@@ -52,7 +52,7 @@ class TensorDynamics(Fact):
                                                                "update_resid_weight_cos")
     away_from_zero_param_count: int = Field(
         default=0, description="matrix parameters whose median cos(update part not along the gradient, weights) is "
-                               "above +0.8: each step adds a multiple of the weights (weight decay with the wrong sign)")
+                               "above +0.9: each step adds a multiple of the weights (weight decay with the wrong sign)")
     away_from_zero_param_share: float | None = Field(default=None, description="away_from_zero_param_count / "
                                                                                "params_with_resid_cos")
     weight_norm_growth_ratio_max: float | None = Field(

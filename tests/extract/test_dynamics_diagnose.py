@@ -22,7 +22,7 @@ EXPECTED = {
     "disconnected_block": ("disconnected_node", 0.75),
     "tied_weights": ("weight_sharing_error", 0.6),
     "sign_error_optimizer": ("optimizer_error", 0.85),
-    "decay_wrong_sign": ("optimizer_error", 0.75),
+    "decay_wrong_sign": ("optimizer_error", 0.6),
     "dead_relu": ("activation_saturation", 0.75),
     # update ratios are supporting evidence only (0.4): the loss-curve rules add the rest
     "lr_far_too_high": ("lr_too_high", 0.4),
