@@ -36,12 +36,12 @@ def _write(text: str, out: str | None) -> None:
         sys.stdout.write(text)
 
 
-def _params(values: list[str]) -> dict:
+def _params(values: list[str], flag: str = "--param") -> dict:
     out = {}
     for v in values or []:
         key, sep, raw = v.partition("=")
         if not sep or not key:
-            raise _Usage(f"--param needs RULE_ID.PARAM=VALUE, got '{v}'")
+            raise _Usage(f"{flag} needs NAME=VALUE, got '{v}'")
         try:
             import json
 
@@ -64,7 +64,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     fmt = _fmt_from_path(args.output, args.format)
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
-                          params=_params(args.param))
+                          params=_params(args.param), options=_params(args.threshold, "--threshold"))
     except UsageError as exc:
         raise _Usage(str(exc)) from None
     for w in report.warnings:
@@ -104,7 +104,8 @@ def cmd_facts(args: argparse.Namespace) -> int:
         if p is not None and not Path(p).is_dir():
             raise _Usage(f"{what} '{p}' is not a folder")
     pair = RunPair(run=RunFolder.scan(args.run, "run"),
-                   baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None)
+                   baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None,
+                   options=_params(args.threshold, "--threshold"))
     ex = extract_facts(pair)
     if args.format == "json":
         print(json.dumps({"facts": [f.model_dump(mode="json") for f in ex.facts],
@@ -211,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
     d.add_argument("--only-rules", action="store_true", help="use only the --rules given, not the built-in rules")
     d.add_argument("--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter (repeatable)")
+    d.add_argument("--threshold", action="append", metavar="NAME=VALUE",
+                   help="override an extractor threshold, e.g. loss_curve.spike_z=8 (repeatable; see docs/)")
     d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
     d.add_argument("--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
@@ -220,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("run", metavar="RUN", nargs="?")
     f.add_argument("--baseline", "-b", metavar="DIR")
     f.add_argument("--format", choices=("text", "json"), default="text")
+    f.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
     f.add_argument("--kinds", action="store_true", help="list every fact kind and its fields instead")
     f.set_defaults(func=cmd_facts)
 

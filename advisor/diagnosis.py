@@ -97,6 +97,26 @@ def _charts(extraction: Extraction) -> list[Chart]:
     return list(charts.values())
 
 
+def _unknown_options(options: dict[str, Any]) -> list[str]:
+    """Warnings for extractor thresholds no extractor reads (a typo would otherwise pass silently)."""
+    from dataclasses import fields
+
+    from advisor.extract.curves import CurveThresholds
+
+    curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
+    exact = curve | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl"}
+    out = []
+    for key in options:
+        if key in exact or key.startswith("compare."):
+            continue
+        import difflib
+
+        close = difflib.get_close_matches(key, sorted(exact), n=1)
+        out.append(f"advisor: warning: threshold '{key}' is not read by any extractor"
+                   + (f" (did you mean '{close[0]}'?)" if close else ""))
+    return out
+
+
 def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
              rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
              params: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Report:
@@ -127,7 +147,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
-                    inputs=inputs, warnings=[d.format() for d in diags] + warnings,
+                    inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options),
                     facts_count=len(extraction.facts), rules_count=len(rule_list), charts=_charts(extraction),
                     report_threshold=REPORT_THRESHOLD)
     report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))

@@ -70,6 +70,14 @@ def test_param_override(runs, capsys):
     assert "No cause found" in out
 
 
+def test_threshold_override_reaches_the_extractor(runs, capsys):
+    code, out, err = _run(capsys, "diagnose", runs["diverging"], "--threshold", "loss_curve.spike_zz=8", "-f", "json")
+    assert code == 0 and "threshold 'loss_curve.spike_zz' is not read by any extractor" in err
+    _, default, _ = _run(capsys, "facts", runs["healthy"])
+    code, strict, _ = _run(capsys, "facts", runs["healthy"], "--threshold", "loss_curve.trend_t=1000")
+    assert code == 0 and "is_still_falling=True" in default and "is_still_falling=False" in strict
+
+
 def test_html_and_md_outputs(runs, tmp_path, capsys):
     html = tmp_path / "report.html"
     code, _, err = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "-o", html)
