@@ -102,6 +102,24 @@ def _construct_seq(loader: _Loader, node: yaml.SequenceNode):
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
+_CSafeLoader = getattr(yaml, "CSafeLoader", None)
+if _CSafeLoader is not None:
+    class _FastLoader(_CSafeLoader):  # type: ignore[misc, valid-type]
+        """libyaml's parser with the same position-keeping constructors.
+
+        Used for the built-in rule base only (about 10x faster than the pure-Python
+        parser); user files keep _Loader, which also counts aliases against bombs.
+        """
+
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.problems: list[tuple[S.Pos, str, str]] = []
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+    _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+else:  # pragma: no cover - PyYAML built without libyaml
+    _FastLoader = _Loader
+
 
 # --------------------------------------------------------------------------- field types
 def _type_categories(annotation: Any) -> tuple[set[str], tuple[Any, ...] | None]:
@@ -557,9 +575,10 @@ class _RuleChecker:
 
 
 # --------------------------------------------------------------------------- entry points
-def parse_rules_text(text: str, path: str) -> tuple[list[S.Rule], list[Diagnostic]]:
+def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
+    """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser)."""
     diags: list[Diagnostic] = []
-    loader = _Loader(text)
+    loader = (_FastLoader if trusted else _Loader)(text)
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
@@ -605,7 +624,8 @@ def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
     return files, diags
 
 
-def load_rules(paths: Iterable[str | Path], display_root: Path | None = None) -> tuple[list[S.Rule], list[Diagnostic]]:
+def load_rules(paths: Iterable[str | Path], display_root: Path | None = None,
+               trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Every rule in the files/folders given; all problems (including duplicate ids) at once."""
     files, diags = rule_files(paths)
     rules: list[S.Rule] = []
@@ -620,7 +640,7 @@ def load_rules(paths: Iterable[str | Path], display_root: Path | None = None) ->
         except (OSError, UnicodeDecodeError) as exc:
             diags.append(Diagnostic(path=shown, code="rule-file", message=f"cannot read the rule file: {exc}"))
             continue
-        file_rules, file_diags = parse_rules_text(text, shown)
+        file_rules, file_diags = parse_rules_text(text, shown, trusted)
         diags.extend(file_diags)
         rules.extend(file_rules)
     return merge_rule_sets([(rules, diags)])
