@@ -1,0 +1,89 @@
+"""Hyper-parameter and data rules on real small training runs (torch, CPU): metrics.jsonl + hparams.yaml + samples.
+
+Each test trains a small MLP on scikit-learn's digits, logs the way a user's loop would, and runs the
+whole diagnosis (advisor.diagnose) on the folder; the near miss is the same job with one thing changed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+import advisor
+
+torch = pytest.importorskip("torch")
+
+
+def _digits():
+    x, y = load_digits(return_X_y=True)
+    perm = np.random.default_rng(0).permutation(len(y))
+    x, y = x[perm].astype(np.float32), y[perm]
+    n = int(0.8 * len(y))
+    mu, sd = x[:n].mean(0), x[:n].std(0)
+    sd[sd == 0] = 1.0
+    x = (x - mu) / sd
+    return x[:n], y[:n], x[n:], y[n:]
+
+
+def _train(root, epochs, lr, eval_labels=None):
+    """SGD on an MLP; loss every 5 steps, eval loss/accuracy after every epoch. Returns the last eval accuracy."""
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    xtr, ytr, xev, yev = _digits()
+    root.mkdir(parents=True)
+    (root / "data").mkdir()
+    np.savez(root / "data" / "train.npz", x=xtr, y=ytr)
+    np.savez(root / "data" / "eval.npz", x=xev, y=yev)  # the eval sample as the data pipeline wrote it
+    if eval_labels is not None:  # what the evaluation loop then does to the labels
+        yev = eval_labels(yev)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    xt, yt = torch.from_numpy(xtr), torch.from_numpy(ytr).long()
+    xe, ye = torch.from_numpy(np.ascontiguousarray(xev)), torch.from_numpy(yev).long()
+    lines, step, acc = [], 0, 0.0
+    gen = torch.Generator().manual_seed(0)
+    for epoch in range(1, epochs + 1):
+        for idx in torch.randperm(len(yt), generator=gen).split(32):
+            step += 1
+            loss = loss_fn(model(xt[idx]), yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step % 5 == 0 or step == 1:
+                lines.append({"step": step, "epoch": epoch, "loss": loss.item(), "lr": lr})
+        with torch.no_grad():
+            out = model(xe)
+            acc = float((out.argmax(1) == ye).float().mean())
+            lines.append({"step": step, "epoch": epoch, "eval_loss": float(loss_fn(out, ye)), "eval_acc": acc})
+    (root / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (root / "hparams.yaml").write_text(f"framework: pytorch\noptimizer: sgd\nlr: {lr}\nbatch_size: 32\n"
+                                       f"epochs: {epochs}\nloss: cross_entropy\nseed: 0\n")
+    return acc
+
+
+def _ranked(root):
+    return [(c.id, c.confidence) for c in advisor.diagnose(root).causes]
+
+
+def test_two_epochs_at_a_usual_learning_rate_is_insufficient_epochs(tmp_path):
+    _train(tmp_path / "short", epochs=2, lr=0.01)
+    ranked = _ranked(tmp_path / "short")
+    assert ranked and ranked[0][0] == "insufficient_epochs" and ranked[0][1] >= 0.5, ranked
+    _train(tmp_path / "long", epochs=25, lr=0.01)  # near miss: the same job trained to convergence
+    assert [c for c, p in _ranked(tmp_path / "long") if p >= 0.5] == []
+
+
+def test_eval_labels_shifted_by_one_class_is_caught_by_the_chance_level_score(tmp_path):
+    # the evaluation loop maps labels 1-based (a second label encoder): every eval label is off by one class
+    acc = _train(tmp_path / "shifted", epochs=12, lr=0.05, eval_labels=lambda y: (y + 1) % 10)
+    assert acc < 0.1  # measured: well below the 0.10 a constant guess scores
+    ranked = _ranked(tmp_path / "shifted")
+    assert ranked and ranked[0][0] == "preprocessing_mismatch" and ranked[0][1] >= 0.5, ranked
+    assert dict(ranked).get("overfitting", 0) < 0.5
+    acc = _train(tmp_path / "same", epochs=12, lr=0.05)  # near miss: eval labels as trained
+    assert acc > 0.9
+    assert [c for c, p in _ranked(tmp_path / "same") if p >= 0.5] == []
