@@ -10,37 +10,40 @@ import json
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_digits, load_wine
 
 import advisor
 
 torch = pytest.importorskip("torch")
 
 
-def _digits():
-    x, y = load_digits(return_X_y=True)
+def _data(name="digits", standardise=True, n_train=None):
+    x, y = {"digits": load_digits, "wine": load_wine}[name](return_X_y=True)
     perm = np.random.default_rng(0).permutation(len(y))
     x, y = x[perm].astype(np.float32), y[perm]
     n = int(0.8 * len(y))
-    mu, sd = x[:n].mean(0), x[:n].std(0)
-    sd[sd == 0] = 1.0
-    x = (x - mu) / sd
-    return x[:n], y[:n], x[n:], y[n:]
+    if standardise:
+        mu, sd = x[:n].mean(0), x[:n].std(0)
+        sd[sd == 0] = 1.0
+        x = (x - mu) / sd
+    return x[:n_train or n], y[:n_train or n], x[n:], y[n:]
 
 
-def _train(root, epochs, lr, eval_labels=None):
-    """SGD on an MLP; loss every 5 steps, eval loss/accuracy after every epoch. Returns the last eval accuracy."""
+def _train(root, epochs, lr, eval_labels=None, data=(), optimizer="sgd"):
+    """An MLP trained with SGD or Adam; loss and gradient norm every 5 steps, eval loss/accuracy after every epoch.
+
+    Returns the last eval accuracy."""
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    xtr, ytr, xev, yev = _digits()
+    xtr, ytr, xev, yev = _data(*data)
     root.mkdir(parents=True)
     (root / "data").mkdir()
     np.savez(root / "data" / "train.npz", x=xtr, y=ytr)
     np.savez(root / "data" / "eval.npz", x=xev, y=yev)  # the eval sample as the data pipeline wrote it
     if eval_labels is not None:  # what the evaluation loop then does to the labels
         yev = eval_labels(yev)
-    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    model = torch.nn.Sequential(torch.nn.Linear(xtr.shape[1], 64), torch.nn.ReLU(), torch.nn.Linear(64, int(yev.max()) + 1))
+    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(model.parameters(), lr=lr)
     loss_fn = torch.nn.CrossEntropyLoss()
     xt, yt = torch.from_numpy(xtr), torch.from_numpy(ytr).long()
     xe, ye = torch.from_numpy(np.ascontiguousarray(xev)), torch.from_numpy(yev).long()
@@ -52,21 +55,26 @@ def _train(root, epochs, lr, eval_labels=None):
             loss = loss_fn(model(xt[idx]), yt[idx])
             opt.zero_grad()
             loss.backward()
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf")))
             opt.step()
             if step % 5 == 0 or step == 1:
-                lines.append({"step": step, "epoch": epoch, "loss": loss.item(), "lr": lr})
+                lines.append({"step": step, "epoch": epoch, "loss": loss.item(), "lr": lr, "grad_norm": grad_norm})
         with torch.no_grad():
             out = model(xe)
             acc = float((out.argmax(1) == ye).float().mean())
             lines.append({"step": step, "epoch": epoch, "eval_loss": float(loss_fn(out, ye)), "eval_acc": acc})
     (root / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    (root / "hparams.yaml").write_text(f"framework: pytorch\noptimizer: sgd\nlr: {lr}\nbatch_size: 32\n"
+    (root / "hparams.yaml").write_text(f"framework: pytorch\noptimizer: {optimizer}\nlr: {lr}\nbatch_size: 32\n"
                                        f"epochs: {epochs}\nloss: cross_entropy\nseed: 0\n")
     return acc
 
 
 def _ranked(root):
     return [(c.id, c.confidence) for c in advisor.diagnose(root).causes]
+
+
+def _rules(root, cause):
+    return {e.rule for c in advisor.diagnose(root).causes if c.id == cause for e in c.evidence}
 
 
 def test_two_epochs_at_a_usual_learning_rate_is_insufficient_epochs(tmp_path):
@@ -87,3 +95,22 @@ def test_eval_labels_shifted_by_one_class_is_caught_by_the_chance_level_score(tm
     acc = _train(tmp_path / "same", epochs=12, lr=0.05)  # near miss: eval labels as trained
     assert acc > 0.9
     assert [c for c, p in _ranked(tmp_path / "same") if p >= 0.5] == []
+
+
+def test_thirty_training_samples_is_insufficient_samples_not_overfitting(tmp_path):
+    _train(tmp_path / "tiny", epochs=150, lr=0.001, data=("digits", True, 30), optimizer="adam")
+    ranked = _ranked(tmp_path / "tiny")
+    assert ranked and ranked[0][0] == "insufficient_samples" and ranked[0][1] >= 0.5, ranked
+    assert "handful-of-samples-per-class-and-memorised" in _rules(tmp_path / "tiny", "insufficient_samples")
+    _train(tmp_path / "full", epochs=12, lr=0.001, optimizer="adam")  # near miss: all 1437 training samples
+    assert [c for c, p in _ranked(tmp_path / "full") if p >= 0.5] == []
+
+
+def test_raw_wine_features_rank_not_normalized_first(tmp_path):
+    _train(tmp_path / "raw", epochs=40, lr=0.001, data=("wine", False), optimizer="adam")
+    ranked = _ranked(tmp_path / "raw")
+    assert ranked and ranked[0][0] == "not_normalized" and ranked[0][1] >= 0.5, ranked
+    # the first-layer gradients carry the raw scale (measured: a gradient norm in the hundreds at the start)
+    assert "large-first-gradients-with-unscaled-features" in _rules(tmp_path / "raw", "not_normalized")
+    _train(tmp_path / "scaled", epochs=40, lr=0.001, data=("wine", True), optimizer="adam")  # near miss: standardised
+    assert [c for c, p in _ranked(tmp_path / "scaled") if p >= 0.5] == []
