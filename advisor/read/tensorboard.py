@@ -54,4 +54,6 @@ def read_events(path: Path, shown: str) -> LogRead:
         else:
             col.read.notes.append(f"stopped after record {n}: {type(exc).__name__}: {exc}")
     col.read.lines = n
+    if n == 0 and col.read.problem is None:
+        col.read.problem = "no TensorBoard event could be read (an empty or truncated event file)"
     return col.read

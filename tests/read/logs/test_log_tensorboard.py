@@ -11,7 +11,10 @@ from advisor.read.logs import read_file
 def test_missing_extra_gives_the_install_hint(tmp_path, monkeypatch):
     p = tmp_path / "events.out.tfevents.1.host"
     p.write_bytes(b"\x00" * 32)
-    monkeypatch.setitem(__import__("sys").modules, "tensorboard", None)   # as if not installed
+    import sys
+
+    for name in [m for m in sys.modules if m == "tensorboard" or m.startswith("tensorboard.")] + ["tensorboard"]:
+        monkeypatch.setitem(sys.modules, name, None)   # as if not installed (also the cached submodules)
     read = read_file(p)
     assert read.problem == tb_reader.MISSING and "accuracy-advisor[tensorboard]" in read.problem
 
