@@ -9,8 +9,11 @@ How the features are computed (n finite points of the last run in the series):
 - running median with an odd window ``k = max(3, n // 20)`` gives the smoothed
   curve ``s``; residuals ``y - s`` give the noise (1.4826 x MAD);
 - spike: residual above ``spike_z`` sigmas and above ``spike_min_ratio`` of ``s``;
-- end trend: least-squares line over the last ``end_share`` of the points (at
-  least 10); its change over that window relative to the end level, and its
+- end trend: least-squares line over the last ``end_share`` of the points, at
+  least ``end_min_points`` but no more than the last half of a curve of over 20
+  points (a 10-point window gave t = -2.7 on a 44-point curve falling 9% across
+  it); curves of up to 20 points (epoch-level logs) use their last 10 points, or
+  all of them; its change over that window relative to the end level, and its
   t statistic;
 - plateau: a wider running median (``max(5, n // 10)`` points) stays within
   ``plateau_band`` of the end level (or 3 noise sigmas of that median, whichever
@@ -31,6 +34,7 @@ class CurveThresholds:
     spike_min_ratio: float = 0.25        # ... and at least this share above it
     rise_ratio_diverged: float = 2.0     # end level >= this x the smoothed minimum (and above the start): diverged
     end_share: float = 0.2               # share of the run whose trend tells "still falling"
+    end_min_points: float = 20           # ... but at least this many points (at most half of a curve of > 20)
     fall_ratio: float = 0.03             # relative fall over that share that counts as still falling
     trend_t: float = 3.0                 # |t| above which a trend is beyond noise
     plateau_band: float = 0.02           # relative band around the end level that counts as flat
@@ -152,7 +156,7 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     drop = (start - end) / abs(start) if start != 0 else 0.0
     # trend at the end
     span = x[-1] - x[0]
-    m = min(max(10, int(math.ceil(n * th.end_share))), n)
+    m = min(max(int(th.end_min_points), int(math.ceil(n * th.end_share))), max(n // 2, 10), n)
     slope, t = trend(x[-m:], y[-m:])
     end_change = slope * float(x[-1] - x[-m]) / scale if span > 0 else None
     still = bool(end_change is not None and end_change <= -th.fall_ratio and t <= -th.trend_t)

@@ -50,9 +50,11 @@ class LossCurve(Fact):
                                                      "and > 25% of the level)")
     spike_max_ratio: float | None = Field(default=None, description="largest value / running median at that point")
     end_change_ratio: float | None = Field(default=None, description="relative change of the fitted trend over the "
-                                                                      "last 20% of the run (negative: still falling)")
+                                                                      "end window: the last 20% of the points, at "
+                                                                      "least 20 and at most half of a curve of over 20 "
+                                                                      "(up to 10 on shorter ones); negative: falling")
     end_trend_t: float | None = Field(default=None, description="t statistic of that trend (|t| > 3: beyond noise)")
-    is_still_falling: bool = Field(default=False, description="the last 20% still falls by >= fall_ratio beyond noise")
+    is_still_falling: bool = Field(default=False, description="the end window still falls by >= fall_ratio beyond noise")
     is_plateau: bool = Field(default=False, description="flat (within plateau_band) for at least the last half")
     plateau_start_step: int | None = Field(default=None, description="step from which the curve stays flat")
     is_stagnant: bool = Field(default=False, description="plateau with drop_ratio below stagnant_drop: never learned")

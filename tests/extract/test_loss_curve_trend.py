@@ -1,0 +1,48 @@
+"""The end-of-run trend on short, step-level curves (Lightning logs a few dozen points per run)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from advisor.extract.curves import CurveThresholds, shape
+
+# train_loss_step of a real 2-epoch Lightning run (MLP on sklearn digits, SGD lr 0.01): 44 logged points
+LIGHTNING_STEPS = [0, 1] + list(range(3, 86, 2))
+LIGHTNING_LOSS = [2.34946, 2.28085, 2.30812, 2.30419, 2.32595, 2.24811, 2.26212, 2.19735, 2.2632, 2.24802, 2.24863,
+                  2.22553, 2.22042, 2.18826, 2.13544, 2.13208, 2.11976, 2.13484, 2.03717, 2.03513, 2.0539, 2.04265,
+                  2.0685, 2.05131, 2.01981, 1.9969, 1.94771, 1.98784, 1.97036, 1.89326, 1.91475, 1.90374, 1.92727,
+                  1.89945, 1.82729, 1.8438, 1.80977, 1.84004, 1.81775, 1.90134, 1.67607, 1.75851, 1.7305, 1.66343]
+
+
+def _shape(y, x=None):
+    y = np.asarray(y, dtype=np.float64)
+    x = np.arange(y.size, dtype=np.float64) if x is None else np.asarray(x, dtype=np.float64)
+    return shape(x, y, CurveThresholds())
+
+
+def test_short_step_curve_still_falling_is_seen():
+    sh = _shape(LIGHTNING_LOSS, LIGHTNING_STEPS)
+    assert len(LIGHTNING_LOSS) == 44
+    assert sh.is_still_falling
+    assert sh.end_trend_t < -5 and sh.end_change_ratio < -0.1
+    # the old 10-point window could not tell this fall from the noise
+    old = shape(np.asarray(LIGHTNING_STEPS, float), np.asarray(LIGHTNING_LOSS), CurveThresholds(end_min_points=10))
+    assert not old.is_still_falling and -3 < old.end_trend_t < 0
+
+
+def test_short_curve_flat_in_its_second_half_is_not_still_falling():
+    # the same start, then flat with the same noise for the second half: the early fall must not count as "the end"
+    rng = np.random.default_rng(0)
+    y = np.concatenate([LIGHTNING_LOSS[:22], 1.95 + 0.03 * rng.standard_normal(22)])
+    sh = _shape(y, LIGHTNING_STEPS)
+    assert not sh.is_still_falling
+    assert abs(sh.end_change_ratio) < 0.05
+
+
+def test_epoch_level_curve_keeps_its_last_ten_points():
+    # 8 epochs of a Keras run: short curves are judged on all their points, as before
+    y = [23.9771, 14.212, 6.8576, 3.9856, 3.0969, 2.6643, 2.3944, 2.2062]
+    sh = _shape(y, range(1, 9))
+    assert sh.is_still_falling
+    flat = _shape([2.31, 2.30, 2.31, 2.30, 2.31, 2.30, 2.31, 2.30], range(1, 9))
+    assert not flat.is_still_falling
