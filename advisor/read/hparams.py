@@ -43,6 +43,15 @@ class _CountingLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def _safe_load(text: str) -> Any:
+    """``yaml.safe_load`` with the alias-counting SafeLoader subclass (no object-building tags)."""
+    loader = _CountingLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_mapping(path: Path) -> dict[str, Any]:
     """The file's top-level mapping. Raises HparamReadError with a reason."""
     size = path.stat().st_size
@@ -53,7 +62,7 @@ def load_mapping(path: Path) -> dict[str, Any]:
         if path.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            data = yaml.load(text, Loader=_CountingLoader)  # noqa: S506 - a SafeLoader subclass
+            data = _safe_load(text)
     except HparamReadError:
         raise
     except RecursionError:
