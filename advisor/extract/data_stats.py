@@ -446,12 +446,9 @@ def shift_fact(tr: tuple[SampleSet, FeatureStats, Labels | None], ev: tuple[Samp
     if len(a.count) != len(b.count) or not len(a.count):
         return None
     sa, sb = a.std, b.std
-    pooled = np.sqrt((sa * sa + sb * sb) / 2.0)
-    diff = np.abs(a.mean - b.mean)
+    smd = _smd(a, b)
     with np.errstate(invalid="ignore", divide="ignore"):
-        smd = np.where(pooled > 0, diff / np.where(pooled > 0, pooled, 1.0), np.where(diff > 0, 1e6, 0.0))
         ratio = np.where((sa > 0) & (sb > 0), np.maximum(sa, sb) / np.minimum(np.where(sa > 0, sa, 1), np.where(sb > 0, sb, 1)), 1.0)
-    smd = np.nan_to_num(smd, nan=0.0)
     ratio = np.nan_to_num(ratio, nan=1.0)
     tvd = None
     if la is not None and lb is not None and la.classes is not None and lb.classes is not None:
@@ -642,13 +639,18 @@ def _max_shift(a: FeatureStats, b: FeatureStats) -> float | None:
     """Largest standardised mean difference over features between two arrays (None if not comparable)."""
     if len(a.count) != len(b.count):
         return None
+    smd = _smd(a, b)
+    return float(min(smd.max(), 1e6)) if smd.size else None
+
+
+def _smd(a: FeatureStats, b: FeatureStats) -> np.ndarray:
+    """Per-feature standardised mean difference |mean_a - mean_b| / pooled std (1e6 where only the means differ)."""
     sa, sb = a.std, b.std
     pooled = np.sqrt((sa * sa + sb * sb) / 2.0)
     diff = np.abs(a.mean - b.mean)
     with np.errstate(invalid="ignore", divide="ignore"):
         smd = np.where(pooled > 0, diff / np.where(pooled > 0, pooled, 1.0), np.where(diff > 0, 1e6, 0.0))
-    smd = np.nan_to_num(smd, nan=0.0)
-    return float(min(smd.max(), 1e6)) if smd.size else None
+    return np.nan_to_num(smd, nan=0.0)
 
 
 def _compare_sides(run: SideResult, base: SideResult, out: Extraction) -> None:
