@@ -28,7 +28,7 @@ import json
 import math
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import durable_rules_engine

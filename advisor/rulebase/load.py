@@ -401,8 +401,6 @@ class _RuleChecker:
             value_for_check = value
             result = S.Literal_(value)
         cat = _category(value_for_check)
-        if cat == "number" and "number" not in cats and "bool" in cats:
-            pass
         if cat not in cats and "other" not in cats:
             self.err(pos, f"'{fname}' of '{kind}' holds {'/'.join(sorted(cats))}, compared with {cat} {value_for_check!r}",
                      expected=f"a {' or '.join(sorted(cats))} value")
