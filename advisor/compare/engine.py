@@ -223,7 +223,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             if parts != _splits(b, workers):
                 parts = [(0, None)]
             for start, stop in parts:
-                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop, False)))
+                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop, with_kl)))
                 spans.append((start, stop))
                 sizes.append(_share(row.nbytes, r, start, stop))
         elif r.stats and b.stats:
@@ -239,6 +239,8 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             progress(done[0], total)
 
     results = _run_items(items, workers, tick if progress else None, sizes)
+    # ranges identical throughout hold no KL sums; they need them when another range of the pair differs
+    no_kl = [isinstance(res, Accumulator) and res.r.n > 0 and not (res.lse_sb or res.lse_sr) for res in results]
     merged: dict[int, Accumulator | DumpReadError] = {}
     for (idx, _), res in zip(items, results):
         if isinstance(res, DumpReadError):
@@ -247,11 +249,11 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             merged[idx] = res
         elif isinstance(merged[idx], Accumulator):
             merged[idx].merge(res)  # type: ignore[union-attr]
-    if with_kl:  # second pass, only over the pairs that differ: identical pairs have KL 0
+    if with_kl:  # second pass over the identical ranges of pairs that differ elsewhere (identical pairs: KL 0)
         kl_items: list[tuple[int, Callable[[], Any]]] = []
-        for (idx, _), size, (start, stop) in zip(items, sizes, spans):
+        for (idx, _), (start, stop), missing in zip(items, spans, no_kl):
             acc = merged.get(idx)
-            if isinstance(acc, Accumulator) and acc.r.n and (acc.max_abs_d > 0 or acc.nonfinite_mismatch):
+            if missing and isinstance(acc, Accumulator) and (acc.max_abs_d > 0 or acc.nonfinite_mismatch):
                 m = matches[idx]
                 kl_items.append((idx, _kl_thunk(m.run, m.base, start, stop, acc.r.max, acc.b.max)))
         for (idx, _), res in zip(kl_items, _run_items(kl_items, workers, None, [1] * len(kl_items))):

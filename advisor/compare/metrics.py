@@ -61,6 +61,13 @@ TAYLOR_MAX_DIFF = 1e-2
 REL_FLOOR = 1e-12
 
 
+_ONES = np.ones(CHUNK)
+
+
+def _ones(n: int) -> np.ndarray:
+    return _ONES[:n]
+
+
 @dataclass
 class SideAcc:
     """Streaming statistics of one side (finite elements only; NaN/Inf counted)."""
@@ -167,6 +174,9 @@ class Accumulator:
     lse_sb: float = 0.0
     kl_t: float = 0.0
     with_kl: bool = True  # the KL's two exponentials cost about a third of the pass
+    # set by ``accumulate``: identical chunks leave the KL to a replay, needed only when another chunk differs
+    defer_identical: bool = False
+    identical_chunks: int = 0
 
     def update(self, rc: np.ndarray, bc: np.ndarray, _finite: bool = False) -> None:
         with np.errstate(all="ignore"):  # NaN/Inf are counted, not warned about
@@ -207,7 +217,7 @@ class Accumulator:
         self.d.integers_complete = False
         self.dot_rb += _dot(r, b)
         if self.with_kl:
-            self._kl_update(r, b, d)
+            self._kl_update(np.ravel(rc), np.ravel(bc), d, dd)  # the raw slices: a cheaper float32 cast
         self._rel_update(m[1:])
 
     def _update_identical(self, r: np.ndarray, rr: float) -> None:
@@ -224,19 +234,26 @@ class Accumulator:
         self.d.integers_complete = False
         self.dot_rb += rr
         self.b.sum_abs += float(np.abs(r).sum())
-        if self.with_kl:
-            mr = max(self.lse_mr, self.r.max)
-            mb = max(self.lse_mb, self.b.max)
-            if abs(mr - mb) > 50.0:  # keep exp(mr - mb) finite and exact: take the general path
-                self._kl_update(r, r, np.zeros(n))
-                return
-            zsum = float(np.exp(np.subtract(r, mr, dtype=np.float32)).sum(dtype=np.float64))
-            scale_r = math.exp(self.lse_mr - mr) if self.lse_sr else 0.0
-            scale_b = math.exp(self.lse_mb - mb) if self.lse_sb else 0.0
-            self.lse_sr = self.lse_sr * scale_r + zsum
-            self.lse_sb = self.lse_sb * scale_b + zsum * math.exp(mr - mb)
-            self.kl_t *= scale_b  # this chunk adds Σ e^(b-mb) (b - r) = 0
-            self.lse_mr, self.lse_mb = mr, mb
+        if self.defer_identical:
+            self.identical_chunks += 1
+        elif self.with_kl:
+            self._kl_identical(r)
+
+    def _kl_identical(self, r: np.ndarray) -> None:
+        """The KL's sums over a chunk where both sides equal ``r``: one exponential per element."""
+        n = r.size
+        mr = max(self.lse_mr, self.r.max)
+        mb = max(self.lse_mb, self.b.max)
+        if abs(mr - mb) > 50.0:  # keep exp(mr - mb) finite and exact: take the general path
+            self._kl_update(r, r, np.zeros(n))
+            return
+        zsum = float(np.exp(np.subtract(r, mr, dtype=np.float32)).sum(dtype=np.float64))
+        scale_r = math.exp(self.lse_mr - mr) if self.lse_sr else 0.0
+        scale_b = math.exp(self.lse_mb - mb) if self.lse_sb else 0.0
+        self.lse_sr = self.lse_sr * scale_r + zsum
+        self.lse_sb = self.lse_sb * scale_b + zsum * math.exp(mr - mb)
+        self.kl_t *= scale_b  # this chunk adds Σ e^(b-mb) (b - r) = 0
+        self.lse_mr, self.lse_mb = mr, mb
 
     def _rel_update(self, bd: np.ndarray) -> None:
         """Absolute and relative errors from the rows [b; d] (overwritten)."""
@@ -267,23 +284,29 @@ class Accumulator:
         self.total -= int(both.sum())  # update() counts them again
         self._update(r[both], b[both], True)  # finite now (a float64 overflow stays inf)
 
-    def _kl_update(self, r: np.ndarray, b: np.ndarray, d: np.ndarray) -> None:
-        """Stream the log-sum-exp of ``r`` and ``b`` and Σ e^(b-mb) (b - r); ``d`` = r - b in float64."""
+    def _kl_update(self, r: np.ndarray, b: np.ndarray, d: np.ndarray, dd: float | None = None) -> None:
+        """Stream the log-sum-exp of ``r`` and ``b`` and Σ e^(b-mb) (b - r); ``d`` = r - b in float64.
+
+        ``dd`` = d·d when known: Σd² <= TAYLOR_MAX_DIFF² bounds max|d| without a max/min pass.
+        """
         mr = max(self.lse_mr, self.r.max)  # the running maxima already include this chunk
         mb = max(self.lse_mb, self.b.max)
         scale_r = math.exp(self.lse_mr - mr) if self.lse_sr else 0.0
         scale_b = math.exp(self.lse_mb - mb) if self.lse_sb else 0.0
-        if d.size and abs(mr - mb) < 50.0 and max(float(d.max()), -float(d.min())) <= TAYLOR_MAX_DIFF:
+        n = d.size
+        if dd is None:
+            dd = _dot(d, d)
+        if n and abs(mr - mb) < 50.0 and (dd <= TAYLOR_MAX_DIFF ** 2
+                                          or max(float(d.max()), -float(d.min())) <= TAYLOR_MAX_DIFF):
             # one exponential: e^(r-mr) = e^(b-mb) e^d e^(mb-mr), e^d by its Taylor polynomial
-            # (degree 4: relative error <= |d|^5/120 < 1e-12, below the float32 exponential's own)
+            # (degree 4: relative error <= |d|^5/120 < 1e-12, below the float32 exponential's own);
+            # the power sums Σ e_b d^k as dot products (BLAS: 2-3x faster than ndarray.sum here)
             e = np.exp(np.subtract(b, mb, dtype=np.float32)).astype(np.float64)
-            s0 = float(e.sum())
-            w = np.multiply(e, d, out=e)  # e_b d
-            s1 = float(w.sum())
-            np.multiply(w, d, out=w)  # e_b d^2
-            s2, s3 = float(w.sum()), _dot(w, d)
-            np.multiply(w, d, out=w)  # e_b d^3
-            s4 = _dot(w, d)
+            d2 = d * d
+            s0 = _dot(e, _ones(n)) if n <= _ONES.size else float(e.sum())
+            s1, s2 = _dot(e, d), _dot(e, d2)
+            w = np.multiply(e, d2, out=e)  # e_b d^2
+            s3, s4 = _dot(w, d), _dot(w, d2)
             self.lse_sr = self.lse_sr * scale_r + (s0 + s1 + s2 / 2 + s3 / 6 + s4 / 24) * math.exp(mb - mr)
             self.lse_sb = self.lse_sb * scale_b + s0
             self.kl_t = self.kl_t * scale_b - s1
@@ -430,10 +453,26 @@ def accumulate(r: np.ndarray, b: np.ndarray, start: int = 0, stop: int | None = 
     """Statistics of ``r[start:stop]`` vs ``b[start:stop]`` (flattened), chunk by chunk."""
     rf, bf = r.reshape(-1), b.reshape(-1)
     stop = rf.size if stop is None else stop
-    acc = Accumulator(with_kl=with_kl)
+    acc = Accumulator(with_kl=with_kl, defer_identical=with_kl)
+    identical: list[int] = []
     for i in range(start, stop, chunk):
         j = min(stop, i + chunk)
+        seen = acc.identical_chunks
         acc.update(rf[i:j], bf[i:j])
+        if acc.identical_chunks != seen:
+            identical.append(i)
+    # identical chunks have no KL of their own, but their exponentials enter both softmax sums when
+    # some other chunk differs: replay them then (a range identical throughout keeps no KL sums)
+    if identical and (acc.lse_sb or acc.max_abs_d > 0 or acc.nonfinite_mismatch):
+        with np.errstate(all="ignore"):
+            for i in identical:
+                rc, bc = rf[i:min(stop, i + chunk)], bf[i:min(stop, i + chunk)]
+                if not math.isfinite(float(np.sum(rc, dtype=np.float64) + np.sum(bc, dtype=np.float64))):
+                    keep = np.isfinite(rc) & np.isfinite(bc)
+                    rc = rc[keep]
+                if rc.size:
+                    acc._kl_identical(rc)
+    acc.defer_identical = False
     return acc
 
 
@@ -460,12 +499,14 @@ def kl_accumulate(r: np.ndarray, b: np.ndarray, max_run: float, max_baseline: fl
             j = min(stop, i + chunk)
             rc, bc = rf[i:j], bf[i:j]
             d = np.subtract(rc, bc, dtype=np.float64)  # float32 inputs: exact, no copies of r and b
-            if not math.isfinite(float(d.sum())):  # a NaN/Inf on either side (or a float64 overflow)
+            dd = _dot(d, d)
+            if not math.isfinite(dd):  # a NaN/Inf on either side (or a float64 overflow)
                 keep = np.isfinite(rc) & np.isfinite(bc)
                 rc, bc = rc[keep], bc[keep]
                 d = np.subtract(rc, bc, dtype=np.float64)
+                dd = None
             if d.size:
-                acc._kl_update(rc, bc, d)
+                acc._kl_update(rc, bc, d, dd)
     return acc
 
 
