@@ -166,3 +166,21 @@ def test_engine_two_pass_kl_over_split_ranges_matches_the_reference(tmp_path):
     assert y.metrics.identical and y.metrics.kl_div == 0.0
     off = compare_dumps(read_dump(tmp_path / "run"), read_dump(tmp_path / "base"), {"compare.kl": False})
     assert off.rows[0].metrics.kl_div is None and off.rows[1].metrics.kl_div == 0.0
+
+
+@pytest.mark.parametrize("scale,identical_half", [
+    (1e-4, False),   # small differences everywhere: the one-exponential (Taylor) path
+    (0.5, False),    # large differences: the two-exponential path
+    (1e-4, True),    # half the chunks bit-identical, the rest slightly off
+    (0.5, True),     # half identical, the rest far off
+])
+def test_kl_paths_match_the_float64_formula(scale, identical_half):
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal(40_000).astype(np.float32)
+    r = (b + rng.standard_normal(b.size).astype(np.float32) * np.float32(scale)).astype(np.float32)
+    if identical_half:
+        r[:20_000] = b[:20_000]
+    ref = reference(r, b)["kl_div"]
+    for chunk in (1000, 1 << 16):
+        m = compare_arrays(r, b, chunk=chunk)
+        assert m.kl_div == pytest.approx(ref, rel=1e-4, abs=1e-13), (chunk, m.kl_div, ref)
