@@ -13,7 +13,7 @@ file or folder name tell the split (train when none does).
 
 Nothing is unpickled: the ``.npy`` header is parsed first and arrays holding
 Python objects are refused; ``np.load`` is never called with
-``allow_pickle=True``. ``.npy`` files and uncompressed ``.npz`` members are
+pickles allowed. ``.npy`` files and uncompressed ``.npz`` members are
 memory-mapped; compressed members are streamed, so an array larger than
 memory is read chunk by chunk. CSV files are parsed in memory up to
 ``MAX_CSV_BYTES``.

@@ -20,7 +20,7 @@ MAX_LINE = 65536
 TRIGGER_WORDS = ("loss", "lr", "learn", "acc", "overflow", "scale", "norm", "epoch", "step", "iter", "nan", "inf",
                  "traceback", "{", "top1", "top5", "map", "f1", "wer", "bleu", "precision", "recall", "perplex",
                  "ppl", "auc", "iou", "dice", "error")
-_EVAL_LINE_RE = re.compile(r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\beval(?:uation)?\b:|^\s*(?:val|valid|eval|test)\b",
+_EVAL_LINE_RE = re.compile(r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluation|eval)\b:|^\s*(?:val|valid|eval|test)\b",
                            re.I)
 _EXC_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b")
 _NONFINITE_MSG_RE = re.compile(r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
