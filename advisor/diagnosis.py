@@ -104,7 +104,8 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     from advisor.extract.curves import CurveThresholds
 
     curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
-    exact = curve | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl"}
+    exact = curve | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
+                     "compare.kernel"}
     out = []
     for key in options:
         if key in exact or key.startswith("compare."):
@@ -131,6 +132,13 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
         raise UsageError(f"RUN '{run}' is not a folder")
     if baseline is not None and not Path(baseline).is_dir():
         raise UsageError(f"baseline '{baseline}' is not a folder")
+    if options and "compare.kernel" in options:
+        from advisor.compare.engine import use_compiled
+
+        try:
+            use_compiled(str(options["compare.kernel"]), 0)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     rule_list, diags = load_rule_set(rules, only_rules)
     pair = RunPair(run=RunFolder.scan(run_path, "run"),
                    baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,

@@ -19,13 +19,19 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from advisor.compare.match import match_records
-from advisor.compare.metrics import Accumulator, PairMetrics, SideAcc, accumulate, kl_accumulate, ranges, side_stats, single_threaded_blas
+from advisor.compare.metrics import (Accumulator, PairMetrics, SideAcc, accumulate, compiled_kernel, kl_accumulate,
+                                     ranges, side_stats, single_threaded_blas)
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
 RowVerdict = Literal["pass", "warning", "error", "skipped"]
 #: tensors larger than this many elements are split into ranges across the workers
 SPLIT_ELEMENTS = 1 << 19
+#: with option compare.kernel=auto (the default), comparisons of at least this many bytes use the
+#: compiled kernel when numba is installed: loading it costs ~0.8 s (a first compile, ~5 s per
+#: dtype pair, once per environment), which smaller comparisons would not win back
+KERNEL_MIN_BYTES = 64 << 20
+KERNELS = ("auto", "compiled", "numpy")
 
 
 @dataclass
@@ -96,6 +102,21 @@ class Comparison:
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # (side, file, why)
     #: tensor files that could not be read and were compared on their recorded statistics instead
     fallbacks: dict[str, int] = field(default_factory=dict)  # reason -> number of tensors
+    #: the pass that computed the metrics: "compiled" (numba kernel) or "numpy"
+    kernel: str = "numpy"
+
+
+def use_compiled(option: str, nbytes: int) -> bool:
+    """Whether the pass uses the compiled kernel: option compare.kernel (auto|compiled|numpy)."""
+    if option not in KERNELS:
+        raise ValueError(f"compare.kernel must be one of {', '.join(KERNELS)}, got '{option}'")
+    if option == "numpy":
+        return False
+    if option == "compiled":
+        if compiled_kernel() is None:
+            raise ValueError("compare.kernel=compiled needs numba: pip install \"accuracy-advisor[fast]\"")
+        return True
+    return nbytes >= KERNEL_MIN_BYTES and compiled_kernel() is not None
 
 
 def default_workers() -> int:
@@ -153,11 +174,11 @@ def _run_items(items: list[tuple[int, Callable[[], Any]]], workers: int,
 
 
 def _pair_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None,
-                with_kl: bool) -> Callable[[], Accumulator]:
+                with_kl: bool, compiled: bool) -> Callable[[], Accumulator]:
     def run() -> Accumulator:
         r = load_tensor(rrec)
         b = load_tensor(brec)
-        return accumulate(r, b, start, stop, with_kl=with_kl)
+        return accumulate(r, b, start, stop, with_kl=with_kl, compiled=compiled)
     return run
 
 
@@ -194,9 +215,11 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     """Match the two dumps and compute every pair's metrics and verdict."""
     workers = workers or default_workers()
     with_kl = bool((options or {}).get("compare.kl", True))  # option compare.kl=false skips the KL
+    kernel_option = str((options or {}).get("compare.kernel", "auto"))
+    use_compiled(kernel_option, 0)  # a bad value or a missing numba fails before any work
     matches, un_run, un_base = match_records(run.records, base.records)
     rows: list[Row] = []
-    items: list[tuple[int, Callable[[], Any]]] = []
+    pending: list[tuple[int, tuple[TensorRecord, TensorRecord, int, int | None]]] = []  # (row, pair range)
     sizes: list[int] = []
     spans: list[tuple[int, int | None]] = []
     for m in matches:
@@ -223,7 +246,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             if parts != _splits(b, workers):
                 parts = [(0, None)]
             for start, stop in parts:
-                items.append((len(rows) - 1, _pair_thunk(r, b, start, stop, with_kl)))
+                pending.append((len(rows) - 1, (r, b, start, stop)))
                 spans.append((start, stop))
                 sizes.append(_share(row.nbytes, r, start, stop))
         elif r.stats and b.stats:
@@ -231,6 +254,13 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
         else:
             row.reason = "no tensor data or statistics on both sides"
     total = sum(sizes)
+    compiled = use_compiled(kernel_option, total)
+    if compiled:  # compile (or load from numba's cache) once, here, not in every worker at once
+        kernel = compiled_kernel()
+        names = {str(d): d for d in kernel.DTYPES}
+        kernel.warm_up({(names[r.dtype], names[b.dtype]) for _, (r, b, _, _) in pending
+                        if r.dtype in names and b.dtype in names})
+    items = [(idx, _pair_thunk(r, b, start, stop, with_kl, compiled)) for idx, (r, b, start, stop) in pending]
     done = [0]
 
     def tick(n: int) -> None:
@@ -293,7 +323,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]
     problems += [("run", f, why) for f, why in run.problems] + [("baseline", f, why) for f, why in base.problems]
     return Comparison(rows=rows, unmatched_run=un_run, unmatched_baseline=un_base, mode=mode, problems=problems,
-                      fallbacks=fallbacks)
+                      fallbacks=fallbacks, kernel="compiled" if compiled else "numpy")
 
 
 def scan_dump(run: Dump, workers: int | None = None) -> list[Row]:

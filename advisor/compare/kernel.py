@@ -1,0 +1,387 @@
+"""The comparison's compiled kernel: every metric of a float32/float64 pair in one pass (numba).
+
+Optional (``pip install "accuracy-advisor[fast]"``): ``advisor.compare.metrics.accumulate``
+uses it for big float32/float64 pairs when numba is installed, and the numpy path otherwise.
+Same definitions as ``advisor.compare.metrics`` (whose module docstring is the reference),
+same float64 accumulation; differences to the numpy path:
+
+- the pass runs over blocks of ``BLOCK`` elements in compiled, SIMD-vectorised loops (about
+  ten numpy calls per chunk become one loop per block);
+- the softmax exponentials of the KL are float64, by a polynomial (relative error < 3e-10,
+  better than the numpy path's float32 ``exp``) written so that the compiler vectorises it;
+- the whole-number share counts every element instead of every 8th.
+
+A block holding NaN or Inf (or whose squares overflow float64) is not summed here: its start
+is returned and the caller passes it through the numpy path, which counts and masks them.
+
+The loops release the GIL, so the engine's threads run them on every core. Compiled code is
+cached on disk (numba's ``cache=True``); the first use in a fresh environment compiles for a
+few seconds, so the engine only asks for this kernel when a comparison is big enough.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+#: elements per block: two float32 blocks fit the 32 KB L1 cache with room to spare
+BLOCK = 4096
+#: the per-element relative error's denominator floor (as ``metrics.REL_FLOOR``)
+REL_FLOOR = 1e-12
+
+# fast-math flags: reassociation lets the sums vectorise; no nnan/ninf, so that a NaN or Inf
+# still shows in the block's sums (and the block goes to the numpy path)
+_SUM_FLAGS = {"nsz", "arcp", "contract", "afn", "reassoc"}
+# the exponential must not be reassociated: (v*log2e + M) - M is the rounding to an integer
+_EXP_FLAGS = {"nsz", "arcp", "contract"}
+# blocks known to be finite: nnan/ninf let min/max vectorise as reductions
+_FINITE_FLAGS = _SUM_FLAGS | {"nnan", "ninf"}
+
+# output slots (float64); the caller turns them into an Accumulator
+(N, R_MEAN, R_M2, R_SUMSQ, R_MIN, R_MAX, R_INTS, R_NZ,
+ B_MEAN, B_M2, B_SUMSQ, B_SUMABS, B_MIN, B_MAX, B_INTS, B_NZ,
+ D_MEAN, D_M2, D_SUMSQ, D_SUMABS,
+ DOT_RB, MAX_ABS_D, SUM_REL, MAX_REL, OVER_1E3, OVER_5E3,
+ LSE_MR, LSE_SR, LSE_MB, LSE_SB, KL_T) = range(31)
+SLOTS = 31
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.6931471803691238  # ln 2 split in two for an exact k*ln2 (Cody-Waite)
+_LN2_LO = 1.9082149292705877e-10
+_ROUND = 6755399441055744.0  # 1.5 * 2^52: adding it rounds a double to an integer (kept in the low bits)
+_EXP_BIAS = 1023 << 52
+
+
+def _binary_intrinsic(name: str):
+    @intrinsic
+    def _op(typingctx, a, b):
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType(), ir.DoubleType()])
+            return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), args)
+        return types.float64(types.float64, types.float64), codegen
+    return _op
+
+
+# llvm.maxnum/minnum vectorise as reductions where Python's max()/conditional expressions do not
+_fmax = _binary_intrinsic("llvm.maxnum.f64")
+_fmin = _binary_intrinsic("llvm.minnum.f64")
+
+
+@intrinsic
+def _floor(typingctx, a):
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
+        return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.floor.f64"), args)
+    return types.float64(types.float64), codegen
+
+
+@intrinsic
+def _bits(typingctx, a):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, a):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@njit(nogil=True, fastmath=_EXP_FLAGS, cache=True)
+def exp_nonpositive(v: float) -> float:
+    """e^v for v <= 0 (v below -708 gives e^-708 ~ 3e-308, not 0: nothing next to the sum's 1)."""
+    v = _fmax(v, -708.0)
+    kd = v * _LOG2E + _ROUND
+    k = kd - _ROUND
+    z = v - k * _LN2_HI - k * _LN2_LO  # |z| <= ln2/2
+    p = 1.0 + z * (1.0 + z * (0.5 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (
+        1.0 / 720 + z * (1.0 / 5040 + z * (1.0 / 40320 + z * (1.0 / 362880))))))))) 
+    return p * _from_bits((_bits(kd) << 52) + _EXP_BIAS)  # 2^k from the integer in kd's low bits
+
+
+@njit(nogil=True, fastmath=_SUM_FLAGS, cache=True)
+def _block_sums(r, b, s, e, o):
+    """The sums of r[s:e], b[s:e] into ``o[0:9]`` (no nnan/ninf flags: a NaN/Inf shows in them)."""
+    sr = sb = sd = srr = sbb = sdd = srb = sab = sad = 0.0
+    for j in range(e - s):
+        i = np.uint64(s) + np.uint64(j)  # unsigned: no negative-index wraparound in the loop
+        x = np.float64(r[i])
+        y = np.float64(b[i])
+        d = x - y
+        sr += x
+        sb += y
+        sd += d
+        srr += x * x
+        sbb += y * y
+        sdd += d * d
+        srb += x * y
+        sab += abs(y)
+        sad += abs(d)
+    o[0] = sr
+    o[1] = sb
+    o[2] = sd
+    o[3] = srr
+    o[4] = sbb
+    o[5] = sdd
+    o[6] = srb
+    o[7] = sab
+    o[8] = sad
+
+
+@njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
+def _block_extremes(r, b, s, e, o):
+    """Extremes, relative errors and whole-number counts of a finite block into ``o[9:22]``."""
+    lr = math.inf
+    hr = -math.inf
+    lb = math.inf
+    hb = -math.inf
+    mad = 0.0
+    srel = 0.0
+    mrel = 0.0
+    c1 = 0
+    c2 = 0
+    ir_ = 0
+    nr = 0
+    ib = 0
+    nb = 0
+    for j in range(e - s):
+        i = np.uint64(s) + np.uint64(j)
+        x = np.float64(r[i])
+        y = np.float64(b[i])
+        ad = abs(x - y)
+        lr = _fmin(lr, x)
+        hr = _fmax(hr, x)
+        lb = _fmin(lb, y)
+        hb = _fmax(hb, y)
+        mad = _fmax(mad, ad)
+        q = ad / _fmax(abs(y), REL_FLOOR)
+        srel += q
+        mrel = _fmax(mrel, q)
+        c1 += np.int64(q > 1e-3)
+        c2 += np.int64(q > 5e-3)
+        zx = np.int64(x != 0.0)
+        zy = np.int64(y != 0.0)
+        nr += zx
+        ir_ += zx * np.int64(_floor(x) == x)
+        nb += zy
+        ib += zy * np.int64(_floor(y) == y)
+    o[9] = lr
+    o[10] = hr
+    o[11] = lb
+    o[12] = hb
+    o[13] = mad
+    o[14] = srel
+    o[15] = mrel
+    o[16] = c1
+    o[17] = c2
+    o[18] = ir_
+    o[19] = nr
+    o[20] = ib
+    o[21] = nb
+
+
+@njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
+def _block_kl(r, b, s, e, mr, mb, o):
+    """Σ e^(r-mr), Σ e^(b-mb) and Σ e^(b-mb) (b - r) over r[s:e], b[s:e] into ``o[22:25]``."""
+    zr = 0.0
+    zb = 0.0
+    t = 0.0
+    for j in range(e - s):
+        i = np.uint64(s) + np.uint64(j)  # unsigned: no negative-index wraparound, so the loop vectorises
+        x = np.float64(r[i])
+        y = np.float64(b[i])
+        er = exp_nonpositive(x - mr)
+        eb = exp_nonpositive(y - mb)
+        zr += er
+        zb += eb
+        t += eb * (y - x)
+    o[22] = zr
+    o[23] = zb
+    o[24] = t
+
+
+@njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
+def _block_extremes_identical(r, s, e, o):
+    """``_block_extremes`` of a finite block where both sides equal r[s:e] (errors are 0)."""
+    lo = math.inf
+    hi = -math.inf
+    ints = 0
+    nz = 0
+    for j in range(e - s):
+        x = np.float64(r[np.uint64(s) + np.uint64(j)])
+        lo = _fmin(lo, x)
+        hi = _fmax(hi, x)
+        z = np.int64(x != 0.0)
+        nz += z
+        ints += z * np.int64(_floor(x) == x)
+    o[9] = lo
+    o[10] = hi
+    o[11] = lo
+    o[12] = hi
+    o[13] = 0.0
+    o[14] = 0.0
+    o[15] = 0.0
+    o[16] = 0.0
+    o[17] = 0.0
+    o[18] = ints
+    o[19] = nz
+    o[20] = ints
+    o[21] = nz
+
+
+@njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
+def _block_softmax_sum(r, s, e, m):
+    """Σ e^(r-m) over r[s:e]: the KL's sums of a block where both sides are equal."""
+    z = 0.0
+    for j in range(e - s):
+        z += exp_nonpositive(np.float64(r[np.uint64(s) + np.uint64(j)]) - m)
+    return z
+
+
+@njit(nogil=True, cache=True)
+def _merge_moments(out, mean_at, m2_at, n_old, n_new, total, sumsq):
+    """Chan's merge of a block (count, Σx, Σx²) into the running mean and M2 at ``out[mean_at]``."""
+    mean_c = total / n_new
+    m2_c = max(0.0, sumsq - total * mean_c)
+    tot = n_old + n_new
+    delta = mean_c - out[mean_at]
+    out[m2_at] += m2_c + delta * delta * n_old * n_new / tot
+    out[mean_at] += delta * n_new / tot
+
+
+@njit(nogil=True, cache=True)
+def pair_pass(r, b, start, stop, with_kl, out, bad):
+    """Accumulate r[start:stop] vs b[start:stop] into ``out`` (SLOTS float64, see the slot names).
+
+    ``out`` must come zeroed; blocks holding NaN/Inf are skipped and their starts written to
+    ``bad``; returns how many.
+    """
+    o = np.empty(25)
+    out[R_MIN] = math.inf
+    out[R_MAX] = -math.inf
+    out[B_MIN] = math.inf
+    out[B_MAX] = -math.inf
+    out[LSE_MR] = -math.inf
+    out[LSE_MB] = -math.inf
+    nbad = 0
+    n = 0.0
+    for s in range(start, stop, BLOCK):
+        e = min(stop, s + BLOCK)
+        _block_sums(r, b, s, e, o)
+        if not (math.isfinite(o[3]) and math.isfinite(o[4]) and math.isfinite(o[5])):
+            bad[nbad] = s
+            nbad += 1
+            continue
+        identical = o[8] == 0.0  # Σ|d| = 0 on a finite block: bit-identical (usual before the source op)
+        if identical:
+            _block_extremes_identical(r, s, e, o)
+        else:
+            _block_extremes(r, b, s, e, o)
+        m = float(e - s)
+        _merge_moments(out, R_MEAN, R_M2, n, m, o[0], o[3])
+        _merge_moments(out, B_MEAN, B_M2, n, m, o[1], o[4])
+        _merge_moments(out, D_MEAN, D_M2, n, m, o[2], o[5])
+        n += m
+        out[R_SUMSQ] += o[3]
+        out[B_SUMSQ] += o[4]
+        out[D_SUMSQ] += o[5]
+        out[DOT_RB] += o[6]
+        out[B_SUMABS] += o[7]
+        out[D_SUMABS] += o[8]
+        out[R_MIN] = min(out[R_MIN], o[9])
+        out[R_MAX] = max(out[R_MAX], o[10])
+        out[B_MIN] = min(out[B_MIN], o[11])
+        out[B_MAX] = max(out[B_MAX], o[12])
+        out[MAX_ABS_D] = max(out[MAX_ABS_D], o[13])
+        out[SUM_REL] += o[14]
+        out[MAX_REL] = max(out[MAX_REL], o[15])
+        out[OVER_1E3] += o[16]
+        out[OVER_5E3] += o[17]
+        out[R_INTS] += o[18]
+        out[R_NZ] += o[19]
+        out[B_INTS] += o[20]
+        out[B_NZ] += o[21]
+        if with_kl:
+            # streamed softmax sums against the running maxima (rescaled when a maximum grows)
+            mr = max(out[LSE_MR], o[10])
+            mb = max(out[LSE_MB], o[12])
+            if out[LSE_SR] != 0.0:
+                out[LSE_SR] *= math.exp(out[LSE_MR] - mr)
+            if out[LSE_SB] != 0.0:
+                scale = math.exp(out[LSE_MB] - mb)
+                out[LSE_SB] *= scale
+                out[KL_T] *= scale
+            out[LSE_MR] = mr
+            out[LSE_MB] = mb
+            if identical and abs(mr - mb) < 50.0:  # one exponential: e^(x-mb) = e^(x-mr) e^(mr-mb)
+                z = _block_softmax_sum(r, s, e, mr)
+                o[22] = z
+                o[23] = z * math.exp(mr - mb)
+                o[24] = 0.0
+            else:
+                _block_kl(r, b, s, e, mr, mb, o)
+            out[LSE_SR] += o[22]
+            out[LSE_SB] += o[23]
+            out[KL_T] += o[24]
+    out[N] = n
+    return nbad
+
+
+#: the (run, baseline) dtypes the kernel is compiled for; others take the numpy path
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def supports(r: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``pair_accumulate`` takes this pair (float32/float64, contiguous)."""
+    return (r.dtype in DTYPES and b.dtype in DTYPES and r.flags.c_contiguous and b.flags.c_contiguous
+            and r.dtype.byteorder in "=|" and b.dtype.byteorder in "=|")
+
+
+def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl: bool):
+    """``metrics.accumulate`` of r[start:stop] vs b[start:stop] (flat, ``supports``) by the kernel."""
+    from advisor.compare.metrics import Accumulator, SideAcc
+
+    r = np.asarray(r).reshape(-1)  # a memmap's plain ndarray view (numba takes no subclasses)
+    b = np.asarray(b).reshape(-1)
+    out = np.zeros(SLOTS)
+    bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
+    nbad = pair_pass(r, b, start, stop, with_kl, out, bad)
+    n = int(out[N])
+    acc = Accumulator(with_kl=with_kl)
+    acc.total = n
+    if n:
+        acc.r = SideAcc(n=n, mean=out[R_MEAN], m2=out[R_M2], sumsq=out[R_SUMSQ], min=out[R_MIN],
+                        max=out[R_MAX], integers=int(out[R_INTS]), nonzero=int(out[R_NZ]))
+        acc.b = SideAcc(n=n, mean=out[B_MEAN], m2=out[B_M2], sumsq=out[B_SUMSQ], sum_abs=out[B_SUMABS],
+                        min=out[B_MIN], max=out[B_MAX], integers=int(out[B_INTS]), nonzero=int(out[B_NZ]))
+        acc.d = SideAcc(n=n, mean=out[D_MEAN], m2=out[D_M2], sumsq=out[D_SUMSQ], sum_abs=out[D_SUMABS],
+                        integers_complete=False)
+        acc.dot_rb = out[DOT_RB]
+        acc.max_abs_d = out[MAX_ABS_D]
+        acc.sum_rel = out[SUM_REL]
+        acc.max_rel = out[MAX_REL]
+        acc.over_1e3 = int(out[OVER_1E3])
+        acc.over_5e3 = int(out[OVER_5E3])
+        if with_kl:
+            acc.lse_mr, acc.lse_sr = out[LSE_MR], out[LSE_SR]
+            acc.lse_mb, acc.lse_sb = out[LSE_MB], out[LSE_SB]
+            acc.kl_t = out[KL_T]
+    for s in bad[:nbad]:  # blocks with NaN/Inf: the numpy path counts and masks them
+        part = Accumulator(with_kl=with_kl)
+        e = min(stop, int(s) + BLOCK)
+        part.update(r[int(s):e], b[int(s):e])
+        acc.merge(part)
+    return acc
+
+
+def warm_up(dtypes: set[tuple[np.dtype, np.dtype]]) -> None:
+    """Compile (or load from numba's cache) the kernel for these dtype pairs, on this thread."""
+    for dr, db in dtypes:
+        pair_accumulate(np.zeros(2, dr), np.ones(2, db), 0, 2, True)

@@ -1,0 +1,157 @@
+"""The compiled (numba) kernel: the same metrics as the float64 formulas and as the numpy path."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from advisor.compare.metrics import Accumulator, accumulate, compare_arrays, ranges
+
+numba = pytest.importorskip("numba")
+from advisor.compare import kernel  # noqa: E402  (needs numba)
+
+from test_compare_metrics import reference  # noqa: E402
+
+
+def _cases():
+    rng = np.random.default_rng(7)
+    n = 3 * kernel.BLOCK + 123  # not a multiple of the block
+    b = (rng.standard_normal(n) * 3 + 100).astype(np.float32)  # large mean: std must not cancel
+    yield "float32-noise", (b + rng.standard_normal(n).astype(np.float32) * np.float32(0.05)).astype(np.float32), b
+    b64 = rng.standard_normal(n) * 2
+    yield "float64-large-diff", b64 + rng.standard_normal(n), b64
+    yield "mixed-dtypes", b64.astype(np.float32), b64
+    half = b.copy()
+    half[n // 2:] += np.float32(1e-3)
+    yield "identical-first-half", half, b
+    wide = (rng.standard_normal(n) * 40).astype(np.float32)  # softmax maxima far apart: exact rescaling
+    yield "wide-logits", wide, (wide + np.float32(60) * (np.arange(n) == n - 1)).astype(np.float32)
+    yield "tiny-values", (b * np.float32(1e-30)).astype(np.float32), (b * np.float32(1.0001e-30)).astype(np.float32)
+
+
+CASES = list(_cases())
+
+
+@pytest.mark.parametrize("name,r,b", CASES, ids=[c[0] for c in CASES])
+def test_compiled_metrics_match_the_float64_formulas(name, r, b):
+    m = compare_arrays(r, b, compiled=True)
+    ref = reference(r, b)
+    for key, value in ref.items():
+        if key == "kl_div":  # float64 exponentials (polynomial, rel. error < 1e-11): tighter than numpy's float32
+            assert m.kl_div == pytest.approx(value, rel=1e-7, abs=1e-13), key
+            continue
+        assert getattr(m, key) == pytest.approx(value, rel=1e-9, abs=1e-300), key
+    assert m.compared == m.elements == r.size
+
+
+@pytest.mark.parametrize("name,r,b", CASES, ids=[c[0] for c in CASES])
+def test_compiled_and_numpy_paths_agree(name, r, b):
+    a = compare_arrays(r, b, compiled=False).as_dict()
+    k = compare_arrays(r, b, compiled=True).as_dict()
+    for key, value in a.items():
+        if key.startswith("integer_ratio"):  # numpy samples every 8th element; the kernel counts all
+            continue
+        if isinstance(value, float):
+            tol = 2e-6 if key == "kl_div" else 1e-9  # numpy's float32 exponentials
+            assert k[key] == pytest.approx(value, rel=tol, abs=1e-7 if key == "kl_div" else 1e-300), key
+        else:
+            assert k[key] == value, key
+
+
+def test_identical_pairs_have_kl_exactly_zero_and_no_error():
+    x = np.random.default_rng(3).standard_normal(2 * kernel.BLOCK + 5).astype(np.float32)
+    m = compare_arrays(x, x.copy(), compiled=True)
+    assert m.identical and m.kl_div == 0.0 and m.max_abs_err == 0.0 and m.cosine == pytest.approx(1.0)
+    assert m.min_baseline == m.min_run == float(x.min()) and m.max_baseline == float(x.max())
+
+
+def test_nan_inf_blocks_go_through_the_numpy_path_and_are_counted():
+    rng = np.random.default_rng(4)
+    b = rng.standard_normal(5 * kernel.BLOCK).astype(np.float32)
+    r = b + np.float32(1e-3)
+    r[10], r[3 * kernel.BLOCK + 7], b[3 * kernel.BLOCK + 9] = np.nan, np.inf, -np.inf
+    m = compare_arrays(r, b, compiled=True)
+    assert (m.nan_run, m.inf_run, m.nan_baseline, m.inf_baseline) == (1, 1, 0, 1)
+    assert m.compared == r.size - 3 and m.elements == r.size
+    keep = np.isfinite(r) & np.isfinite(b)
+    ref = reference(r[keep], b[keep])
+    for key in ("cosine", "max_abs_err", "mean_abs_err", "std_diff", "mean_rel_err", "rel_err_over_1e3_ratio"):
+        assert getattr(m, key) == pytest.approx(ref[key], rel=1e-9), key
+    assert m.kl_div == pytest.approx(ref["kl_div"], rel=1e-5)  # the masked blocks' exponentials are float32
+    nan = np.full(kernel.BLOCK * 2, np.nan, dtype=np.float32)
+    all_nan = compare_arrays(nan, nan, compiled=True)
+    assert all_nan.compared == 0 and all_nan.nan_run == nan.size and all_nan.cosine is None
+
+
+def test_float64_squares_that_overflow_take_the_numpy_path():
+    big = np.full(kernel.BLOCK + 1, 1e200)
+    m = compare_arrays(big, big, compiled=True)
+    assert m.elements == big.size  # counted, not lost, and no hang
+
+
+def test_integer_share_is_counted_on_every_element():
+    x = np.arange(1, 2 * kernel.BLOCK + 1, dtype=np.float32)
+    x[::4] += np.float32(0.5)
+    m = compare_arrays(x, x + np.float32(1), compiled=True)
+    assert m.integer_ratio_run == 0.75 and m.integer_ratio_baseline == 0.75
+
+
+def test_ranges_merge_like_one_pass():
+    name, r, b = CASES[0]
+    whole = accumulate(r, b, compiled=True).result()
+    acc = Accumulator()
+    for start, stop in ranges(r.size, 3, chunk=kernel.BLOCK):
+        acc.merge(accumulate(r, b, start, stop, compiled=True))
+    merged = acc.result()
+    for key, value in whole.as_dict().items():
+        if isinstance(value, float):  # the KL is a difference of log-sums: a few more ulps
+            assert getattr(merged, key) == pytest.approx(value, rel=1e-9 if key == "kl_div" else 1e-11, abs=1e-300), key
+        else:
+            assert getattr(merged, key) == value, key
+
+
+def test_exponential_polynomial_against_math_exp():
+    v = np.concatenate([-np.geomspace(1e-12, 708, 20_000), np.linspace(-5, 0, 20_001)])
+    got = np.array([kernel.exp_nonpositive(float(x)) for x in v])
+    want = np.exp(v)
+    assert np.max(np.abs(got / want - 1)) < 1e-11
+    assert kernel.exp_nonpositive(-1e6) < 1e-300  # clamped: no wrap-around of the exponent bits
+
+
+def test_unsupported_dtypes_fall_back_to_numpy():
+    x = np.linspace(-2, 2, 1000).astype(np.float16)
+    assert not kernel.supports(x, x)
+    assert compare_arrays(x, x, compiled=True).identical
+
+
+def test_engine_option_and_cli_flag(tmp_path):
+    from advisor.compare.engine import compare_dumps
+    from advisor.read.dumps import read_dump
+
+    rng = np.random.default_rng(5)
+    for side in ("run", "base"):
+        (tmp_path / side).mkdir()
+    for i in range(3):
+        b = rng.standard_normal((300, 700)).astype(np.float32)
+        r = b + (np.float32(1e-2) * rng.standard_normal(b.shape).astype(np.float32) if i == 2 else 0)
+        np.save(tmp_path / "run" / f"op{i}.output.0.npy", r)
+        np.save(tmp_path / "base" / f"op{i}.output.0.npy", b)
+    run, base = read_dump(tmp_path / "run"), read_dump(tmp_path / "base")
+    fast = compare_dumps(run, base, {"compare.kernel": "compiled"}, workers=2)
+    slow = compare_dumps(run, base, {"compare.kernel": "numpy"}, workers=2)
+    assert (fast.kernel, slow.kernel) == ("compiled", "numpy")
+    assert compare_dumps(run, base, workers=2).kernel == "numpy"  # auto: small comparisons stay on numpy
+    for f, s in zip(fast.rows, slow.rows):
+        assert f.verdict == s.verdict and f.metrics.cosine == pytest.approx(s.metrics.cosine, rel=1e-12)
+        assert f.metrics.kl_div == pytest.approx(s.metrics.kl_div, rel=1e-5, abs=1e-9)
+    with pytest.raises(ValueError, match="auto, compiled, numpy"):
+        compare_dumps(run, base, {"compare.kernel": "gpu"})
+    cli = [sys.executable, "-m", "advisor", "compare", str(tmp_path / "run"), str(tmp_path / "base")]
+    ok = subprocess.run(cli + ["--kernel", "compiled"], capture_output=True, text=True)
+    assert ok.returncode == 1 and "source operator: op2" in ok.stdout, ok.stderr
+    bad = subprocess.run(cli + ["--kernel", "gpu"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid choice: 'gpu'" in bad.stderr
