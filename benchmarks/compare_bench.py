@@ -12,8 +12,11 @@ plus float32-rounding-sized noise, with one operator deviating by 1e-3;
 Measured, in the same process and on the same (page-cached) files:
 - reference: a numpy pass that only reads both dumps (np.load) and takes one
   float64-accumulated dot product per tensor pair, with the same number of
-  threads: the practical limit of any pass over these bytes;
-- advisor: ``compare_dumps`` with every metric (and once without the KL);
+  threads (the issue's yardstick); also the same pass over memory maps (as
+  advisor reads: no copy of the file into memory), reported beside it;
+- advisor: ``compare_dumps`` with every metric, with the compiled kernel (numba, when installed) and
+  with the numpy pass, and once compiled without the KL; each round runs the reference and every
+  variant back to back (noise on these shared machines is +-30%), best of ``--repeat`` rounds;
 - peak memory that Python/numpy allocated during the comparison (tracemalloc,
   in a separate untimed pass: tracing slows the pass several times;
   memory-mapped file pages are not allocations), against the dump size.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import shutil
@@ -43,10 +47,13 @@ sys.path.insert(0, str(ROOT))
 
 from advisor.compare.engine import compare_dumps  # noqa: E402
 from advisor.compare.localise import localise  # noqa: E402
-from advisor.compare.metrics import single_threaded_blas  # noqa: E402
+from advisor.compare.metrics import compiled_kernel, single_threaded_blas  # noqa: E402
 from advisor.read.dumps import read_dump  # noqa: E402
 
 MB = 1 << 20
+TABLE_HEADER = ("| date | machine | dumps | tensors/side | reference GB/s | compiled kernel GB/s (ratio) "
+                "| numpy pass GB/s (ratio) | compiled, no KL GB/s (ratio) | mmap reference GB/s (compiled ratio) "
+                "| peak alloc MB | differences | rounds |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 
 
 def tensor_sizes(total_bytes: int, rng: np.random.Generator) -> list[int]:
@@ -82,12 +89,14 @@ def generate(folder: Path, total_bytes: int, seed: int = 0, scenario: str = "eve
     return run, base, 2 * sum(sizes) * 4
 
 
-def reference_pass(run: Path, base: Path, workers: int) -> float:
+def reference_pass(run: Path, base: Path, workers: int, mmap: bool = False) -> float:
+    """Read both dumps (np.load; ``mmap``: memory-mapped, as advisor reads) and take one dot per pair."""
     names = sorted(p.name for p in run.iterdir())
+    mode = "r" if mmap else None
 
     def one(name: str) -> float:
-        a = np.load(run / name)
-        b = np.load(base / name)
+        a = np.load(run / name, mmap_mode=mode)
+        b = np.load(base / name, mmap_mode=mode)
         return float(np.dot(a.astype(np.float64), b.astype(np.float64))) if a.size < 4 * MB else \
             sum(float(np.dot(a[i:i + MB].astype(np.float64), b[i:i + MB].astype(np.float64)))
                 for i in range(0, a.size, MB))
@@ -103,17 +112,20 @@ def reference_pass(run: Path, base: Path, workers: int) -> float:
     return time.perf_counter() - start
 
 
-def advisor_pass(run: Path, base: Path, workers: int, with_kl: bool) -> tuple[float, str | None]:
+def advisor_pass(run: Path, base: Path, workers: int, with_kl: bool, kernel: str = "auto") -> tuple[float, str | None]:
     start = time.perf_counter()
-    comp = compare_dumps(read_dump(run), read_dump(base), {"compare.kl": with_kl}, workers=workers)
+    comp = compare_dumps(read_dump(run), read_dump(base), {"compare.kl": with_kl, "compare.kernel": kernel},
+                         workers=workers)
     loc = localise(comp.rows)
+    assert kernel == "auto" or comp.kernel == kernel, (kernel, comp.kernel)
     return time.perf_counter() - start, loc.source.op if loc.source else None
 
 
 def peak_allocation(run: Path, base: Path, workers: int) -> int:
     """Peak bytes allocated by Python/numpy during one comparison (a separate pass: tracing is slow)."""
     tracemalloc.start()
-    compare_dumps(read_dump(run), read_dump(base), {}, workers=workers)
+    compare_dumps(read_dump(run), read_dump(base), {"compare.kernel": "compiled" if compiled_kernel() else "numpy"},
+                  workers=workers)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak
@@ -137,9 +149,24 @@ def main(argv: list[str] | None = None) -> int:
         run, base, nbytes = generate(tmp, int(args.size_gb * (1 << 30)), scenario=args.scenario)
         gen_s = time.perf_counter() - t0
         ntensors = len(list(run.iterdir()))
-        ref = min(reference_pass(run, base, args.workers) for _ in range(args.repeat))
-        full = min((advisor_pass(run, base, args.workers, True) for _ in range(args.repeat)), key=lambda x: x[0])
-        no_kl = min((advisor_pass(run, base, args.workers, False) for _ in range(args.repeat)), key=lambda x: x[0])
+        compiled = compiled_kernel() is not None
+        if compiled:
+            advisor_pass(run, base, args.workers, True, "compiled")  # compile or load the kernel: not timed
+        times: dict[str, list[float]] = {"ref": [], "ref_mmap": [], "compiled": [], "numpy": [], "compiled_no_kl": []}
+        found = None
+        for _ in range(args.repeat):  # interleaved: every variant sees the same moments of load
+            times["ref"].append(reference_pass(run, base, args.workers))
+            times["ref_mmap"].append(reference_pass(run, base, args.workers, mmap=True))
+            for key, kernel, kl in (("compiled", "compiled", True), ("numpy", "numpy", True),
+                                    ("compiled_no_kl", "compiled", False)):
+                if kernel == "compiled" and not compiled:
+                    continue
+                secs, found = advisor_pass(run, base, args.workers, kl, kernel)
+                times[key].append(secs)
+        ref = min(times["ref"])
+        full = (min(times["compiled"] or times["numpy"]), found)
+        slow = min(times["numpy"])
+        no_kl = (min(times["compiled_no_kl"]), found) if compiled else (math.nan, None)
         ref1 = reference_pass(run, base, 1)
         res = {
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -147,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
             "dumps_bytes": nbytes, "tensors_per_side": ntensors, "workers": args.workers, "scenario": args.scenario,
             "generate_s": round(gen_s, 1),
             "reference_GBps": round(nbytes / ref / 1e9, 3), "reference_1thread_GBps": round(nbytes / ref1 / 1e9, 3),
+            "reference_mmap_GBps": round(nbytes / min(times["ref_mmap"]) / 1e9, 3),
+            "ratio_to_mmap_reference": round(min(times["ref_mmap"]) / full[0], 3),
+            "kernel": "compiled" if compiled else "numpy (numba not installed)",
             "advisor_GBps": round(nbytes / full[0] / 1e9, 3), "ratio": round(ref / full[0], 3),
+            "numpy_pass_GBps": round(nbytes / slow / 1e9, 3), "ratio_numpy_pass": round(ref / slow, 3),
             "advisor_no_kl_GBps": round(nbytes / no_kl[0] / 1e9, 3), "ratio_no_kl": round(ref / no_kl[0], 3),
             "peak_alloc_MB": round(peak_allocation(run, base, args.workers) / MB, 1), "source_found": full[1],
         }
@@ -159,12 +190,13 @@ def main(argv: list[str] | None = None) -> int:
     if not path.exists():
         path.write_text("# advisor compare: benchmark results\n\nWritten by `python benchmarks/compare_bench.py`; "
                         "bytes = both dumps; ratio = advisor throughput / reference pass (read + one dot per pair, "
-                        "same threads).\n\n| date | machine | dumps | tensors/side | reference GB/s | advisor GB/s (ratio) "
-                        "| without KL GB/s (ratio) | peak alloc MB | differences |\n|---|---|---|---|---|---|---|---|---|\n")
+                        "same threads).\n\n" + TABLE_HEADER)
     with path.open("a") as fh:
         fh.write(f"| {res['date']} | {res['machine']} | {nbytes / 1e9:.2f} GB | {ntensors} | {res['reference_GBps']} "
-                 f"| {res['advisor_GBps']} ({res['ratio']}) | {res['advisor_no_kl_GBps']} ({res['ratio_no_kl']}) "
-                 f"| {res['peak_alloc_MB']} | {args.scenario} |\n")
+                 f"| {res['advisor_GBps']} ({res['ratio']}) | {res['numpy_pass_GBps']} ({res['ratio_numpy_pass']}) "
+                 f"| {res['advisor_no_kl_GBps']} ({res['ratio_no_kl']}) "
+                 f"| {res['reference_mmap_GBps']} ({res['ratio_to_mmap_reference']}) | {res['peak_alloc_MB']} | {args.scenario} "
+                 f"| {args.repeat} |\n")
     return 0
 
 

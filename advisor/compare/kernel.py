@@ -9,7 +9,8 @@ same float64 accumulation; differences to the numpy path:
   ten numpy calls per chunk become one loop per block);
 - the softmax exponentials of the KL are float64, by a polynomial (relative error < 3e-10,
   better than the numpy path's float32 ``exp``) written so that the compiler vectorises it;
-- the whole-number share counts every element instead of every 8th.
+- the whole-number share counts every element instead of every 8th (the baseline's, as in the
+  numpy path, only in blocks where the run's share reaches ``WHOLE_SHARE``).
 
 A block holding NaN or Inf (or whose squares overflow float64) is not summed here: its start
 is returned and the caller passes it through the numpy path, which counts and masks them.
@@ -33,6 +34,11 @@ from numba.extending import intrinsic
 BLOCK = 4096
 #: the per-element relative error's denominator floor (as ``metrics.REL_FLOOR``)
 REL_FLOOR = 1e-12
+#: blocks whose max|r - b| is at most this take the KL's run-side exponentials from the baseline's
+NEAR_DIFF = 1e-2
+#: the baseline's whole numbers are counted where the run's share in a block reaches this
+#: (as in the numpy path: only a high share matters, e.g. an integer division in the run)
+WHOLE_SHARE = 0.9
 
 # fast-math flags: reassociation lets the sums vectorise; no nnan/ninf, so that a NaN or Inf
 # still shows in the block's sums (and the block goes to the numpy path)
@@ -47,8 +53,8 @@ _FINITE_FLAGS = _SUM_FLAGS | {"nnan", "ninf"}
  B_MEAN, B_M2, B_SUMSQ, B_SUMABS, B_MIN, B_MAX, B_INTS, B_NZ,
  D_MEAN, D_M2, D_SUMSQ, D_SUMABS,
  DOT_RB, MAX_ABS_D, SUM_REL, MAX_REL, OVER_1E3, OVER_5E3,
- LSE_MR, LSE_SR, LSE_MB, LSE_SB, KL_T) = range(31)
-SLOTS = 31
+ LSE_MR, LSE_SR, LSE_MB, LSE_SB, KL_T, B_WHOLE_SKIPPED) = range(32)
+SLOTS = 32
 
 _LOG2E = 1.4426950408889634
 _LN2_HI = 0.6931471803691238  # ln 2 split in two for an exact k*ln2 (Cody-Waite)
@@ -137,7 +143,7 @@ def _block_sums(r, b, s, e, o):
 
 @njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
 def _block_extremes(r, b, s, e, o):
-    """Extremes, relative errors and whole-number counts of a finite block into ``o[9:22]``."""
+    """Extremes, relative errors and the run's whole-number counts of a finite block into ``o[9:20]``."""
     lr = math.inf
     hr = -math.inf
     lb = math.inf
@@ -145,12 +151,10 @@ def _block_extremes(r, b, s, e, o):
     mad = 0.0
     srel = 0.0
     mrel = 0.0
-    c1 = 0
-    c2 = 0
-    ir_ = 0
-    nr = 0
-    ib = 0
-    nb = 0
+    c1 = 0.0
+    c2 = 0.0
+    zeros = 0.0
+    whole = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)
         x = np.float64(r[i])
@@ -164,14 +168,10 @@ def _block_extremes(r, b, s, e, o):
         q = ad / _fmax(abs(y), REL_FLOOR)
         srel += q
         mrel = _fmax(mrel, q)
-        c1 += np.int64(q > 1e-3)
-        c2 += np.int64(q > 5e-3)
-        zx = np.int64(x != 0.0)
-        zy = np.int64(y != 0.0)
-        nr += zx
-        ir_ += zx * np.int64(_floor(x) == x)
-        nb += zy
-        ib += zy * np.int64(_floor(y) == y)
+        c1 += 1.0 if q > 1e-3 else 0.0  # float counters vectorise better than int64 ones here
+        c2 += 1.0 if q > 5e-3 else 0.0
+        zeros += 1.0 if x == 0.0 else 0.0
+        whole += 1.0 if _floor(x) == x else 0.0
     o[9] = lr
     o[10] = hr
     o[11] = lb
@@ -181,10 +181,44 @@ def _block_extremes(r, b, s, e, o):
     o[15] = mrel
     o[16] = c1
     o[17] = c2
-    o[18] = ir_
-    o[19] = nr
-    o[20] = ib
-    o[21] = nb
+    o[18] = whole - zeros  # nonzero whole numbers
+    o[19] = (e - s) - zeros
+
+
+@njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
+def _block_whole(x, s, e):
+    """(nonzero whole numbers, nonzero elements) of x[s:e]."""
+    zeros = 0.0
+    whole = 0.0
+    for j in range(e - s):
+        v = np.float64(x[np.uint64(s) + np.uint64(j)])
+        zeros += 1.0 if v == 0.0 else 0.0
+        whole += 1.0 if _floor(v) == v else 0.0
+    return whole - zeros, (e - s) - zeros
+
+
+@njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
+def _block_kl_near(r, b, s, e, mr, mb, o):
+    """``_block_kl`` where max|r - b| <= NEAR_DIFF: one exponential per element.
+
+    e^(r-mr) = e^(b-mb) e^d e^(mb-mr) with e^d by its degree-4 Taylor polynomial (relative error
+    <= |d|^5/120 < 1e-12).
+    """
+    zr = 0.0
+    zb = 0.0
+    t = 0.0
+    for j in range(e - s):
+        i = np.uint64(s) + np.uint64(j)
+        x = np.float64(r[i])
+        y = np.float64(b[i])
+        d = x - y
+        eb = exp_nonpositive(y - mb)
+        zb += eb
+        zr += eb * (1.0 + d * (1.0 + d * (0.5 + d * (1.0 / 6 + d * (1.0 / 24)))))
+        t -= eb * d
+    o[22] = zr * math.exp(mb - mr)
+    o[23] = zb
+    o[24] = t
 
 
 @njit(nogil=True, fastmath=_FINITE_FLAGS, cache=True)
@@ -284,6 +318,12 @@ def pair_pass(r, b, start, stop, with_kl, out, bad):
             _block_extremes_identical(r, s, e, o)
         else:
             _block_extremes(r, b, s, e, o)
+            if o[18] >= WHOLE_SHARE * o[19]:
+                o[20], o[21] = _block_whole(b, s, e)
+            else:
+                o[20] = 0.0
+                o[21] = 0.0
+                out[B_WHOLE_SKIPPED] += 1.0
         m = float(e - s)
         _merge_moments(out, R_MEAN, R_M2, n, m, o[0], o[3])
         _merge_moments(out, B_MEAN, B_M2, n, m, o[1], o[4])
@@ -325,6 +365,8 @@ def pair_pass(r, b, start, stop, with_kl, out, bad):
                 o[22] = z
                 o[23] = z * math.exp(mr - mb)
                 o[24] = 0.0
+            elif o[13] <= NEAR_DIFF and abs(mr - mb) < 50.0:
+                _block_kl_near(r, b, s, e, mr, mb, o)
             else:
                 _block_kl(r, b, s, e, mr, mb, o)
             out[LSE_SR] += o[22]
@@ -360,7 +402,8 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
         acc.r = SideAcc(n=n, mean=out[R_MEAN], m2=out[R_M2], sumsq=out[R_SUMSQ], min=out[R_MIN],
                         max=out[R_MAX], integers=int(out[R_INTS]), nonzero=int(out[R_NZ]))
         acc.b = SideAcc(n=n, mean=out[B_MEAN], m2=out[B_M2], sumsq=out[B_SUMSQ], sum_abs=out[B_SUMABS],
-                        min=out[B_MIN], max=out[B_MAX], integers=int(out[B_INTS]), nonzero=int(out[B_NZ]))
+                        min=out[B_MIN], max=out[B_MAX], integers=int(out[B_INTS]), nonzero=int(out[B_NZ]),
+                        integers_complete=out[B_WHOLE_SKIPPED] == 0)
         acc.d = SideAcc(n=n, mean=out[D_MEAN], m2=out[D_M2], sumsq=out[D_SUMSQ], sum_abs=out[D_SUMABS],
                         integers_complete=False)
         acc.dot_rb = out[DOT_RB]

@@ -95,9 +95,12 @@ def test_float64_squares_that_overflow_take_the_numpy_path():
 
 def test_integer_share_is_counted_on_every_element():
     x = np.arange(1, 2 * kernel.BLOCK + 1, dtype=np.float32)
-    x[::4] += np.float32(0.5)
+    x[::16] += np.float32(0.5)
     m = compare_arrays(x, x + np.float32(1), compiled=True)
-    assert m.integer_ratio_run == 0.75 and m.integer_ratio_baseline == 0.75
+    assert m.integer_ratio_run == 0.9375 and m.integer_ratio_baseline == 0.9375
+    x[::4] += np.float32(0.25)  # the run's share below WHOLE_SHARE: the baseline's is not counted
+    m = compare_arrays(x, np.floor(x), compiled=True)
+    assert m.integer_ratio_run == 0.75 and m.integer_ratio_baseline is None
 
 
 def test_ranges_merge_like_one_pass():
