@@ -189,10 +189,17 @@ def _kl_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | No
     return run
 
 
-def _side_thunk(rec: TensorRecord, start: int, stop: int | None) -> Callable[[], SideAcc]:
+def _side_thunk(rec: TensorRecord, start: int, stop: int | None, compiled: bool) -> Callable[[], SideAcc]:
     def run() -> SideAcc:
-        return side_stats(load_tensor(rec), start=start, stop=stop)
+        return side_stats(load_tensor(rec), start=start, stop=stop, compiled=compiled)
     return run
+
+
+def _warm_up(pairs: set[tuple[str | None, str | None]]) -> None:
+    """Compile (or load from numba's cache) the kernel for these dtype names once, before the threads."""
+    kernel = compiled_kernel()
+    names = {str(d): d for d in kernel.DTYPES}
+    kernel.warm_up({(names[r], names[b]) for r, b in pairs if r in names and b in names})
 
 
 def _share(nbytes: int, rec: TensorRecord, start: int, stop: int | None) -> int:
@@ -255,11 +262,8 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             row.reason = "no tensor data or statistics on both sides"
     total = sum(sizes)
     compiled = use_compiled(kernel_option, total)
-    if compiled:  # compile (or load from numba's cache) once, here, not in every worker at once
-        kernel = compiled_kernel()
-        names = {str(d): d for d in kernel.DTYPES}
-        kernel.warm_up({(names[r.dtype], names[b.dtype]) for _, (r, b, _, _) in pending
-                        if r.dtype in names and b.dtype in names})
+    if compiled:
+        _warm_up({(r.dtype, b.dtype) for _, (r, b, _, _) in pending})
     items = [(idx, _pair_thunk(r, b, start, stop, with_kl, compiled)) for idx, (r, b, start, stop) in pending]
     done = [0]
 
@@ -326,9 +330,14 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
                       fallbacks=fallbacks, kernel="compiled" if compiled else "numpy")
 
 
-def scan_dump(run: Dump, workers: int | None = None) -> list[Row]:
-    """Run-side statistics of every tensor of one dump (no baseline): NaN/Inf, range, integer share."""
+def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | None = None) -> list[Row]:
+    """Run-side statistics of every tensor of one dump (no baseline): NaN/Inf, range, integer share.
+
+    ``options``: compare.kernel (auto|compiled|numpy) as for ``compare_dumps``.
+    """
     workers = workers or default_workers()
+    kernel_option = str((options or {}).get("compare.kernel", "auto"))
+    use_compiled(kernel_option, 0)
     rows: list[Row] = []
     items: list[tuple[int, Callable[[], Any]]] = []
     sizes: list[int] = []
@@ -341,8 +350,12 @@ def scan_dump(run: Dump, workers: int | None = None) -> list[Row]:
             row.reason = r.problem or "statistics only"
             continue
         for start, stop in _splits(r, workers):
-            items.append((len(rows) - 1, _side_thunk(r, start, stop)))
+            items.append((len(rows) - 1, (r, start, stop)))
             sizes.append(_share(row.nbytes, r, start, stop))
+    compiled = use_compiled(kernel_option, sum(sizes))
+    if compiled:
+        _warm_up({(r.dtype, r.dtype) for _, (r, _, _) in items})
+    items = [(idx, _side_thunk(r, start, stop, compiled)) for idx, (r, start, stop) in items]
     results = _run_items(items, workers, None, sizes)
     merged: dict[int, SideAcc | DumpReadError] = {}
     for (idx, _), res in zip(items, results):

@@ -376,6 +376,51 @@ def pair_pass(r, b, start, stop, with_kl, out, bad):
     return nbad
 
 
+
+# one tensor alone (``metrics.side_stats``: run-side scans without a baseline)
+(S_N, S_MEAN, S_M2, S_SUMSQ, S_MIN, S_MAX, S_INTS, S_NZ) = range(8)
+SIDE_SLOTS = 8
+
+
+@njit(nogil=True, fastmath=_SUM_FLAGS, cache=True)
+def _side_sums(x, s, e):
+    """(Σx, Σx²) of x[s:e] (no nnan/ninf flags: a NaN/Inf shows in them)."""
+    t = 0.0
+    q = 0.0
+    for j in range(e - s):
+        v = np.float64(x[np.uint64(s) + np.uint64(j)])
+        t += v
+        q += v * v
+    return t, q
+
+
+@njit(nogil=True, cache=True)
+def side_pass(x, start, stop, out, bad):
+    """Statistics of x[start:stop] into ``out`` (SIDE_SLOTS float64, zeroed); NaN/Inf blocks into ``bad``."""
+    o = np.empty(25)
+    out[S_MIN] = math.inf
+    out[S_MAX] = -math.inf
+    nbad = 0
+    n = 0.0
+    for s in range(start, stop, BLOCK):
+        e = min(stop, s + BLOCK)
+        t, q = _side_sums(x, s, e)
+        if not (math.isfinite(t) and math.isfinite(q)):
+            bad[nbad] = s
+            nbad += 1
+            continue
+        _block_extremes_identical(x, s, e, o)
+        m = float(e - s)
+        _merge_moments(out, S_MEAN, S_M2, n, m, t, q)
+        n += m
+        out[S_SUMSQ] += q
+        out[S_MIN] = min(out[S_MIN], o[9])
+        out[S_MAX] = max(out[S_MAX], o[10])
+        out[S_INTS] += o[18]
+        out[S_NZ] += o[19]
+    out[S_N] = n
+    return nbad
+
 #: the (run, baseline) dtypes the kernel is compiled for; others take the numpy path
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -428,3 +473,22 @@ def warm_up(dtypes: set[tuple[np.dtype, np.dtype]]) -> None:
     """Compile (or load from numba's cache) the kernel for these dtype pairs, on this thread."""
     for dr, db in dtypes:
         pair_accumulate(np.zeros(2, dr), np.ones(2, db), 0, 2, True)
+        side_accumulate(np.zeros(2, dr), 0, 2)
+
+
+def side_accumulate(x: np.ndarray, start: int, stop: int):
+    """``metrics.side_stats`` of x[start:stop] (flat, a ``DTYPES`` dtype, contiguous) by the kernel."""
+    from advisor.compare.metrics import SideAcc, side_stats
+
+    x = np.asarray(x).reshape(-1)
+    out = np.zeros(SIDE_SLOTS)
+    bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
+    nbad = side_pass(x, start, stop, out, bad)
+    n = int(out[S_N])
+    acc = SideAcc()
+    if n:
+        acc = SideAcc(n=n, mean=out[S_MEAN], m2=out[S_M2], sumsq=out[S_SUMSQ], min=out[S_MIN], max=out[S_MAX],
+                      integers=int(out[S_INTS]), nonzero=int(out[S_NZ]))
+    for s in bad[:nbad]:  # blocks with NaN/Inf: the numpy path counts and masks them
+        acc.merge(side_stats(x, int(s), min(stop, int(s) + BLOCK)))
+    return acc

@@ -548,10 +548,17 @@ def compare_arrays(r: np.ndarray, b: np.ndarray, chunk: int = CHUNK, compiled: b
         return accumulate(r, b, chunk=chunk, compiled=compiled).result()
 
 
-def side_stats(x: np.ndarray, start: int = 0, stop: int | None = None, chunk: int = CHUNK) -> SideAcc:
-    """Statistics of one tensor alone (run-only scans: NaN/Inf, range, integer-valued share)."""
+def side_stats(x: np.ndarray, start: int = 0, stop: int | None = None, chunk: int = CHUNK,
+               compiled: bool = False) -> SideAcc:
+    """Statistics of one tensor alone (run-only scans: NaN/Inf, range, integer-valued share).
+
+    ``compiled``: by the numba kernel where installed (every element's whole-number test, not every 8th).
+    """
     xf = x.reshape(-1)
     stop = xf.size if stop is None else stop
+    kernel = compiled_kernel() if compiled else None
+    if kernel is not None and kernel.supports(xf, xf):
+        return kernel.side_accumulate(xf, start, stop)
     acc = SideAcc()
     for i in range(start, stop, chunk):
         c = np.asarray(xf[i:min(stop, i + chunk)], dtype=np.float64)

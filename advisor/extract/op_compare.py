@@ -241,7 +241,7 @@ def extract(pair: RunPair) -> Extraction:
                 out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))
         return out
     for shown, rd in run_dumps:
-        rows = scan_dump(rd, workers=workers)
+        rows = scan_dump(rd, workers=workers, options=pair.options)
         loc = localise(rows, has_baseline=False)
         src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
         out.facts.extend(anomaly_facts(loc, src))

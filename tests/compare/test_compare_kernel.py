@@ -158,3 +158,39 @@ def test_engine_option_and_cli_flag(tmp_path):
     assert ok.returncode == 1 and "source operator: op2" in ok.stdout, ok.stderr
     bad = subprocess.run(cli + ["--kernel", "gpu"], capture_output=True, text=True)
     assert bad.returncode == 2 and "invalid choice: 'gpu'" in bad.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_side_statistics_match_the_numpy_scan(dtype):
+    from advisor.compare.metrics import side_stats
+
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(4 * kernel.BLOCK + 77) * 5 + 20).astype(dtype)
+    x[kernel.BLOCK + 3], x[2 * kernel.BLOCK], x[-1] = np.nan, np.inf, -np.inf
+    a, k = side_stats(x), side_stats(x, compiled=True)
+    assert (k.n, k.nan, k.inf) == (a.n, a.nan, a.inf) == (x.size - 3, 1, 2)
+    fin = x[np.isfinite(x)].astype(np.float64)
+    assert (k.min, k.max) == (fin.min(), fin.max())
+    assert k.mean == pytest.approx(fin.mean(), rel=1e-12) and k.m2 / k.n == pytest.approx(fin.var(), rel=1e-9)
+    assert k.sumsq == pytest.approx(float(fin @ fin), rel=1e-12)
+    ints = np.round(rng.standard_normal(3 * kernel.BLOCK) * 50).astype(dtype)
+    whole = side_stats(ints, compiled=True)
+    assert whole.integer_ratio == 1.0 and whole.nonzero == np.count_nonzero(ints)
+
+
+def test_scan_dump_compiled_equals_numpy(tmp_path):
+    from advisor.compare.engine import scan_dump
+    from advisor.read.dumps import read_dump
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((200, 300)).astype(np.float32)
+    a[5, 5] = np.inf
+    np.save(tmp_path / "00_fc.output.0.npy", a)
+    np.save(tmp_path / "01_div.output.0.npy", np.floor(rng.standard_normal(70_000) * 9).astype(np.float32))
+    dump = read_dump(tmp_path)
+    fast = scan_dump(dump, workers=2, options={"compare.kernel": "compiled"})
+    slow = scan_dump(dump, workers=2, options={"compare.kernel": "numpy"})
+    for f, s in zip(fast, slow):
+        assert (f.run_side.nan, f.run_side.inf, f.run_side.min, f.run_side.max) == \
+            (s.run_side.nan, s.run_side.inf, s.run_side.min, s.run_side.max)
+    assert fast[0].run_side.inf == 1 and fast[1].run_side.integer_ratio == 1.0
