@@ -21,6 +21,10 @@ Measured, in the same process and on the same (page-cached) files:
   in a separate untimed pass: tracing slows the pass several times;
   memory-mapped file pages are not allocations), against the dump size.
 
+- with ``--msprobe PATH`` (msprobe's executable in its own venv): msprobe's compare on the same dumps
+  rewritten in its layout (benchmarks/msprobe_compare.py; not timed), against ``advisor compare`` run
+  as a command the same way (both with their start-up).
+
 Throughput is bytes of both dumps per second; the ratio is advisor / reference.
 Results are printed as JSON and appended to benchmarks/compare_results.md.
 """
@@ -44,6 +48,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from advisor.compare.engine import compare_dumps  # noqa: E402
 from advisor.compare.localise import localise  # noqa: E402
@@ -53,7 +58,8 @@ from advisor.read.dumps import read_dump  # noqa: E402
 MB = 1 << 20
 TABLE_HEADER = ("| date | machine | dumps | tensors/side | reference GB/s | compiled kernel GB/s (ratio) "
                 "| numpy pass GB/s (ratio) | compiled, no KL GB/s (ratio) | mmap reference GB/s (compiled ratio) "
-                "| peak alloc MB | differences | rounds |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+                "| peak alloc MB | differences | rounds | msprobe compare (advisor compare as a command) |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 
 
 def tensor_sizes(total_bytes: int, rng: np.random.Generator) -> list[int]:
@@ -131,6 +137,23 @@ def peak_allocation(run: Path, base: Path, workers: int) -> int:
     return peak
 
 
+def msprobe_vs_cli(run: Path, base: Path, tmp: Path, msprobe: str, nbytes: int) -> dict:
+    """msprobe's compare and ``advisor compare`` as commands on the same dumps (each with its start-up)."""
+    import subprocess
+
+    from msprobe_compare import time_msprobe, write_msprobe_layout
+
+    ms = time_msprobe(write_msprobe_layout(run, tmp / "ms_run"), write_msprobe_layout(base, tmp / "ms_base"),
+                      [msprobe], tmp / "ms_work")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "advisor", "compare", str(run), str(base)], check=False,
+                   capture_output=True, cwd=ROOT)
+    cli = time.perf_counter() - start
+    return {"msprobe_seconds": ms["seconds"], "msprobe_startup_seconds": ms["startup_seconds"],
+            "msprobe_MBps": round(nbytes / ms["seconds"] / 1e6, 1), "advisor_cli_seconds": round(cli, 2),
+            "advisor_cli_MBps": round(nbytes / cli / 1e6, 1), "advisor_cli_speedup_vs_msprobe": round(ms["seconds"] / cli, 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-gb", type=float, default=1.0, help="size of each dump (default 1.0)")
@@ -142,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the run differs from the baseline: every tensor (another framework or device; "
                          "the worst case) or only from the deviating operator on (same stack, deterministic)")
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "compare_results.md"))
+    ap.add_argument("--msprobe", default=None, metavar="PATH",
+                    help="msprobe executable (mindstudio-probe in its own venv): also time its compare")
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="advisor-compare-bench-", dir=args.dir))
     try:
@@ -182,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             "advisor_no_kl_GBps": round(nbytes / no_kl[0] / 1e9, 3), "ratio_no_kl": round(ref / no_kl[0], 3),
             "peak_alloc_MB": round(peak_allocation(run, base, args.workers) / MB, 1), "source_found": full[1],
         }
+        if args.msprobe:
+            res.update(msprobe_vs_cli(run, base, tmp, args.msprobe, nbytes))
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -196,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                  f"| {res['advisor_GBps']} ({res['ratio']}) | {res['numpy_pass_GBps']} ({res['ratio_numpy_pass']}) "
                  f"| {res['advisor_no_kl_GBps']} ({res['ratio_no_kl']}) "
                  f"| {res['reference_mmap_GBps']} ({res['ratio_to_mmap_reference']}) | {res['peak_alloc_MB']} | {args.scenario} "
-                 f"| {args.repeat} |\n")
+                 f"| {args.repeat} | " + (f"{res['msprobe_MBps']} MB/s; advisor compare {res['advisor_cli_MBps']} MB/s "
+                                         f"({res['advisor_cli_speedup_vs_msprobe']}x)" if args.msprobe else "-") + " |\n")
     return 0
 
 

@@ -31,7 +31,7 @@ def add_compare_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-kl", action="store_true", help="skip the KL divergence (about a third faster)")
     p.add_argument("--kernel", choices=("auto", "compiled", "numpy"), default="auto",
                    help="the metrics pass: 'compiled' (numba, 3-4x faster; pip install \"accuracy-advisor[fast]\"), "
-                        "'numpy', or 'auto' (default: compiled for comparisons of 64 MB and more when numba is installed)")
+                        "'numpy', or 'auto' (default: compiled for comparisons of 1 GiB and more when numba is installed)")
     p.add_argument("--limit", type=int, default=30, help="rows in the text summary (default 30)")
     p.set_defaults(func=run_compare)
     return p

@@ -96,9 +96,10 @@ def trend(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     sxx = float(((x - xm) ** 2).sum())
     if sxx == 0:
         return 0.0, 0.0
-    b = float(((x - xm) * (y - ym)).sum() / sxx)
-    resid = y - (ym + b * (x - xm))
-    s2 = float((resid ** 2).sum() / (n - 2))
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverged curve (1e300): t = 0, no warning on stderr
+        b = float(((x - xm) * (y - ym)).sum() / sxx)
+        resid = y - (ym + b * (x - xm))
+        s2 = float((resid ** 2).sum() / (n - 2))
     se = math.sqrt(s2 / sxx) if s2 > 0 else 0.0
     if se == 0:
         return b, (math.copysign(math.inf, b) if b else 0.0)

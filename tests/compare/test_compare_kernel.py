@@ -194,3 +194,19 @@ def test_scan_dump_compiled_equals_numpy(tmp_path):
         assert (f.run_side.nan, f.run_side.inf, f.run_side.min, f.run_side.max) == \
             (s.run_side.nan, s.run_side.inf, s.run_side.min, s.run_side.max)
     assert fast[0].run_side.inf == 1 and fast[1].run_side.integer_ratio == 1.0
+
+
+def test_auto_uses_the_kernel_for_big_comparisons_or_once_loaded(monkeypatch):
+    from advisor.compare import engine, metrics
+
+    assert metrics.compiled_kernel() is kernel
+    assert engine.use_compiled("auto", engine.KERNEL_LOADED_MIN_BYTES)  # loaded: its start-up is paid
+    assert not engine.use_compiled("auto", engine.KERNEL_LOADED_MIN_BYTES - 1)
+    monkeypatch.setattr(metrics, "_KERNEL", None)  # a fresh process: numba's start-up still to pay
+    assert not engine.use_compiled("auto", engine.KERNEL_MIN_BYTES - 1)
+    assert engine.use_compiled("auto", engine.KERNEL_MIN_BYTES)
+    assert not engine.use_compiled("numpy", 1 << 40) and engine.use_compiled("compiled", 1)
+    monkeypatch.setattr(metrics, "_KERNEL", False)  # numba missing or unusable
+    assert not engine.use_compiled("auto", 1 << 40)
+    with pytest.raises(ValueError, match=r"accuracy-advisor\[fast\]"):
+        engine.use_compiled("compiled", 1)
