@@ -470,10 +470,16 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
 
 
 def warm_up(dtypes: set[tuple[np.dtype, np.dtype]]) -> None:
-    """Compile (or load from numba's cache) the kernel for these dtype pairs, on this thread."""
+    """Compile (or load from numba's cache) the kernel for these dtype pairs, on this thread.
+
+    Read-only arrays, as the memory maps of .npy dumps are (numba compiles writable and read-only
+    arrays separately).
+    """
     for dr, db in dtypes:
-        pair_accumulate(np.zeros(2, dr), np.ones(2, db), 0, 2, True)
-        side_accumulate(np.zeros(2, dr), 0, 2)
+        r, b = np.zeros(2, dr), np.ones(2, db)
+        r.flags.writeable = b.flags.writeable = False
+        pair_accumulate(r, b, 0, 2, True)
+        side_accumulate(r, 0, 2)
 
 
 def side_accumulate(x: np.ndarray, start: int, stop: int):
