@@ -202,11 +202,11 @@ def _side_thunk(rec: TensorRecord, start: int, stop: int | None, compiled: bool)
     return run
 
 
-def _warm_up(pairs: set[tuple[str | None, str | None]]) -> None:
+def _warm_up(pairs: set[tuple[str | None, str | None]], side: bool = False) -> None:
     """Compile (or load from numba's cache) the kernel for these dtype names once, before the threads."""
     kernel = compiled_kernel()
     names = {str(d): d for d in kernel.DTYPES}
-    kernel.warm_up({(names[r], names[b]) for r, b in pairs if r in names and b in names})
+    kernel.warm_up({(names[r], names[b]) for r, b in pairs if r in names and b in names}, side=side)
 
 
 def _share(nbytes: int, rec: TensorRecord, start: int, stop: int | None) -> int:
@@ -361,7 +361,7 @@ def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | N
             sizes.append(_share(row.nbytes, r, start, stop))
     compiled = use_compiled(kernel_option, sum(sizes))
     if compiled:
-        _warm_up({(r.dtype, r.dtype) for _, (r, _, _) in items})
+        _warm_up({(r.dtype, r.dtype) for _, (r, _, _) in items}, side=True)
     items = [(idx, _side_thunk(r, start, stop, compiled)) for idx, (r, start, stop) in items]
     results = _run_items(items, workers, None, sizes)
     merged: dict[int, SideAcc | DumpReadError] = {}

@@ -469,17 +469,19 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
     return acc
 
 
-def warm_up(dtypes: set[tuple[np.dtype, np.dtype]]) -> None:
-    """Compile (or load from numba's cache) the kernel for these dtype pairs, on this thread.
+def warm_up(dtypes: set[tuple[np.dtype, np.dtype]], side: bool = False) -> None:
+    """Compile (or load from numba's cache) the pair pass (``side``: the one-side pass) for these dtypes.
 
-    Read-only arrays, as the memory maps of .npy dumps are (numba compiles writable and read-only
-    arrays separately).
+    On this thread, before the workers start; on read-only arrays, as the memory maps of .npy dumps
+    are (numba compiles writable and read-only arrays separately).
     """
     for dr, db in dtypes:
         r, b = np.zeros(2, dr), np.ones(2, db)
         r.flags.writeable = b.flags.writeable = False
-        pair_accumulate(r, b, 0, 2, True)
-        side_accumulate(r, 0, 2)
+        if side:
+            side_accumulate(r, 0, 2)
+        else:
+            pair_accumulate(r, b, 0, 2, True)
 
 
 def side_accumulate(x: np.ndarray, start: int, stop: int):
