@@ -1,7 +1,9 @@
-"""The comparison's compiled kernel: every metric of a float32/float64 pair in one pass (numba).
+"""The comparison's compiled kernel: every metric of a float16/32/64 pair in one pass (numba).
 
 Optional (``pip install "accuracy-advisor[fast]"``): ``advisor.compare.metrics.accumulate``
-uses it for big float32/float64 pairs when numba is installed, and the numpy path otherwise.
+uses it for big float16/float32/float64 pairs when numba is installed, and the numpy path
+otherwise (numba has no float16 on CPU: halves are read as uint16 and converted bit by bit,
+exactly, inside the loops).
 Same definitions as ``advisor.compare.metrics`` (whose module docstring is the reference),
 same float64 accumulation; differences to the numpy path:
 
@@ -28,7 +30,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 #: elements per block: two float32 blocks fit the 32 KB L1 cache with room to spare
 BLOCK = 4096
@@ -100,6 +102,31 @@ def _from_bits(typingctx, a):
     return types.float64(types.int64), codegen
 
 
+_TWO_1008 = 2.0 ** 1008  # rebiases a float16's exponent field placed in a float64 (15 -> 1023)
+
+
+def _as_f64(x):
+    """An array element as float64; uint16 elements are float16 bit patterns (numba has no float16 on CPU)."""
+    raise NotImplementedError  # compiled code only (see the overload below)
+
+
+@overload(_as_f64)
+def _as_f64_overload(x):
+    if isinstance(x, types.Integer) and x.bitwidth == 16 and not x.signed:
+        def from_half(x):
+            h = np.int64(x)
+            em = h & 0x7FFF
+            # exponent and mantissa into a float64's bits, shifted to line up, then rebiased: exact for
+            # normal and subnormal halves; exponent 31 is Inf (mantissa 0) or NaN
+            v = _from_bits(em << 42) * _TWO_1008
+            v = v if em < 0x7C00 else (math.inf if em == 0x7C00 else math.nan)
+            return v * (1.0 - 2.0 * ((h >> 15) & 1))
+        return from_half
+    if isinstance(x, types.Float):
+        return lambda x: np.float64(x)
+    return None
+
+
 @njit(nogil=True, fastmath=_EXP_FLAGS, cache=True)
 def exp_nonpositive(v: float) -> float:
     """e^v for v <= 0 (v below -708 gives e^-708 ~ 3e-308, not 0: nothing next to the sum's 1)."""
@@ -118,8 +145,8 @@ def _block_sums(r, b, s, e, o):
     sr = sb = sd = srr = sbb = sdd = srb = sab = sad = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)  # unsigned: no negative-index wraparound in the loop
-        x = np.float64(r[i])
-        y = np.float64(b[i])
+        x = _as_f64(r[i])
+        y = _as_f64(b[i])
         d = x - y
         sr += x
         sb += y
@@ -157,8 +184,8 @@ def _block_extremes(r, b, s, e, o):
     whole = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)
-        x = np.float64(r[i])
-        y = np.float64(b[i])
+        x = _as_f64(r[i])
+        y = _as_f64(b[i])
         ad = abs(x - y)
         lr = _fmin(lr, x)
         hr = _fmax(hr, x)
@@ -191,7 +218,7 @@ def _block_whole(x, s, e):
     zeros = 0.0
     whole = 0.0
     for j in range(e - s):
-        v = np.float64(x[np.uint64(s) + np.uint64(j)])
+        v = _as_f64(x[np.uint64(s) + np.uint64(j)])
         zeros += 1.0 if v == 0.0 else 0.0
         whole += 1.0 if _floor(v) == v else 0.0
     return whole - zeros, (e - s) - zeros
@@ -209,8 +236,8 @@ def _block_kl_near(r, b, s, e, mr, mb, o):
     t = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)
-        x = np.float64(r[i])
-        y = np.float64(b[i])
+        x = _as_f64(r[i])
+        y = _as_f64(b[i])
         d = x - y
         eb = exp_nonpositive(y - mb)
         zb += eb
@@ -229,8 +256,8 @@ def _block_kl(r, b, s, e, mr, mb, o):
     t = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)  # unsigned: no negative-index wraparound, so the loop vectorises
-        x = np.float64(r[i])
-        y = np.float64(b[i])
+        x = _as_f64(r[i])
+        y = _as_f64(b[i])
         er = exp_nonpositive(x - mr)
         eb = exp_nonpositive(y - mb)
         zr += er
@@ -249,7 +276,7 @@ def _block_extremes_identical(r, s, e, o):
     ints = 0
     nz = 0
     for j in range(e - s):
-        x = np.float64(r[np.uint64(s) + np.uint64(j)])
+        x = _as_f64(r[np.uint64(s) + np.uint64(j)])
         lo = _fmin(lo, x)
         hi = _fmax(hi, x)
         z = np.int64(x != 0.0)
@@ -275,7 +302,7 @@ def _block_softmax_sum(r, s, e, m):
     """Σ e^(r-m) over r[s:e]: the KL's sums of a block where both sides are equal."""
     z = 0.0
     for j in range(e - s):
-        z += exp_nonpositive(np.float64(r[np.uint64(s) + np.uint64(j)]) - m)
+        z += exp_nonpositive(_as_f64(r[np.uint64(s) + np.uint64(j)]) - m)
     return z
 
 
@@ -388,7 +415,7 @@ def _side_sums(x, s, e):
     t = 0.0
     q = 0.0
     for j in range(e - s):
-        v = np.float64(x[np.uint64(s) + np.uint64(j)])
+        v = _as_f64(x[np.uint64(s) + np.uint64(j)])
         t += v
         q += v * v
     return t, q
@@ -421,14 +448,19 @@ def side_pass(x, start, stop, out, bad):
     out[S_N] = n
     return nbad
 
-#: the (run, baseline) dtypes the kernel is compiled for; others take the numpy path
-DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: the dtypes the kernel takes (float16 as its uint16 bit patterns); others take the numpy path
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 
 
 def supports(r: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``pair_accumulate`` takes this pair (float32/float64, contiguous)."""
+    """Whether ``pair_accumulate`` takes this pair (float16/32/64, contiguous, native byte order)."""
     return (r.dtype in DTYPES and b.dtype in DTYPES and r.flags.c_contiguous and b.flags.c_contiguous
-            and r.dtype.byteorder in "=|" and b.dtype.byteorder in "=|")
+            and r.dtype.isnative and b.dtype.isnative)
+
+
+def _kernel_view(x: np.ndarray) -> np.ndarray:
+    """The array the compiled loops read: float16 as uint16 (converted bit by bit inside)."""
+    return x.view(np.uint16) if x.dtype == np.float16 else x
 
 
 def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl: bool):
@@ -439,7 +471,7 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
     b = np.asarray(b).reshape(-1)
     out = np.zeros(SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
-    nbad = pair_pass(r, b, start, stop, with_kl, out, bad)
+    nbad = pair_pass(_kernel_view(r), _kernel_view(b), start, stop, with_kl, out, bad)
     n = int(out[N])
     acc = Accumulator(with_kl=with_kl)
     acc.total = n
@@ -491,7 +523,7 @@ def side_accumulate(x: np.ndarray, start: int, stop: int):
     x = np.asarray(x).reshape(-1)
     out = np.zeros(SIDE_SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
-    nbad = side_pass(x, start, stop, out, bad)
+    nbad = side_pass(_kernel_view(x), start, stop, out, bad)
     n = int(out[S_N])
     acc = SideAcc()
     if n:

@@ -30,6 +30,8 @@ def _cases():
     yield "identical-first-half", half, b
     wide = (rng.standard_normal(n) * 40).astype(np.float32)  # softmax maxima far apart: exact rescaling
     yield "wide-logits", wide, (wide + np.float32(60) * (np.arange(n) == n - 1)).astype(np.float32)
+    yield "float16-vs-float32", b64.astype(np.float16), b64.astype(np.float32)  # mixed precision's usual pair
+    yield "float16-both", (b64 * 1e-3).astype(np.float16), (b64 * 1e-3 + 1e-6).astype(np.float16)  # subnormals
     yield "tiny-values", (b * np.float32(1e-30)).astype(np.float32), (b * np.float32(1.0001e-30)).astype(np.float32)
 
 
@@ -125,8 +127,32 @@ def test_exponential_polynomial_against_math_exp():
     assert kernel.exp_nonpositive(-1e6) < 1e-300  # clamped: no wrap-around of the exponent bits
 
 
+def test_every_float16_bit_pattern_converts_exactly():
+    halves = np.arange(1 << 16, dtype=np.uint16)
+
+    @numba.njit
+    def convert(bits, out):
+        for i in range(bits.size):
+            out[i] = kernel._as_f64(bits[i])
+
+    got = np.empty(halves.size)
+    convert(halves, got)
+    want = halves.view(np.float16).astype(np.float64)
+    assert np.array_equal(got, want, equal_nan=True)
+    finite = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[finite]), np.signbit(want[finite]))  # -0.0 and negative subnormals
+
+
+def test_float16_nan_inf_blocks_are_counted():
+    b = np.linspace(-3, 3, 3 * kernel.BLOCK).astype(np.float16)
+    r = b.copy()
+    r[7], r[kernel.BLOCK + 1] = np.nan, -np.inf
+    m = compare_arrays(r, b, compiled=True)
+    assert (m.nan_run, m.inf_run, m.compared) == (1, 1, b.size - 2) and m.max_abs_err == 0.0
+
+
 def test_unsupported_dtypes_fall_back_to_numpy():
-    x = np.linspace(-2, 2, 1000).astype(np.float16)
+    x = np.linspace(-2, 2, 1000).astype(">f4")  # big-endian
     assert not kernel.supports(x, x)
     assert compare_arrays(x, x, compiled=True).identical
 
@@ -160,7 +186,7 @@ def test_engine_option_and_cli_flag(tmp_path):
     assert bad.returncode == 2 and "invalid choice: 'gpu'" in bad.stderr
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_one_side_statistics_match_the_numpy_scan(dtype):
     from advisor.compare.metrics import side_stats
 
