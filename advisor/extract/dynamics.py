@@ -38,6 +38,8 @@ MAX_FACTS = 300
 ASCENT_COS = 0.5
 #: cos(update not along the gradient, weights) above this counts as pushing the weights away from zero
 AWAY_COS = 0.9
+#: records of a parameter needed for its second-half growth rate
+LATE_GROWTH_RECORDS = 6
 SATURATING_TYPES = {"Sigmoid", "Hardsigmoid", "Tanh", "Hardtanh", "Softsign", "LogSigmoid"}
 RELU_TYPES = {"ReLU", "ReLU6"}
 #: fields kept per kind, in this order
@@ -147,6 +149,7 @@ class _Param:
     grad_rms: np.ndarray
     key: bytes | None  # exact identity of the weight statistics, for tied-parameter detection
     notable: bool
+    late_growth_ratio: float | None = None  # weight norm at the last / middle record
 
 
 def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
@@ -158,6 +161,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
     out = dict(name=name, layer_index=index, is_matrix=is_matrix, fan_in=fan_in, steps_recorded=0,
                module_type=mtype, is_embedding=is_embedding)
     key = None
+    late_ratio = None
     if w is not None:
         steps, v = w.arrays()
         norm, mean, std, mn, mx, zero, upd, cos, numel, resid_cos = v.T
@@ -174,6 +178,10 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
         out["update_grad_cos_median"] = _median(cos)
         out["update_resid_weight_cos_median"] = _median(resid_cos)
         out["weight_norm_first"], out["weight_norm_last"] = _py(norm[0]), _py(norm[-1])
+        mid = steps.size // 2
+        if steps.size >= LATE_GROWTH_RECORDS and steps[-1] > steps[mid] and norm[mid] > 0 and norm[-1] > 0:
+            late_ratio = float(norm[-1] / norm[mid])
+            out["weight_norm_late_growth_per_step"] = _py(math.log(late_ratio) / (steps[-1] - steps[mid]))
         first_std = w.first_std
         out["first_std"] = _py(first_std)
         out["first_is_all_zero"] = bool(zero[0] == 1.0) if np.isfinite(zero[0]) else None
@@ -199,7 +207,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
                    or (fact.update_grad_cos_median or 0) > ASCENT_COS
                    or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
                    or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5))
-    return _Param(fact, grad_steps, grad_rms, key, notable)
+    return _Param(fact, grad_steps, grad_rms, key, notable, late_ratio)
 
 
 def _is_embedding(name: str, module_type: str | None) -> bool:
@@ -326,6 +334,15 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     growth = [(p.fact.weight_norm_growth_ratio, p.fact.name) for p in matrices if p.fact.weight_norm_growth_ratio]
     if growth:
         td["weight_norm_growth_ratio_max"], td["weight_norm_growth_param"] = max(growth)
+    late = [p for p in params if p.fact.weight_norm_late_growth_per_step is not None and p.fact.is_unchanged is False]
+    if late:
+        rates = np.array([p.fact.weight_norm_late_growth_per_step for p in late])
+        td["late_growth_param_count"] = len(late)
+        td["late_growth_per_step_median"] = float(np.median(rates))
+        td["late_growth_per_step_min"] = float(rates.min())
+        if td["late_growth_per_step_median"] > 0:
+            td["late_growth_uniformity"] = float(rates.min() / td["late_growth_per_step_median"])
+        td["late_growth_ratio_median"] = float(np.median([p.late_growth_ratio for p in late]))
     if scan.first_bad is not None:
         td["first_nonfinite_step"], _, td["first_nonfinite_name"], td["first_nonfinite_kind"] = scan.first_bad
     summary = TensorDynamics(**td, side=side, source=src)

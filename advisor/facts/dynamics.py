@@ -58,6 +58,18 @@ class TensorDynamics(Fact):
     weight_norm_growth_ratio_max: float | None = Field(
         default=None, description="largest last/first weight-norm ratio over matrix parameters")
     weight_norm_growth_param: str | None = Field(default=None, description="parameter of weight_norm_growth_ratio_max")
+    late_growth_param_count: int = Field(
+        default=0, description="trained parameters (matrices and vectors) with a weight_norm_late_growth_per_step")
+    late_growth_per_step_median: float | None = Field(
+        default=None, description="median over those parameters of weight_norm_late_growth_per_step")
+    late_growth_per_step_min: float | None = Field(
+        default=None, description="smallest weight_norm_late_growth_per_step over those parameters")
+    late_growth_uniformity: float | None = Field(
+        default=None, description="late_growth_per_step_min / late_growth_per_step_median when the median is > 0: "
+                                  "near 1 when every parameter grows at one geometric rate (a term proportional to "
+                                  "the weights added at each step, e.g. weight decay with the wrong sign)")
+    late_growth_ratio_median: float | None = Field(
+        default=None, description="median over those parameters of weight norm at the last / middle record")
     first_nonfinite_step: int | None = Field(default=None, description="first step where a tensor has NaN/Inf")
     first_nonfinite_name: str | None = Field(default=None, description="first tensor (in file order) with NaN/Inf "
                                                                        "at that step")
@@ -103,6 +115,9 @@ class ParamDynamics(Fact):
     weight_norm_first: float | None = Field(default=None, description="weight norm at the first record")
     weight_norm_last: float | None = Field(default=None, description="weight norm at the last record")
     weight_norm_growth_ratio: float | None = Field(default=None, description="weight_norm_last / weight_norm_first")
+    weight_norm_late_growth_per_step: float | None = Field(
+        default=None, description="ln(weight norm at the last record / at the middle record) per step: the "
+                                  "geometric growth rate over the second half (at least 6 records)")
     first_std: float | None = Field(default=None, description="weight std at the first record")
     first_is_all_zero: bool | None = Field(default=None, description="every weight exactly 0 at the first record")
     first_std_fan_in_ratio: float | None = Field(

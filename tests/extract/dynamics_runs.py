@@ -199,6 +199,35 @@ def decay_wrong_sign(out: Path) -> list[float]:
     return train(model, out, optimizer=DecayWrongSign(model.parameters(), lr=0.05, weight_decay=0.01))
 
 
+class AdamWDecayWrongSign(torch.optim.Adam):
+    """A hand-written AdamW whose decoupled decay has the wrong sign: w += lr * wd * w, then the Adam step."""
+
+    def __init__(self, params, lr: float, weight_decay: float) -> None:
+        super().__init__(params, lr=lr)
+        self.decay = weight_decay
+
+    @torch.no_grad()
+    def step(self, closure=None):  # noqa: ANN001
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p, alpha=group["lr"] * self.decay)  # AdamW: alpha=-lr * wd
+        return super().step(closure)
+
+
+def adamw_decay_wrong_sign(out: Path) -> list[float]:
+    torch.manual_seed(0)
+    model = mlp()
+    return train(model, out, optimizer=AdamWDecayWrongSign(model.parameters(), lr=5e-3, weight_decay=2.0))
+
+
+def healthy_adamw_strong_decay(out: Path) -> list[float]:
+    """torch's AdamW with the same (strong) decay: the control of adamw_decay_wrong_sign."""
+    torch.manual_seed(0)
+    model = mlp()
+    return train(model, out, optimizer=torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=2.0))
+
+
 def dead_relu(out: Path) -> list[float]:
     torch.manual_seed(0)
     model = mlp(depth=3)
@@ -228,6 +257,8 @@ FAULTS = {
     "exploding_regression": exploding_regression,
 }
 HEALTHY = {"healthy_mlp": healthy_mlp, "healthy_adam": healthy_adam, "healthy_cnn": healthy_cnn}
+#: runs that are neither in HEALTHY's normal ranges nor faults (controls of one test)
+CONTROLS = {"adamw_decay_wrong_sign": adamw_decay_wrong_sign, "healthy_adamw_strong_decay": healthy_adamw_strong_decay}
 
 _TRAINED: dict[str, Path] = {}
 
@@ -236,7 +267,7 @@ def trained_runs(base: Path) -> dict[str, Path]:
     """Train every scenario once per test session (cached); name -> run folder."""
     if not _TRAINED:
         torch.set_num_threads(1)
-        for name, fn in {**HEALTHY, **FAULTS}.items():
+        for name, fn in {**HEALTHY, **FAULTS, **CONTROLS}.items():
             folder = Path(base) / f"dynamics_{name}"
             folder.mkdir(parents=True, exist_ok=True)
             fn(folder)

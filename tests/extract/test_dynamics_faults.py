@@ -129,3 +129,18 @@ def test_decay_with_wrong_sign_pushes_weights_from_zero(trained):
     td = by["tensor_dynamics"][0]
     assert (td.away_from_zero_param_count, td.params_with_resid_cos, td.ascent_param_count) == (3, 3, 0)
     assert all(p.update_resid_weight_cos_median > 0.9 for p in by["param_dynamics"] if p.is_matrix)
+
+
+def test_wrong_sign_decay_grows_every_norm_at_one_rate(trained):
+    """AdamW's decay with a flipped sign: every parameter grows by (1 + lr*wd) per step; torch's AdamW does not."""
+    bad = facts_of(trained["adamw_decay_wrong_sign"])[1]["tensor_dynamics"][0]
+    assert bad.late_growth_param_count == 6  # 3 matrices and 3 bias vectors
+    assert bad.late_growth_uniformity > 0.8 and bad.late_growth_ratio_median > 1.2
+    assert 0.2 * 5e-3 * 2.0 < bad.late_growth_per_step_median < 1.5 * 5e-3 * 2.0  # of the order of lr * wd
+    assert bad.away_from_zero_param_count < 3  # Adam hides it from the update-direction test
+    good = facts_of(trained["healthy_adamw_strong_decay"])
+    td = good[1]["tensor_dynamics"][0]
+    assert td.late_growth_ratio_median < 1.0 and td.late_growth_uniformity is None  # decay pulls the norms in
+    for name in runs.HEALTHY:
+        h = facts_of(trained[name])[1]["tensor_dynamics"][0]
+        assert h.late_growth_uniformity is None or h.late_growth_uniformity < 0.8 or h.late_growth_ratio_median < 1.2
