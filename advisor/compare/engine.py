@@ -117,7 +117,10 @@ def use_compiled(option: str, nbytes: int) -> bool:
         return False
     if option == "compiled":
         if compiled_kernel() is None:
-            raise ValueError("compare.kernel=compiled needs numba: pip install \"accuracy-advisor[fast]\"")
+            from advisor.compare.metrics import KERNEL_PROBLEM
+
+            raise ValueError(f"compare.kernel=compiled needs numba: pip install \"accuracy-advisor[fast]\" "
+                             f"({KERNEL_PROBLEM})")
         return True
     from advisor.compare import metrics
 

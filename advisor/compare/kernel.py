@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
+from numba import njit, types  # first: without numba, the ImportError names numba
+from llvmlite import ir  # numba's own dependency
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 

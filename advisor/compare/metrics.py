@@ -491,17 +491,21 @@ def accumulate(r: np.ndarray, b: np.ndarray, start: int = 0, stop: int | None = 
 
 
 _KERNEL: object = None  # the kernel module once imported; False when it cannot be
+#: why the kernel could not be loaded (for the error of an explicit compare.kernel=compiled)
+KERNEL_PROBLEM = ""
 
 
 def compiled_kernel():
     """The compiled kernel module (``advisor.compare.kernel``), or None when numba is missing or unusable."""
-    global _KERNEL
+    global _KERNEL, KERNEL_PROBLEM
     if _KERNEL is None:
         try:
             from advisor.compare import kernel
             _KERNEL = kernel
-        except Exception:  # ImportError; numba's RuntimeError when no cache folder is writable
-            _KERNEL = False
+        except ImportError as exc:
+            _KERNEL, KERNEL_PROBLEM = False, f"numba is not installed ({exc})"
+        except Exception as exc:  # e.g. numba's RuntimeError when no cache folder is writable
+            _KERNEL, KERNEL_PROBLEM = False, f"numba could not load the kernel: {type(exc).__name__}: {exc}"
     return _KERNEL or None
 
 
