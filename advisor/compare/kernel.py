@@ -472,6 +472,7 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
     out = np.zeros(SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
     nbad = pair_pass(_kernel_view(r), _kernel_view(b), start, stop, with_kl, out, bad)
+    out = out.tolist()  # Python floats: numpy scalars would leak into the report (JSON cannot take np.bool_)
     n = int(out[N])
     acc = Accumulator(with_kl=with_kl)
     acc.total = n
@@ -524,6 +525,7 @@ def side_accumulate(x: np.ndarray, start: int, stop: int):
     out = np.zeros(SIDE_SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
     nbad = side_pass(_kernel_view(x), start, stop, out, bad)
+    out = out.tolist()
     n = int(out[S_N])
     acc = SideAcc()
     if n:

@@ -393,7 +393,7 @@ class Accumulator:
         m.std_diff = math.sqrt(self.d.m2 / n)
         scale = max(abs(self.b.max), abs(self.b.min))
         m.scaled_max_err = self.max_abs_d / scale if scale else (0.0 if self.max_abs_d == 0 else math.inf)
-        m.identical = self.max_abs_d == 0 and self.nonfinite_mismatch == 0
+        m.identical = bool(self.max_abs_d == 0 and self.nonfinite_mismatch == 0)
         for side, acc in (("run", self.r), ("baseline", self.b)):
             setattr(m, f"min_{side}", acc.min)
             setattr(m, f"max_{side}", acc.max)

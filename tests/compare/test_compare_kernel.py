@@ -64,6 +64,16 @@ def test_compiled_and_numpy_paths_agree(name, r, b):
             assert k[key] == value, key
 
 
+def test_metrics_are_plain_python_numbers():
+    import json
+
+    name, r, b = CASES[0]
+    for compiled in (False, True):
+        d = compare_arrays(r, b, compiled=compiled).as_dict()
+        assert all(v is None or type(v) in (int, float, bool) for v in d.values()), d
+        json.dumps(d)
+
+
 def test_identical_pairs_have_kl_exactly_zero_and_no_error():
     x = np.random.default_rng(3).standard_normal(2 * kernel.BLOCK + 5).astype(np.float32)
     m = compare_arrays(x, x.copy(), compiled=True)
@@ -184,6 +194,13 @@ def test_engine_option_and_cli_flag(tmp_path):
     assert ok.returncode == 1 and "source operator: op2" in ok.stdout, ok.stderr
     bad = subprocess.run(cli + ["--kernel", "gpu"], capture_output=True, text=True)
     assert bad.returncode == 2 and "invalid choice: 'gpu'" in bad.stderr
+    out = tmp_path / "table.json"  # plain Python numbers in the table (numpy's bool is not JSON)
+    wrote = subprocess.run(cli + ["--kernel", "compiled", "-o", str(out)], capture_output=True, text=True)
+    assert wrote.returncode == 1, wrote.stderr
+    import json
+    assert json.loads(out.read_text())["source"] == "op2"
+    nowhere = subprocess.run(cli + ["-o", str(tmp_path / "missing" / "t.csv")], capture_output=True, text=True)
+    assert nowhere.returncode == 2 and "does not exist" in nowhere.stderr and "Traceback" not in nowhere.stderr
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
