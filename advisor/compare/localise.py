@@ -8,9 +8,12 @@ outputs has a verdict other than pass.
   pass (an operator with no compared input counts as having matching inputs;
   a backward operator also needs its forward call's inputs and outputs to
   match, since it reads the tensors saved by that call).
-  Later deviating operators whose inputs also all pass are *independent
-  sources* (a second, unrelated problem); the other deviating operators are
-  *propagated*: they only inherit the error through their inputs.
+  Later deviating operators whose compared inputs also all pass are
+  *independent sources* (a second, unrelated problem); the other deviating
+  operators are *propagated*: they only inherit the error through their
+  inputs. A later deviating operator with no compared input (dumps of outputs
+  only, as ``advisor.capture`` writes them) is presumed propagated: nothing
+  shows that its inputs are clean.
 - **nonfinite source**: the first operator whose output holds NaN/Inf while
   its inputs are all finite (division by zero, log of 0, overflow); it is
   *absorbed* when later operators exist and none of them outputs NaN/Inf (a -inf attention mask
@@ -66,6 +69,11 @@ class OpView:
     @property
     def inputs_match(self) -> bool:
         return all(r.verdict in ("pass", "skipped") for r in self.inputs)
+
+    @property
+    def inputs_compared(self) -> bool:
+        """Whether some input was compared (dumps of outputs only have none)."""
+        return any(r.verdict != "skipped" for r in self.inputs)
 
     def worst_output(self) -> Row | None:
         rank = {"error": 3, "warning": 2, "pass": 1, "skipped": 0}
@@ -154,12 +162,12 @@ def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
     for v in ops:
         if has_baseline:
             if v.deviates:
-                if v.inputs_match and _forward_clean(v, by_name):
-                    if loc.source is None:
-                        loc.source = v
-                    else:
-                        loc.independent_sources.append(v)
-                else:
+                clean = v.inputs_match and _forward_clean(v, by_name)
+                if clean and loc.source is None:
+                    loc.source = v
+                elif clean and v.inputs_compared:
+                    loc.independent_sources.append(v)
+                else:  # inputs deviate, or unknown after an earlier source: presumed inherited
                     loc.propagated.append(v)
             if any(r.metrics is not None and not r.metrics.identical for r in v.outputs) or \
                     any(r.metrics is None and r.stat_rel_diff for r in v.outputs):

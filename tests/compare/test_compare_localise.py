@@ -242,3 +242,26 @@ def test_causal_minus_inf_mask_is_absorbed_and_not_an_accuracy_problem(dumps):
     assert next(r for r in comp.rows if r.name == "scores.forward.output.0").verdict == "pass"
     run2, base2 = dumps(Attention, {"causal": True, "half_softmax": True}, {"causal": True}, x)
     assert _loc(run2, base2)[1].source.op == "softmax.forward"  # the Infs do not hide a real deviation
+
+
+def test_dumps_of_outputs_only_keep_the_successors_propagated(dumps, mlp_input, tmp_path):
+    """advisor.capture-style dumps hold outputs only: later deviating ops are presumed to inherit the error."""
+    import shutil
+
+    run, base = dumps(MLP, {"gelu": "tanh"}, {"gelu": "none"}, mlp_input)
+    folders = []
+    for side in (run, base):
+        dst = tmp_path / "outputs_only" / side.name / "dump"
+        shutil.copytree(side / "dump", dst)
+        for f in dst.glob("*.input.*.npy"):
+            f.unlink()
+        man = dst / "manifest.json"
+        if man.exists():
+            entries = json.loads(man.read_text())  # a list of {name, file, op_type}
+            man.write_text(json.dumps([e for e in entries if ".input." not in e["name"]]))
+        folders.append(dst)
+    comp = compare_dumps(read_dump(folders[0]), read_dump(folders[1]), workers=2)
+    assert not any(r.role == "input" for r in comp.rows)
+    loc = localise(comp.rows)
+    assert loc.source.op == "act.forward" and loc.independent_sources == []
+    assert {"fc2.forward", "norm.forward", "fc3.forward"} <= set(_propagated(loc))
