@@ -5,7 +5,9 @@ msprobe ``dump.json``). With a baseline dump too, every tensor is compared
 and the source operator located; when the run's and the baseline's
 hyper-parameter files are equal (the same configuration run twice), the
 summary says so (``is_same_config``), and the rules read differences as
-random errors. Without a baseline only the run's own anomalies are looked
+random errors; unless the dumps themselves say otherwise (``_not_a_rerun``:
+another framework, or differences from the very first operator, which is how
+a port to another device or framework with an unchanged config file looks). Without a baseline only the run's own anomalies are looked
 for (NaN/Inf born in an operator, fp16 range, integer-valued floats).
 """
 
@@ -87,6 +89,17 @@ def _same_config(pair: RunPair) -> bool | None:
                 return None
         flat.append(merged)
     return flat[0] == flat[1]
+
+
+def _not_a_rerun(rd: Dump, bd: Dump, loc: Localisation) -> str | None:
+    """Why equal configuration files do not make these dumps two runs of one configuration (None: they may)."""
+    if rd.framework and bd.framework and rd.framework.lower() != bd.framework.lower():
+        return f"the dumps come from {rd.framework} and {bd.framework}"
+    compared = [v for v in loc.ops if any(r.metrics is not None or r.stat_rel_diff is not None for r in v.outputs)]
+    if compared and loc.first_difference is compared[0]:
+        return (f"the outputs differ from the first operator on ({compared[0].op}), as across devices or frameworks; "
+                "a rerun of one configuration is bit-identical until its first nondeterministic operator")
+    return None
 
 
 def _num(x: float | None) -> float | None:
@@ -227,15 +240,22 @@ def extract(pair: RunPair) -> Extraction:
             loc = localise(comp.rows, has_baseline=True)
             src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
             fused_base = sum(is_fused(op) for op in bd.ops())
-            out.facts.extend(comparison_facts(comp, loc, same, pair.options, src, fused_base))
+            rerun, note = same, ""
+            if same and "op_compare.same_config" not in pair.options:
+                why = _not_a_rerun(rd, bd, loc)
+                if why:
+                    rerun = None
+                    note = (f"; equal hyper-parameter files, but {why}: compared as a port "
+                            "(--threshold op_compare.same_config=true reads the differences as random errors)")
+            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base))
             out.facts.extend(anomaly_facts(loc, src))
             series, markers = _series(loc, shown)
             out.series.extend(series)
             out.markers.extend(markers)
             out.checks.append(CheckRun(stage="network_wide_comparison", inputs=[shown],
-                                       note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode"))
+                                       note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode{note}"))
             out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator"))
-            if same:
+            if rerun:
                 out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note="same configuration: differences are random errors"))
             if is_fused_any(rd) or fused_base:
                 out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))

@@ -265,3 +265,19 @@ def test_dumps_of_outputs_only_keep_the_successors_propagated(dumps, mlp_input, 
     loc = localise(comp.rows)
     assert loc.source.op == "act.forward" and loc.independent_sources == []
     assert {"fc2.forward", "norm.forward", "fc3.forward"} <= set(_propagated(loc))
+
+
+def test_equal_config_files_but_differences_from_the_first_operator_are_a_port(dumps, mlp_input):
+    """A GPU->NPU port keeps its config file: equal hparams, but outputs differ from op 1 (not a rerun)."""
+    run, base = dumps(MLP, {"standardize_eps": 1e-2}, {"standardize_eps": 1e-6}, mlp_input)
+    for d in (run, base):
+        (d / "hparams.yaml").write_text("lr: 0.01\nseed: 7\n")
+    ex = extract(RunPair(RunFolder.scan(run), RunFolder.scan(base, side="baseline")))
+    summary = next(f for f in ex.facts if f.kind == "op_comparison_summary")
+    assert summary.first_difference_op == "std.forward" and summary.source_op == "std.forward"
+    assert summary.is_same_config is None  # not read as nondeterminism
+    assert "compared as a port" in next(c.note for c in ex.checks if c.stage == "network_wide_comparison")
+    assert "random_errors" not in {c.stage for c in ex.checks}
+    forced = extract(RunPair(RunFolder.scan(run), RunFolder.scan(base, side="baseline"),
+                             options={"op_compare.same_config": True}))
+    assert next(f for f in forced.facts if f.kind == "op_comparison_summary").is_same_config is True
