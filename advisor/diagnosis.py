@@ -106,7 +106,9 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
     exact = curve | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
                      "compare.kernel"}
-    out = []
+    from advisor.compare.tolerances import option_problems
+
+    out = [f"advisor: warning: threshold {problem}; ignored" for problem in option_problems(options)]
     for key in options:
         if key in exact or key.startswith("compare."):
             continue

@@ -133,6 +133,9 @@ def run_compare(args: argparse.Namespace) -> int:
     try:
         run_dir, base_dir = _dump_folder(args.run_dump), _dump_folder(args.baseline_dump)
         options: dict = _overrides(args.tolerance)
+        from advisor.compare.tolerances import option_problems
+        for problem in option_problems(options):
+            raise _Usage(f"--tolerance {problem.replace('compare.', '', 1)}")
         if args.no_kl:
             options["compare.kl"] = False
         options["compare.kernel"] = args.kernel

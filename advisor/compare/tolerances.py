@@ -75,10 +75,47 @@ def tolerance_for(run_dtype: str | None, baseline_dtype: str | None,
     tol = DEFAULTS[name]
     changes = {}
     for key, value in (overrides or {}).items():
-        prefix = f"compare.{name}."
-        if key.startswith(prefix) and key[len(prefix):] in Tolerance.__dataclass_fields__:
-            changes[key[len(prefix):]] = float(value)
+        parts = key.split(".")
+        if (len(parts) == 3 and parts[0] == "compare" and normalise_dtype(parts[1]) == name
+                and parts[2] in Tolerance.__dataclass_fields__ and _is_number(value)):
+            changes[parts[2]] = float(value)
     return replace(tol, **changes) if changes else tol
+
+
+#: the comparison's options that are not tolerances
+OPTIONS = ("compare.kl", "compare.kernel")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def option_problems(options: dict[str, Any]) -> list[str]:
+    """What is wrong with the ``compare.*`` options (tolerance overrides): misspelt names, non-numbers.
+
+    Tolerances are ``compare.DTYPE.NAME`` with DTYPE one of float64, float32, float16, bfloat16 (or an
+    alias: fp16, bf16, half, ...) and NAME a field of ``Tolerance``.
+    """
+    import difflib
+
+    names = list(Tolerance.__dataclass_fields__)
+    out = []
+    for key, value in options.items():
+        if not key.startswith("compare.") or key in OPTIONS:
+            continue
+        parts = key.split(".")
+        if len(parts) != 3:
+            close = difflib.get_close_matches(key, OPTIONS, n=1)
+            out.append(f"'{key}' is not compare.DTYPE.NAME" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        elif normalise_dtype(parts[1]) not in DEFAULTS:
+            out.append(f"'{key}': unknown dtype '{parts[1]}' (one of {', '.join(DEFAULTS)})")
+        elif parts[2] not in names:
+            close = difflib.get_close_matches(parts[2], names, n=1)
+            out.append(f"'{key}': unknown tolerance '{parts[2]}' (one of {', '.join(names)})"
+                       + (f"; did you mean '{close[0]}'?" if close else ""))
+        elif not _is_number(value):
+            out.append(f"'{key}' must be a finite number, got {value!r}")
+    return out
 
 
 def judge(m: PairMetrics, tol: Tolerance) -> tuple[Verdict, str]:

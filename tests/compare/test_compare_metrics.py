@@ -184,3 +184,16 @@ def test_kl_paths_match_the_float64_formula(scale, identical_half):
     for chunk in (1000, 1 << 16):
         m = compare_arrays(r, b, chunk=chunk)
         assert m.kl_div == pytest.approx(ref, rel=1e-4, abs=1e-13), (chunk, m.kl_div, ref)
+
+
+def test_tolerance_overrides_are_checked_and_take_dtype_aliases():
+    from advisor.compare.tolerances import option_problems
+
+    assert tolerance_for("float16", "fp16", {"compare.fp16.rel_dist_error": 0.5}).rel_dist_error == 0.5
+    assert option_problems({"compare.kl": False, "compare.kernel": "numpy", "compare.bf16.stat_warn": 0.1}) == []
+    problems = option_problems({"compare.float32.rel_dist_eror": 1e-3, "compare.float8.stat_warn": 1.0,
+                                "compare.float32.cosine_error": "high", "compare.kernal": "numpy"})
+    assert len(problems) == 4
+    assert "did you mean 'rel_dist_error'" in problems[0] and "unknown dtype 'float8'" in problems[1]
+    assert "finite number" in problems[2] and "did you mean 'compare.kernel'" in problems[3]
+    assert tolerance_for("float32", "float32", {"compare.float32.cosine_error": "high"}).cosine_error == 0.9999
