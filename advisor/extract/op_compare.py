@@ -92,13 +92,22 @@ def _same_config(pair: RunPair) -> bool | None:
 
 
 def _not_a_rerun(rd: Dump, bd: Dump, loc: Localisation) -> str | None:
-    """Why equal configuration files do not make these dumps two runs of one configuration (None: they may)."""
+    """Why equal configuration files do not make these dumps two runs of one configuration (None: they may).
+
+    Another framework; or the very first operator computing something else from bit-identical inputs,
+    as across devices or frameworks (a rerun is bit-identical until its first nondeterministic
+    operator; an unseeded rerun differs earlier, in the inputs themselves: still a rerun).
+    """
     if rd.framework and bd.framework and rd.framework.lower() != bd.framework.lower():
         return f"the dumps come from {rd.framework} and {bd.framework}"
     compared = [v for v in loc.ops if any(r.metrics is not None or r.stat_rel_diff is not None for r in v.outputs)]
-    if compared and loc.first_difference is compared[0]:
-        return (f"the outputs differ from the first operator on ({compared[0].op}), as across devices or frameworks; "
-                "a rerun of one configuration is bit-identical until its first nondeterministic operator")
+    if not compared or loc.first_difference is not compared[0]:
+        return None
+    first = compared[0]
+    inputs = [r for r in first.inputs if r.verdict != "skipped"]
+    if inputs and all((r.metrics.identical if r.metrics is not None else r.stat_rel_diff == 0) for r in inputs):
+        return (f"the first operator ({first.op}) already computes other outputs from bit-identical inputs, as "
+                "across devices or frameworks (a rerun is bit-identical until its first nondeterministic operator)")
     return None
 
 
