@@ -12,15 +12,20 @@ ranges handled by different threads) merge exactly (``Accumulator.merge``).
 Definitions (``d = r - b``; sums run over the positions where both sides are
 finite; NaN and Inf are counted per side and never make a pair "pass"):
 
-- ``cosine``            Σ r·b / sqrt(Σ r² · Σ b²); 1 when both are all zero, 0 when only one is
+- ``cosine``            Σ r·b / sqrt(Σ r² · Σ b²); 1 when both are all zero; None (undefined, and
+  the verdict says why) when only one is
 - ``max_abs_err``       max |d|
 - ``mean_abs_err``      Σ|d| / n
 - ``rmse``              sqrt(Σ d² / n)
 - ``euclid_rel_dist``   ||d||₂ / ||b||₂ (0 when both are zero, inf when only b is)
-- ``accum_rel_err``     Σ|d| / Σ|b| (accumulated relative error)
 - ``rel_err``           per element |d| / max(|b|, REL_FLOOR); ``max_rel_err``, ``mean_rel_err``
-- ``rel_err_over_1e3_ratio`` / ``rel_err_over_5e3_ratio``: share of elements whose rel_err
-  exceeds 1/1000 and 5/1000
+- ``accum_rel_err``     Σ rel_err (accumulated relative error: the sum of the element-wise relative
+  errors, as ../spec/routine.md defines it; grows with the element count)
+- ``accum_abs_err_ratio`` Σ|d| / Σ|b| (the accumulated error relative to the accumulated magnitude:
+  size-independent)
+- ``rel_err_within_1e3_ratio`` / ``rel_err_within_5e3_ratio``: share of elements whose rel_err is
+  within 1/1000 and 5/1000 (msprobe's One/Five Thousandth Err Ratio: a pass share);
+  ``rel_err_over_1e3_ratio`` / ``rel_err_over_5e3_ratio``: the share beyond (1 - within)
 - ``kl_div``            KL(softmax(b) || softmax(r)) over the whole flattened tensor: the tensors
   are treated as logits and softmax-normalised (streamed with running log-sum-exp); for tensors
   that already hold probabilities this is the KL of their softmax, 0 when equal, > 0 otherwise.
@@ -369,18 +374,22 @@ class Accumulator:
         if nr == 0 and nb == 0:
             m.cosine = 1.0
         elif nr == 0 or nb == 0:
-            m.cosine = 0.0
+            m.cosine = None  # undefined: one side is all zero (judge() says so)
         else:
             m.cosine = max(-1.0, min(1.0, self.dot_rb / (nr * nb)))
         m.max_abs_err = self.max_abs_d
         m.mean_abs_err = self.d.sum_abs / n
         m.rmse = math.sqrt(self.d.sumsq / n)
         m.euclid_rel_dist = nd / nb if nb else (0.0 if nd == 0 else math.inf)
-        m.accum_rel_err = self.d.sum_abs / self.b.sum_abs if self.b.sum_abs else (0.0 if self.d.sum_abs == 0 else math.inf)
+        m.accum_abs_err_ratio = (self.d.sum_abs / self.b.sum_abs if self.b.sum_abs
+                                 else (0.0 if self.d.sum_abs == 0 else math.inf))
+        m.accum_rel_err = self.sum_rel
         m.max_rel_err = self.max_rel
         m.mean_rel_err = self.sum_rel / n
         m.rel_err_over_1e3_ratio = self.over_1e3 / n
         m.rel_err_over_5e3_ratio = self.over_5e3 / n
+        m.rel_err_within_1e3_ratio = (n - self.over_1e3) / n
+        m.rel_err_within_5e3_ratio = (n - self.over_5e3) / n
         # KL(p||q), p = softmax(b), q = softmax(r): Σ p (b - r) - LSE(b) + LSE(r)
         if self.lse_sb and self.lse_sr:
             lse_b = self.lse_mb + math.log(self.lse_sb)
@@ -421,8 +430,11 @@ class PairMetrics:
     rmse: float | None = None
     euclid_rel_dist: float | None = None
     accum_rel_err: float | None = None
+    accum_abs_err_ratio: float | None = None
     max_rel_err: float | None = None
     mean_rel_err: float | None = None
+    rel_err_within_1e3_ratio: float | None = None
+    rel_err_within_5e3_ratio: float | None = None
     rel_err_over_1e3_ratio: float | None = None
     rel_err_over_5e3_ratio: float | None = None
     kl_div: float | None = None

@@ -119,8 +119,9 @@ def to_html(table: CompareTable) -> str:
                              undefined=jinja2.StrictUndefined)
     env.filters["fmt"] = _fmt
     shown = ["name", "op_type", "position", "verdict", "reason", "dtype_run", "dtype_baseline", "shape_run",
-             "cosine", "max_abs_err", "euclid_rel_dist", "max_rel_err", "mean_rel_err", "rel_err_over_1e3_ratio",
-             "rel_err_over_5e3_ratio", "accum_rel_err", "rmse", "kl_div", "nan_run", "inf_run", "stat_rel_diff"]
+             "cosine", "max_abs_err", "euclid_rel_dist", "max_rel_err", "mean_rel_err", "rel_err_within_1e3_ratio",
+             "rel_err_within_5e3_ratio", "accum_rel_err", "accum_abs_err_ratio", "rmse", "kl_div", "nan_run", "inf_run",
+             "stat_rel_diff"]
     return env.get_template("compare.html.j2").render(table=table, columns=shown)
 
 

@@ -130,7 +130,10 @@ def judge(m: PairMetrics, tol: Tolerance) -> tuple[Verdict, str]:
     if m.identical:
         return "pass", "identical"
     rd, sm = m.euclid_rel_dist or 0.0, m.scaled_max_err or 0.0
-    if m.cosine is not None and m.cosine < tol.cosine_error:
+    if m.cosine is None:  # exactly one side all zero
+        side = "run" if not m.norm_run else "baseline"
+        return "error", f"cosine undefined: the {side}'s tensor is all zero, the other's is not"
+    if m.cosine < tol.cosine_error:
         return "error", f"cosine {m.cosine:.6g} < {tol.cosine_error:g}"
     if rd > tol.rel_dist_error:
         return "error", f"euclid_rel_dist {rd:.3g} > {tol.rel_dist_error:g}"
