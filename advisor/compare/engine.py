@@ -205,11 +205,16 @@ def _side_thunk(rec: TensorRecord, start: int, stop: int | None, compiled: bool)
     return run
 
 
-def _warm_up(pairs: set[tuple[str | None, str | None]], side: bool = False) -> None:
+def _warm_up(records: list[TensorRecord], pairs: set[tuple[str | None, str | None]], side: bool = False) -> None:
     """Compile (or load from numba's cache) the kernel for these dtype names once, before the threads."""
     kernel = compiled_kernel()
     names = {str(d): d for d in kernel.DTYPES}
-    kernel.warm_up({(names[r], names[b]) for r, b in pairs if r in names and b in names}, side=side)
+    dtypes = {(names[r], names[b]) for r, b in pairs if r in names and b in names}
+    suffixes = {rec.file.suffix.lower() for rec in records if rec.file is not None}
+    if suffixes - {".pt"}:
+        kernel.warm_up(dtypes, side=side)  # .npy memory maps: read-only
+    if ".pt" in suffixes:
+        kernel.warm_up(dtypes, side=side, writable=True)
 
 
 def _share(nbytes: int, rec: TensorRecord, start: int, stop: int | None) -> int:
@@ -273,7 +278,7 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     total = sum(sizes)
     compiled = use_compiled(kernel_option, total)
     if compiled:
-        _warm_up({(r.dtype, b.dtype) for _, (r, b, _, _) in pending})
+        _warm_up([x for _, (r, b, _, _) in pending for x in (r, b)], {(r.dtype, b.dtype) for _, (r, b, _, _) in pending})
     items = [(idx, _pair_thunk(r, b, start, stop, with_kl, compiled)) for idx, (r, b, start, stop) in pending]
     done = [0]
 
@@ -364,7 +369,7 @@ def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | N
             sizes.append(_share(row.nbytes, r, start, stop))
     compiled = use_compiled(kernel_option, sum(sizes))
     if compiled:
-        _warm_up({(r.dtype, r.dtype) for _, (r, _, _) in items}, side=True)
+        _warm_up([r for _, (r, _, _) in items], {(r.dtype, r.dtype) for _, (r, _, _) in items}, side=True)
     items = [(idx, _side_thunk(r, start, stop, compiled)) for idx, (r, start, stop) in items]
     results = _run_items(items, workers, None, sizes)
     merged: dict[int, SideAcc | DumpReadError] = {}

@@ -502,15 +502,16 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
     return acc
 
 
-def warm_up(dtypes: set[tuple[np.dtype, np.dtype]], side: bool = False) -> None:
+def warm_up(dtypes: set[tuple[np.dtype, np.dtype]], side: bool = False, writable: bool = False) -> None:
     """Compile (or load from numba's cache) the pair pass (``side``: the one-side pass) for these dtypes.
 
-    On this thread, before the workers start; on read-only arrays, as the memory maps of .npy dumps
-    are (numba compiles writable and read-only arrays separately).
+    On this thread, before the workers start. numba compiles writable and read-only arrays
+    separately: the memory maps of .npy dumps are read-only, tensors loaded from .pt files
+    writable (``writable``).
     """
     for dr, db in dtypes:
         r, b = np.zeros(2, dr), np.ones(2, db)
-        r.flags.writeable = b.flags.writeable = False
+        r.flags.writeable = b.flags.writeable = writable
         if side:
             side_accumulate(r, 0, 2)
         else:
