@@ -359,11 +359,14 @@ def _load_pt(path: Path) -> np.ndarray:
     except Exception:
         raise DumpReadError("a PyTorch .pt tensor: reading it needs torch (pip install accuracy-advisor[torch]); "
                             "compared on the statistics of dump.json instead") from None
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # weights_only refuses anything but tensors and plain containers
-        raise DumpReadError(f"not a plain tensor file (torch.load with weights_only=True refused it: "
-                            f"{type(exc).__name__})") from None
+    try:  # memory-mapped (torch >= 2.1, zip files): pages are read as the pass reaches them
+        obj = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # a legacy (non-zip) file cannot be mapped, or an older torch
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # weights_only refuses anything but tensors and plain containers
+            raise DumpReadError(f"not a plain tensor file (torch.load with weights_only=True refused it: "
+                                f"{type(exc).__name__})") from None
     if not isinstance(obj, torch.Tensor):
         raise DumpReadError(f"holds a {type(obj).__name__}, not a tensor")
     t = obj.detach()

@@ -132,3 +132,19 @@ def test_pt_files_are_read_with_weights_only(tmp_path):
     assert load_tensor(ok).tolist() == [0.0, 1.0, 2.0, 3.0] and load_tensor(ok).dtype == np.float32
     with pytest.raises(DumpReadError, match="weights_only"):
         load_tensor(evil)
+
+
+def test_pt_tensors_are_memory_mapped_not_read_into_memory(tmp_path):
+    torch = pytest.importorskip("torch")
+    from advisor.read.dumps import _load_pt
+
+    torch.save(torch.ones(32 << 20), tmp_path / "big.pt")  # 128 MB of float32
+
+    def rss_mb() -> float:
+        with open("/proc/self/status") as fh:
+            return int(fh.read().split("VmRSS:")[1].split()[0]) / 1024
+
+    before = rss_mb()
+    arr = _load_pt(tmp_path / "big.pt")
+    assert arr.shape == (32 << 20,) and float(arr[-5:].sum()) == 5.0
+    assert rss_mb() - before < 32  # a plain torch.load would hold all 128 MB
