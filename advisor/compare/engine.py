@@ -208,7 +208,7 @@ def _side_thunk(rec: TensorRecord, start: int, stop: int | None, compiled: bool)
 def _warm_up(records: list[TensorRecord], pairs: set[tuple[str | None, str | None]], side: bool = False) -> None:
     """Compile (or load from numba's cache) the kernel for these dtype names once, before the threads."""
     kernel = compiled_kernel()
-    names = {str(d): d for d in kernel.DTYPES}
+    names: dict[str, Any] = {str(d): d for d in kernel.DTYPES} | {"bfloat16": "bfloat16"}
     dtypes = {(names[r], names[b]) for r, b in pairs if r in names and b in names}
     suffixes = {rec.file.suffix.lower() for rec in records if rec.file is not None}
     if suffixes - {".pt"}:

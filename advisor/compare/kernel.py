@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 from numba import njit, types  # first: without numba, the ImportError names numba
+
+from advisor.read.dumps import BFloat16Bits
 from llvmlite import ir  # numba's own dependency
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
@@ -105,8 +107,16 @@ def _from_bits(typingctx, a):
 _TWO_1008 = 2.0 ** 1008  # rebiases a float16's exponent field placed in a float64 (15 -> 1023)
 
 
+@intrinsic
+def _f32_from_bits(typingctx, a):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.int32), codegen
+
+
 def _as_f64(x):
-    """An array element as float64; uint16 elements are float16 bit patterns (numba has no float16 on CPU)."""
+    """An array element as float64: uint16 elements are float16 bit patterns, int16 ones bfloat16 bit
+    patterns (numba has neither type on CPU)."""
     raise NotImplementedError  # compiled code only (see the overload below)
 
 
@@ -122,6 +132,10 @@ def _as_f64_overload(x):
             v = v if em < 0x7C00 else (math.inf if em == 0x7C00 else math.nan)
             return v * (1.0 - 2.0 * ((h >> 15) & 1))
         return from_half
+    if isinstance(x, types.Integer) and x.bitwidth == 16 and x.signed:
+        def from_bfloat16(x):  # a bfloat16 is the upper half of a float32: exact, Inf/NaN/subnormals included
+            return np.float64(_f32_from_bits((np.int32(x) & 0xFFFF) << 16))
+        return from_bfloat16
     if isinstance(x, types.Float):
         return lambda x: np.float64(x)
     return None
@@ -452,23 +466,27 @@ def side_pass(x, start, stop, out, bad):
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 
 
+def _takes(x: np.ndarray) -> bool:
+    return ((x.dtype in DTYPES or isinstance(x, BFloat16Bits)) and x.flags.c_contiguous and x.dtype.isnative)
+
+
 def supports(r: np.ndarray, b: np.ndarray) -> bool:
-    """Whether ``pair_accumulate`` takes this pair (float16/32/64, contiguous, native byte order)."""
-    return (r.dtype in DTYPES and b.dtype in DTYPES and r.flags.c_contiguous and b.flags.c_contiguous
-            and r.dtype.isnative and b.dtype.isnative)
+    """Whether ``pair_accumulate`` takes this pair (float16/32/64 or bfloat16 bits, contiguous, native order)."""
+    return _takes(r) and _takes(b)
 
 
 def _kernel_view(x: np.ndarray) -> np.ndarray:
-    """The array the compiled loops read: float16 as uint16 (converted bit by bit inside)."""
-    return x.view(np.uint16) if x.dtype == np.float16 else x
+    """The plain array the compiled loops read: float16 as uint16, bfloat16 as int16 (converted inside)."""
+    if isinstance(x, BFloat16Bits):
+        return np.asarray(x).view(np.int16)
+    return np.asarray(x.view(np.uint16) if x.dtype == np.float16 else x)
 
 
 def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl: bool):
     """``metrics.accumulate`` of r[start:stop] vs b[start:stop] (flat, ``supports``) by the kernel."""
     from advisor.compare.metrics import Accumulator, SideAcc
 
-    r = np.asarray(r).reshape(-1)  # a memmap's plain ndarray view (numba takes no subclasses)
-    b = np.asarray(b).reshape(-1)
+    r, b = r.reshape(-1), b.reshape(-1)  # views (a memmap or BFloat16Bits; _kernel_view makes them plain)
     out = np.zeros(SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
     nbad = pair_pass(_kernel_view(r), _kernel_view(b), start, stop, with_kl, out, bad)
@@ -502,6 +520,13 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
     return acc
 
 
+def _example(dtype: np.dtype | str) -> np.ndarray:
+    """Two elements of this dtype as the loops will see them ('bfloat16': BFloat16Bits)."""
+    if str(dtype) == "bfloat16":
+        return BFloat16Bits(np.zeros(2, np.int16))
+    return np.zeros(2, dtype)
+
+
 def warm_up(dtypes: set[tuple[np.dtype, np.dtype]], side: bool = False, writable: bool = False) -> None:
     """Compile (or load from numba's cache) the pair pass (``side``: the one-side pass) for these dtypes.
 
@@ -510,7 +535,7 @@ def warm_up(dtypes: set[tuple[np.dtype, np.dtype]], side: bool = False, writable
     writable (``writable``).
     """
     for dr, db in dtypes:
-        r, b = np.zeros(2, dr), np.ones(2, db)
+        r, b = _example(dr), _example(db)
         r.flags.writeable = b.flags.writeable = writable
         if side:
             side_accumulate(r, 0, 2)
@@ -522,7 +547,7 @@ def side_accumulate(x: np.ndarray, start: int, stop: int):
     """``metrics.side_stats`` of x[start:stop] (flat, a ``DTYPES`` dtype, contiguous) by the kernel."""
     from advisor.compare.metrics import SideAcc, side_stats
 
-    x = np.asarray(x).reshape(-1)
+    x = x.reshape(-1)
     out = np.zeros(SIDE_SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
     nbad = side_pass(_kernel_view(x), start, stop, out, bad)

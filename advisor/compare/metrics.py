@@ -47,6 +47,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from advisor.read.dumps import float_chunk
+
 try:  # OpenBLAS' own threads fight ours (measured: np.dot 10-250x slower on 2 busy cores)
     from threadpoolctl import threadpool_limits as _threadpool_limits
 except ImportError:  # pragma: no cover - optional
@@ -191,7 +193,7 @@ class Accumulator:
 
     def update(self, rc: np.ndarray, bc: np.ndarray, _finite: bool = False) -> None:
         with np.errstate(all="ignore"):  # NaN/Inf are counted, not warned about
-            self._update(rc, bc, _finite)
+            self._update(float_chunk(rc), float_chunk(bc), _finite)
 
     def _update(self, rc: np.ndarray, bc: np.ndarray, _finite: bool) -> None:
         n = int(np.size(rc))
@@ -492,7 +494,7 @@ def accumulate(r: np.ndarray, b: np.ndarray, start: int = 0, stop: int | None = 
     if identical and (acc.lse_sb or acc.max_abs_d > 0 or acc.nonfinite_mismatch):
         with np.errstate(all="ignore"):
             for i in identical:
-                rc, bc = rf[i:min(stop, i + chunk)], bf[i:min(stop, i + chunk)]
+                rc, bc = float_chunk(rf[i:min(stop, i + chunk)]), float_chunk(bf[i:min(stop, i + chunk)])
                 if not math.isfinite(float(np.sum(rc, dtype=np.float64) + np.sum(bc, dtype=np.float64))):
                     keep = np.isfinite(rc) & np.isfinite(bc)
                     rc = rc[keep]
@@ -543,7 +545,7 @@ def kl_accumulate(r: np.ndarray, b: np.ndarray, max_run: float, max_baseline: fl
     with np.errstate(all="ignore"):
         for i in range(start, stop, chunk):
             j = min(stop, i + chunk)
-            rc, bc = rf[i:j], bf[i:j]
+            rc, bc = float_chunk(rf[i:j]), float_chunk(bf[i:j])
             d = np.subtract(rc, bc, dtype=np.float64)  # float32 inputs: exact, no copies of r and b
             dd = _dot(d, d)
             if not math.isfinite(dd):  # a NaN/Inf on either side (or a float64 overflow)
@@ -577,7 +579,7 @@ def side_stats(x: np.ndarray, start: int = 0, stop: int | None = None, chunk: in
         return kernel.side_accumulate(xf, start, stop)
     acc = SideAcc()
     for i in range(start, stop, chunk):
-        c = np.asarray(xf[i:min(stop, i + chunk)], dtype=np.float64)
+        c = np.asarray(float_chunk(xf[i:min(stop, i + chunk)]), dtype=np.float64)
         fin = np.isfinite(c)
         if not fin.all():
             acc.nan += int(np.count_nonzero(np.isnan(c)))

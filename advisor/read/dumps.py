@@ -336,10 +336,30 @@ def torch_available() -> bool:
     return True
 
 
-def load_tensor(rec: TensorRecord) -> np.ndarray:
-    """The tensor as a numpy array (a memory map for .npy). Raises DumpReadError with the reason.
+class BFloat16Bits(np.ndarray):
+    """A bfloat16 tensor as its raw 16-bit patterns (int16 data; numpy has no bfloat16).
 
-    bfloat16 tensors from ``.pt`` files come back as float32 (exact), other dtypes unchanged.
+    Views and slices keep the class; the comparison converts them chunk by chunk
+    (``float_chunk``) or bit by bit in the compiled kernel, so a big tensor is never
+    copied whole into float32.
+    """
+
+    def __new__(cls, bits: np.ndarray) -> "BFloat16Bits":
+        return np.asarray(bits).view(np.int16).view(cls)
+
+
+def float_chunk(x: np.ndarray) -> np.ndarray:
+    """``x`` itself, or the float32 values (exact) of a ``BFloat16Bits`` slice."""
+    if isinstance(x, BFloat16Bits):
+        return (np.asarray(x).view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return x
+
+
+def load_tensor(rec: TensorRecord) -> np.ndarray:
+    """The tensor as a numpy array (a memory map for .npy and .pt). Raises DumpReadError with the reason.
+
+    bfloat16 tensors from ``.pt`` files come back as ``BFloat16Bits`` (their bit patterns, mapped,
+    converted to float32 exactly where they are read), other dtypes unchanged.
     """
     if rec.problem:
         raise DumpReadError(rec.problem)
@@ -370,8 +390,8 @@ def _load_pt(path: Path) -> np.ndarray:
     if not isinstance(obj, torch.Tensor):
         raise DumpReadError(f"holds a {type(obj).__name__}, not a tensor")
     t = obj.detach()
-    if t.dtype == torch.bfloat16:
-        t = t.float()
+    if t.dtype == torch.bfloat16:  # no copy: the mapped bits, read as float32 chunk by chunk
+        return BFloat16Bits(t.contiguous().view(torch.int16).numpy())
     if t.is_complex() or t.dtype.is_floating_point or t.dtype in (torch.int8, torch.int16, torch.int32,
                                                                   torch.int64, torch.uint8, torch.bool):
         return t.contiguous().numpy()

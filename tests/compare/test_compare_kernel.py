@@ -253,3 +253,32 @@ def test_auto_uses_the_kernel_for_big_comparisons_or_once_loaded(monkeypatch):
     assert not engine.use_compiled("auto", 1 << 40)
     with pytest.raises(ValueError, match=r"accuracy-advisor\[fast\]"):
         engine.use_compiled("compiled", 1)
+
+
+def test_bfloat16_bits_convert_exactly_and_compare_like_float32():
+    torch = pytest.importorskip("torch")
+    from advisor.read.dumps import BFloat16Bits, float_chunk
+
+    bits = np.arange(-(1 << 15), 1 << 15).astype(np.int16)  # every bfloat16 bit pattern
+
+    @numba.njit
+    def convert(b, out):
+        for i in range(b.size):
+            out[i] = kernel._as_f64(b[i])
+
+    got = np.empty(bits.size)
+    convert(bits, got)
+    want = torch.from_numpy(bits.copy()).view(torch.bfloat16).double().numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns
+        assert np.array_equal(float_chunk(BFloat16Bits(bits)).astype(np.float64), want, equal_nan=True)
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randn(3 * kernel.BLOCK + 11, generator=g) * 4).bfloat16()
+    base = x.float() * (1 + 1e-3 * torch.randn(x.shape, generator=g))
+    run = BFloat16Bits(x.view(torch.int16).numpy())
+    want = compare_arrays(x.float().numpy(), base.numpy())
+    for compiled in (False, True):
+        got = compare_arrays(run, base.numpy(), compiled=compiled)
+        for key in ("cosine", "max_abs_err", "mean_rel_err", "std_run", "min_run", "max_run", "rel_err_over_1e3_ratio"):
+            assert getattr(got, key) == pytest.approx(getattr(want, key), rel=1e-12), (compiled, key)
+        assert got.kl_div == pytest.approx(want.kl_div, abs=1e-7)  # the numpy path: float32 exponentials

@@ -13,7 +13,8 @@ from advisor.compare.engine import compare_dumps
 from advisor.extract.base import RunPair
 from advisor.extract.op_compare import extract
 from advisor.inventory import RunFolder
-from advisor.read.dumps import DumpReadError, find_dump_roots, load_tensor, open_npy, read_dump, split_name
+from advisor.read.dumps import (BFloat16Bits, DumpReadError, find_dump_roots, float_chunk, load_tensor, open_npy,
+                                read_dump, split_name)
 
 
 def _save(folder, name, arr):
@@ -130,7 +131,9 @@ def test_pt_files_are_read_with_weights_only(tmp_path):
     (d / "dump.json").write_text(json.dumps({"task": "tensor", "data": {"Torch.arange.0.forward": {
         "input_args": [dict(rec, data_name="evil.pt")], "output": [dict(rec, data_name="ok.pt")]}}}))
     evil, ok = read_dump(d).records
-    assert load_tensor(ok).tolist() == [0.0, 1.0, 2.0, 3.0] and load_tensor(ok).dtype == np.float32
+    bf16 = load_tensor(ok)  # bfloat16: its bit patterns, mapped; float32 (exact) chunk by chunk
+    assert isinstance(bf16, BFloat16Bits) and float_chunk(bf16).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert float_chunk(bf16).dtype == np.float32
     with pytest.raises(DumpReadError, match="weights_only"):
         load_tensor(evil)
 
@@ -142,6 +145,7 @@ def test_pt_tensors_are_memory_mapped_not_read_into_memory(tmp_path):
     if not Path("/proc/self/status").exists():
         pytest.skip("resident memory is read from /proc (Linux)")
     torch.save(torch.ones(32 << 20), tmp_path / "big.pt")  # 128 MB of float32
+    torch.save(torch.ones(32 << 20, dtype=torch.bfloat16), tmp_path / "big_bf16.pt")  # 64 MB
 
     def rss_mb() -> float:
         with open("/proc/self/status") as fh:
@@ -150,4 +154,6 @@ def test_pt_tensors_are_memory_mapped_not_read_into_memory(tmp_path):
     before = rss_mb()
     arr = _load_pt(tmp_path / "big.pt")
     assert arr.shape == (32 << 20,) and float(arr[-5:].sum()) == 5.0
-    assert rss_mb() - before < 32  # a plain torch.load would hold all 128 MB
+    bf16 = _load_pt(tmp_path / "big_bf16.pt")  # not converted whole: .float() would allocate 128 MB
+    assert float(float_chunk(bf16[-5:]).sum()) == 5.0
+    assert rss_mb() - before < 32  # a plain torch.load would hold 128 + 64 MB
