@@ -331,7 +331,7 @@ def _class_count_from_labels(folder: RunFolder) -> tuple[int, str] | None:
                 if key is None:
                     continue
                 y = npz[key]
-        except (OSError, ValueError, EOFError):
+        except Exception:  # noqa: BLE001 - a truncated or foreign .npz (BadZipFile, KeyError...) only loses this hint
             continue
         if y.ndim == 1 and y.dtype.kind in "iu" and 0 < y.size <= 10_000_000:
             n = int(np.unique(y).size)

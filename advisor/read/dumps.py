@@ -248,6 +248,8 @@ def open_npy(path: Path) -> np.ndarray:
         raise DumpReadError("not a single array")
     if arr.dtype.hasobject:
         raise DumpReadError("holds pickled Python objects (refused: loading them could run code)")
+    if arr.dtype.kind not in "biufc":
+        raise DumpReadError(f"not numeric (dtype {arr.dtype}): not compared")
     return arr
 
 

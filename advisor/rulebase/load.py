@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
-from jinja2 import TemplateSyntaxError, meta, nodes
+from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes
 from pydantic import ValidationError
 
 from advisor.causes import CAUSE_BY_ID
@@ -483,7 +483,16 @@ class _RuleChecker:
             elif isinstance(item, S.AnyOf):
                 pats.update({p.alias: p for p in item.items})
         names = set(pats) | set(self.params) | {"params", "rule"}
-        for name in sorted(meta.find_undeclared_variables(ast)):
+        try:
+            undeclared = meta.find_undeclared_variables(ast)  # compiles: unknown filters/tests surface here
+        except TemplateError as exc:
+            known = sorted(env.filters)
+            text = getattr(exc, "message", None) or str(exc).splitlines()[0]
+            bad = re.search(r"named '([^']+)'", text)
+            self.err(pos, f"evidence template error: {text}", code="evidence-template",
+                     hint=_suggest(bad.group(1), known) if bad else None)
+            return
+        for name in sorted(undeclared):
             if name not in names:
                 self.err(pos, f"evidence uses '{name}', which is neither a matched fact nor a param",
                          code="evidence-template", expected="one of: " + ", ".join(sorted(names)),

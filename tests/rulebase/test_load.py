@@ -53,6 +53,7 @@ def test_all_errors_reported_at_once_with_positions():
     ("confidence: 0.8", "confidence: 1.8", "confidence must be a number in -1..1"),
     ("(above {{ max_safe_lr }})", "(above {{ max_safe }})", "evidence uses 'max_safe'"),
     ("(above {{ max_safe_lr }})", "(above {{ max_safe_lr }", "evidence template error"),
+    ("(above {{ max_safe_lr }})", "(above {{ max_safe_lr | numm }})", "No filter named 'numm'"),
     ("  quiet:", "  quiet_cases:", "unknown key 'quiet_cases' in tests"),
     ("first_nonfinite_step: 260}\n        - hyperparameter: {name: learning_rate, value: 0.1}",
      "first_nonfinite_stp: 260}\n        - hyperparameter: {name: learning_rate, value: 0.1}",
