@@ -125,3 +125,22 @@ def test_healthy_run_against_itself_stays_inside_the_band(tmp_path):
     ex = extract(RunPair(run=RunFolder.scan(run), baseline=RunFolder.scan(base, side="baseline")))
     dev = next(f for f in ex.facts if f.kind == "baseline_deviation" and f.split == "train")
     assert not dev.is_above_baseline and not dev.is_below_baseline
+
+
+def test_a_truncated_train_npz_does_not_hide_the_log(tmp_path):
+    import io
+    import shutil
+
+    import numpy as np
+
+    from advisor.diagnosis import diagnose
+
+    run = tmp_path / "run"
+    (run / "data").mkdir(parents=True)
+    buf = io.BytesIO()
+    np.savez(buf, x=np.ones((100, 5)), y=np.arange(100) % 3)
+    (run / "data" / "train.npz").write_bytes(buf.getvalue()[:700])  # cut inside the zip
+    shutil.copy(Path(__file__).resolve().parents[2] / "examples" / "lr_too_high" / "train.log", run / "train.log")
+    report = diagnose(run)
+    assert any(i.path == "train.log" and i.status == "used" for i in report.inputs)
+    assert any(c.stage == "loss_curve" and c.status == "ran" for c in report.checks)

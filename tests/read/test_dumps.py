@@ -157,3 +157,15 @@ def test_pt_tensors_are_memory_mapped_not_read_into_memory(tmp_path):
     bf16 = _load_pt(tmp_path / "big_bf16.pt")  # not converted whole: .float() would allocate 128 MB
     assert float(float_chunk(bf16[-5:]).sum()) == 5.0
     assert rss_mb() - before < 32  # a plain torch.load would hold 128 + 64 MB
+
+
+def test_non_numeric_npy_is_not_compared_and_the_rest_is(tmp_path):
+    for side in ("run", "base"):
+        d = tmp_path / side
+        d.mkdir()
+        np.save(d / "0000_fc.forward.output.0.npy", np.arange(10.0))
+        np.save(d / "0001_act.forward.output.0.npy", np.array(["a", "b"]))
+    comp = compare_dumps(read_dump(tmp_path / "run"), read_dump(tmp_path / "base"), workers=1)
+    by = {r.name: r for r in comp.rows}
+    assert by["fc.forward.output.0"].verdict == "pass"
+    assert by["act.forward.output.0"].verdict == "skipped" and "not numeric (dtype <U1)" in by["act.forward.output.0"].reason
