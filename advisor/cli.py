@@ -20,13 +20,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"advisor: error: {message} (see: {self.prog} --help)\n")
 
 
+_EXT_FORMATS = {".html": "html", ".htm": "html", ".json": "json", ".md": "md", ".txt": "text", ".text": "text"}
+
+
 def _fmt_from_path(path: str | None, fmt: str | None) -> str:
     if fmt:
         return fmt
     if path:
         ext = Path(path).suffix.lower()
-        return {".html": "html", ".htm": "html", ".json": "json", ".md": "md"}.get(ext, "text")
+        if ext not in _EXT_FORMATS:
+            raise _Usage(f"-o '{path}': name it .html, .json, .md or .txt, or give --format")
+        return _EXT_FORMATS[ext]
     return "text"
+
+
+def _check_output(out: str | None, folders: list[tuple[str | None, str]]) -> None:
+    """-o must land in an existing folder, outside the run and baseline folders (never written)."""
+    if not out:
+        return
+    target = Path(out).resolve()
+    if not target.parent.is_dir():
+        raise _Usage(f"-o '{out}': the folder '{Path(out).parent}' does not exist")
+    for folder, what in folders:
+        if folder and Path(folder).is_dir() and target.is_relative_to(Path(folder).resolve()):
+            raise _Usage(f"-o '{out}' is inside the {what} folder; advisor never writes there (a report left "
+                         "there would also be read back as a log next time)")
 
 
 def _write(text: str, out: str | None) -> None:
@@ -62,6 +80,22 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from advisor.report.render import render
 
     fmt = _fmt_from_path(args.output, args.format)
+    _check_output(args.output, [(args.run, "run"), (args.baseline, "baseline")])
+    if not 0.0 <= args.min_confidence <= 1.0:
+        raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
+    if args.baseline and Path(args.baseline).is_dir() and Path(args.run).is_dir() \
+            and Path(args.baseline).resolve() == Path(args.run).resolve():
+        raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
+    if args.only_rules and not args.rules:
+        raise _Usage("--only-rules without --rules leaves no rule to run")
+    for path in args.rules or ():
+        if not Path(path).exists():
+            raise _Usage(f"--rules '{path}': no such rule file or folder")
+    rule_errors = 0
+    if args.rules:  # a broken rule of the user's must not pass a --fail-on gate silently: exit 2 at the end
+        from advisor.diagnosis import load_rule_set
+
+        rule_errors = sum(1 for d in load_rule_set(args.rules, args.only_rules)[1] if d.severity == "error")
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
                           params=_params(args.param), options=_params(args.threshold, "--threshold"))
@@ -73,12 +107,33 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     _write(render(report, fmt, color=color), args.output)
     if args.output and not args.quiet:
         print(f"advisor: wrote {args.output} ({report.summary.headline})", file=sys.stderr)
+    if rule_errors:
+        print(f"advisor: error: {rule_errors} error(s) in the --rules files (above); those rules did not run",
+              file=sys.stderr)
+        return EXIT_USAGE
     if args.fail_on:
         level = SEVERITIES.index(args.fail_on)
         hits = [c for c in report.found(args.min_confidence) if SEVERITIES.index(c.severity) >= level]
         if hits:
             return EXIT_FOUND
     return EXIT_OK
+
+
+def _builtin_id_clashes(rules) -> list:
+    """duplicate-id errors for rules whose id a built-in rule (in another file) already has."""
+    from advisor.diagnosis import builtin_rules_dir, load_rule_set
+    from advisor.errors import Diagnostic
+
+    builtin = {r.id: r for r in load_rule_set()[0]}
+    root = builtin_rules_dir().resolve()
+    out = []
+    for r in rules:
+        b = builtin.get(r.id)
+        if b is not None and not Path(r.path).resolve().is_relative_to(root):
+            out.append(Diagnostic(path=r.path, line=1, column=1, code="duplicate-id", rule=r.id,
+                                  message=f"rule id '{r.id}' is already used by a built-in rule",
+                                  hint=f"first defined at {b.path}; pick another id (or validate with --only-rules)"))
+    return out
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -147,6 +202,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
         from advisor.rulebase.load import load_rules
 
         rules, diags = load_rules(args.files)
+        if not getattr(args, "only_rules", False):  # diagnose would drop a rule whose id a built-in has
+            diags += _builtin_id_clashes(rules)
         for d in diags:
             print(d.format(), file=sys.stderr)
         errors = sum(1 for d in diags if d.severity == "error")
@@ -237,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
         a.add_argument("--only-rules", action="store_true", help="only the --rules given")
     v = rsub.add_parser("validate", help="check rule files; report every problem with file:line:column")
     v.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
+    v.add_argument("--only-rules", action="store_true", help="do not check ids against the built-in rules")
     t = rsub.add_parser("test", help="run the rules' inline tests")
     t.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     t.add_argument("--verbose", "-v", action="store_true")

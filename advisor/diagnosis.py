@@ -120,6 +120,38 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     return out
 
 
+def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
+    """Warnings for --param overrides that no rule reads or that have the wrong type (did-you-mean).
+
+    Overrides of the wrong type are removed from ``params`` (the rule keeps its default).
+    """
+    import difflib
+
+    by_id = {r.id: r for r in rules}
+    out = []
+    for key, value in list(params.items()):
+        rid, _, name = key.rpartition(".")
+        if rid and rid not in by_id:
+            close = difflib.get_close_matches(rid, sorted(by_id), n=1)
+            out.append(f"advisor: warning: --param '{key}': no rule '{rid}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+            continue
+        owners = [by_id[rid]] if rid else [r for r in rules if name in r.params]
+        if not owners or name not in owners[0].params:
+            known = sorted(by_id[rid].params) if rid else sorted({p for r in rules for p in r.params})
+            close = difflib.get_close_matches(name, known, n=1)
+            where = f"rule '{rid}' has no param '{name}'" if rid else f"no rule has a param '{name}'"
+            hint = (f" (did you mean '{close[0]}'?)" if close else
+                    f" (its params: {', '.join(known) or 'none'})" if rid else " (advisor rules show ID lists a rule's params)")
+            out.append(f"advisor: warning: --param '{key}': {where}{hint}")
+            continue
+        default = owners[0].params[name]
+        numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+        if numeric and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            out.append(f"advisor: warning: --param '{key}' needs a number (default {default}), got {value!r}; ignored")
+            del params[key]
+    return out
+
+
 def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
              rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
              params: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Report:
@@ -146,6 +178,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                    baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,
                    options=dict(options or {}))
     extraction = extract_facts(pair)
+    params = dict(params or {})
+    param_warnings = _param_problems(rule_list, params)
     rulebase = RuleBase(rule_list, params)  # compiled rulesets are registered once per content
     firings, warnings = rulebase.infer(extraction.facts)
     causes, ruled_out = rank(firings)
@@ -157,7 +191,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
-                    inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options),
+                    inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
+                    + param_warnings,
                     facts_count=len(extraction.facts), rules_count=len(rule_list), charts=_charts(extraction),
                     report_threshold=REPORT_THRESHOLD)
     report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))

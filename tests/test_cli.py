@@ -122,7 +122,7 @@ def test_bad_rule_file_is_reported_and_the_rest_goes_on(runs, tmp_path, capsys):
     (tmp_path / "broken.yaml").write_text("id: broken\ncause: lr_too_high\nwhen: {all: [{nope: {}}]}\n")
     code, out, err = _run(capsys, "diagnose", runs["diverging"], "--rules", tmp_path / "broken.yaml",
                           "--rules", DIVERGE, "--only-rules")
-    assert code == 0
+    assert code == 2  # the report is written, but a gate must not pass with a broken rule
     assert "broken.yaml:3:" in err and "unknown fact kind 'nope'" in err
     assert "lr_too_high" in out
 
@@ -176,3 +176,41 @@ def test_run_folder_is_never_written(runs):
 def test_console_script_help_is_fast_and_works():
     out = subprocess.run([sys.executable, "-m", "advisor", "--help"], capture_output=True, text=True, check=True)
     assert "diagnose" in out.stdout and "rules" in out.stdout
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "lr_too_high"
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--baseline", str(EXAMPLE)], "--baseline is the run folder itself"),
+    (["-o", str(EXAMPLE / "report.txt")], "is inside the run folder"),
+    (["-o", "/nonexistent-folder/r.html"], "does not exist"),
+    (["-o", "report.pdf"], "name it .html, .json, .md or .txt"),
+    (["--min-confidence", "1.5"], "between 0 and 1"),
+    (["--rules", "no-such-rules.yaml"], "no such rule file or folder"),
+    (["--only-rules"], "--only-rules without --rules"),
+])
+def test_diagnose_usage_errors_exit_2_and_write_nothing(capsys, extra, message):
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in EXAMPLE.iterdir())
+    code, _, err = _run(capsys, "diagnose", EXAMPLE, *extra)
+    assert code == 2 and message in err, err
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in EXAMPLE.iterdir()) == before
+
+
+def test_broken_user_rules_stop_diagnose_and_validate_checks_builtin_ids(tmp_path, capsys):
+    text = (Path(__file__).resolve().parents[1] / "rules" / "training_dynamics" / "update-ratio-large.yaml").read_text()
+    (tmp_path / "bad.yaml").write_text(text.replace("| pct }}", "| pctt }}").replace("id: update-ratio-large", "id: mine"))
+    (tmp_path / "dup.yaml").write_text(text.replace("id: update-ratio-large", "id: loss-diverges"))
+    code, out, err = _run(capsys, "diagnose", EXAMPLE, "--rules", tmp_path / "bad.yaml")
+    assert code == 2 and "No filter named 'pctt'" in err and "did you mean 'pct'" in err
+    assert "lr_too_high" in out  # the rest of the diagnosis went on
+    code, out, err = _run(capsys, "rules", "validate", tmp_path / "dup.yaml")
+    assert code == 1 and "already used by a built-in rule" in err
+    assert _run(capsys, "rules", "validate", tmp_path / "dup.yaml", "--only-rules")[0] == 0
+
+
+def test_param_overrides_no_rule_reads_are_warned_about(capsys):
+    code, _, err = _run(capsys, "diagnose", EXAMPLE, "--param", "loss-divergs.x=1", "--param", "max_safe_lr=abc")
+    assert code == 0
+    assert "no rule 'loss-divergs' (did you mean 'loss-diverges'?)" in err
+    assert "--param 'max_safe_lr' needs a number (default 0.1), got 'abc'; ignored" in err
