@@ -119,6 +119,19 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _finite(v):
+    """``v`` with NaN as None and infinities as the strings 'inf'/'-inf' (JSON has neither)."""
+    import math
+
+    if isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
+
+
 def _builtin_id_clashes(rules) -> list:
     """duplicate-id errors for rules whose id a built-in rule (in another file) already has."""
     from advisor.diagnosis import builtin_rules_dir, load_rule_set
@@ -162,9 +175,10 @@ def cmd_facts(args: argparse.Namespace) -> int:
                    baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None,
                    options=_params(args.threshold, "--threshold"))
     ex = extract_facts(pair)
-    if args.format == "json":
-        print(json.dumps({"facts": [f.model_dump(mode="json") for f in ex.facts],
-                          "inputs": [i.model_dump(mode="json") for i in ex.inputs]}, indent=2))
+    if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
+        print(json.dumps(_finite({"facts": [f.model_dump(mode="json") for f in ex.facts],
+                                  "inputs": [i.model_dump(mode="json") for i in ex.inputs]}), indent=2,
+                         allow_nan=False))
         return EXIT_OK
     for f in ex.facts:
         fields = f.model_dump(mode="json", exclude={"kind", "source", "side"}, exclude_none=True)
@@ -277,9 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
-    f.add_argument("run", metavar="RUN", nargs="?")
-    f.add_argument("--baseline", "-b", metavar="DIR")
-    f.add_argument("--format", choices=("text", "json"), default="text")
+    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder")
+    f.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder (facts of both sides)")
+    f.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     f.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
     f.add_argument("--kinds", action="store_true", help="list every fact kind and its fields instead")
     f.set_defaults(func=cmd_facts)

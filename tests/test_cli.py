@@ -214,3 +214,12 @@ def test_param_overrides_no_rule_reads_are_warned_about(capsys):
     assert code == 0
     assert "no rule 'loss-divergs' (did you mean 'loss-diverges'?)" in err
     assert "--param 'max_safe_lr' needs a number (default 0.1), got 'abc'; ignored" in err
+
+
+def test_facts_json_is_strict_json_even_with_nonfinite_values(tmp_path, capsys):
+    losses = [1.0] * 5 + [1e308, float("nan"), -3.5] + [0.5] * 92
+    (tmp_path / "train.log").write_text("".join(f"step {i} loss {v}\n" for i, v in enumerate(losses)))
+    code, out, _ = _run(capsys, "facts", tmp_path, "-f", "json")
+    assert code == 0
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert any(f["kind"] == "loss_curve" for f in data["facts"])
