@@ -143,6 +143,8 @@ def run_compare(args: argparse.Namespace) -> int:
 
     try:
         run_dir, base_dir = _dump_folder(args.run_dump), _dump_folder(args.baseline_dump)
+        if run_dir.resolve() == base_dir.resolve():
+            raise _Usage("RUN_DUMP and BASELINE_DUMP are the same dump: give the benchmark's dump as the second")
         options: dict = _overrides(args.tolerance)
         from advisor.compare.tolerances import option_problems
         for problem in option_problems(options):

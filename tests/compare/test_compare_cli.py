@@ -35,9 +35,12 @@ def test_text_summary_names_the_source_and_exits_1(tanh_pair, capsys):
     assert out.index("act.forward.output.0") < out.index("fc2.forward.output.0")
 
 
-def test_identical_dumps_exit_0(tanh_pair, capsys):
+def test_identical_dumps_exit_0(tanh_pair, tmp_path, capsys):
+    import shutil
+
     run, _ = tanh_pair
-    assert _run([str(run / "dump"), str(run / "dump")]) == 0
+    shutil.copytree(run / "dump", tmp_path / "copy")
+    assert _run([str(run / "dump"), str(tmp_path / "copy")]) == 0
     assert "no operator deviates" in capsys.readouterr().out
 
 
@@ -70,6 +73,7 @@ def test_html_escapes_hostile_names(tanh_pair, tmp_path):
 def test_bad_usage_exits_2(tanh_pair, tmp_path, capsys):
     run, base = tanh_pair
     assert _run([str(tmp_path / "nope"), str(base)]) == 2
+    assert _run([str(run / "dump"), str(run / "dump")]) == 2  # the same dump twice: a slip, not a comparison
     assert _run([str(run), str(base), "-o", str(tmp_path / "t.xlsx")]) == 2
     assert _run([str(run), str(base), "-o", str(run / "dump" / "t.csv")]) == 2
     assert not (run / "dump" / "t.csv").exists()
