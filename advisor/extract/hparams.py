@@ -236,6 +236,8 @@ class HparamSet:
     side: str
     values: dict[str, Setting] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    #: settings a later file also gives: (name, its value there, the file) -- the first file's value is kept
+    shadowed: list[tuple[str, Any, str]] = field(default_factory=list)
 
     def get(self, name: str) -> Scalar | None:
         s = self.values.get(name)
@@ -247,6 +249,7 @@ class HparamSet:
         if name == "precision" and name in self.values and value == "fp32":
             return  # fp16: false must not hide bf16: true
         if name in self.values and not (name == "precision" and self.values[name].value == "fp32"):
+            self.shadowed.append((name, value, path))
             return
         self.values[name] = Setting(value, raw_key, path)
 
@@ -356,13 +359,18 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet) -> None:
         hp.put("batchnorm_decay", keep, key, path)
 
 
+def _show(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 def collect(folder: RunFolder, out: Extraction) -> HparamSet:
     """Read every hyper-parameter file of ``folder`` into one HparamSet; record each file in ``out.inputs``."""
     hp = HparamSet(side=folder.side)
     for rel in sorted(folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())):
         shown = folder.rel(folder.abs(rel))
+        notes: list[str] = []
         try:
-            flat = flatten(load_mapping(folder.abs(rel)))
+            flat = flatten(load_mapping(folder.abs(rel), notes))
         except (HparamReadError, OSError) as exc:
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side))
             continue
@@ -370,17 +378,27 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable",
                                           why=f"not UTF-8 text (byte {exc.start}: {exc.reason})", side=folder.side))
             continue
-        before = len(hp.values)
+        before, shadowed = len(hp.values), len(hp.shadowed)
         _collect_file(flat, shown, hp)
         if rel.name.lower() == "training_args.json" and "framework" not in hp.values:
             hp.put("framework", "pytorch", "(Hugging Face training_args.json)", shown)
+        differing = [f"{n} = {_show(v)} here, {_show(hp.values[n].value)} in {hp.values[n].path}"
+                     for n, v, _ in hp.shadowed[shadowed:] if hp.values[n].value != v]
+        if differing:
+            notes.append("the first file read wins: " + "; ".join(differing[:5])
+                         + (f" (and {len(differing) - 5} more)" if len(differing) > 5 else ""))
         if len(hp.values) == before:
+            if len(hp.shadowed) > shadowed:
+                why = ("every setting it holds is already taken from " + ", ".join(hp.files or ["another file"])
+                       + " (read first)")
+            else:
+                why = "no key of the hyper-parameter vocabulary found (learning rate, batch size, optimizer, ...)"
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="ignored", side=folder.side,
-                                          why="no key of the hyper-parameter vocabulary found (learning rate, "
-                                              "batch size, optimizer, ...)"))
+                                          why="; ".join([why] + notes)))
             continue
         hp.files.append(shown)
-        out.inputs.append(InputRecord(path=shown, kind="hparams", status="used", side=folder.side))
+        out.inputs.append(InputRecord(path=shown, kind="hparams", status="used", side=folder.side,
+                                      why="; ".join(notes) or None))
     _derive(hp)
     return hp
 

@@ -42,27 +42,54 @@ class _CountingLoader(yaml.SafeLoader):
                 raise HparamReadError(f"more than {MAX_ALIASES} YAML aliases (an anchor bomb?)")
         return super().compose_node(parent, index)
 
+    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+        """As SafeLoader (the last of a duplicated key wins), noting each duplicated key with its line."""
+        seen: set = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    self.notes.append(f"key '{key_node.value}' appears twice (line {key_node.start_mark.line + 1} "
+                                      "wins, as YAML loaders do)")
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)
 
-def _safe_load(text: str) -> Any:
+
+def _safe_load(text: str, notes: list[str] | None = None) -> Any:
     """``yaml.safe_load`` with the alias-counting SafeLoader subclass (no object-building tags)."""
     loader = _CountingLoader(text)
+    loader.notes = notes if notes is not None else []
     try:
         return loader.get_single_data()
     finally:
         loader.dispose()
 
 
-def load_mapping(path: Path) -> dict[str, Any]:
-    """The file's top-level mapping. Raises HparamReadError with a reason."""
+def _json_pairs(notes: list[str]):
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in out:
+                notes.append(f"key '{k}' appears twice (the last one wins, as JSON parsers do)")
+            out[k] = v
+        return out
+    return hook
+
+
+def load_mapping(path: Path, notes: list[str] | None = None) -> dict[str, Any]:
+    """The file's top-level mapping. Raises HparamReadError with a reason.
+
+    ``notes`` collects what a reader should know but that does not stop it (duplicated keys).
+    """
+    notes = notes if notes is not None else []
     size = path.stat().st_size
     if size > MAX_BYTES:
         raise HparamReadError(f"file is {size} bytes, larger than the {MAX_BYTES}-byte limit for a config file")
     text = path.read_bytes().decode("utf-8", errors="strict")
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_json_pairs(notes))
         else:
-            data = _safe_load(text)
+            data = _safe_load(text, notes)
     except HparamReadError:
         raise
     except RecursionError:

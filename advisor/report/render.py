@@ -43,5 +43,7 @@ def render(report: Report, fmt: str = "text", color: bool = False) -> str:
 
         return _env(False).get_template("report.md.j2").render(report=report, view=build_view(report))
     if fmt == "text":
-        return _env(False).get_template("report.txt.j2").render(report=report, color=color)
+        from advisor.report.view import noted_inputs
+
+        return _env(False).get_template("report.txt.j2").render(report=report, color=color, noted=noted_inputs(report))
     raise ValueError(f"unknown format '{fmt}' (expected one of: {', '.join(FORMATS)})")

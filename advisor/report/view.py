@@ -82,6 +82,7 @@ class ReportView:
     used: list[InputRecord]
     unreadable: list[InputRecord]
     ignored: list[InputRecord]
+    noted: list  # used inputs that come with a note (a duplicated key, a setting another file overrides)
     anomalies: list[Anomaly]
     top_confidence: str | None
     top_confidence_width: str | None
@@ -109,6 +110,12 @@ def anomalies(plots: list[PlotView]) -> list[Anomaly]:
     return out
 
 
+def noted_inputs(report: Report) -> list[InputRecord]:
+    """Inputs used with a note to act on (a duplicated key, a setting another file overrides); the
+    readers' descriptive 'read as <format>' is not one."""
+    return [i for i in report.inputs if i.status == "used" and i.why and not i.why.startswith("read as ")]
+
+
 def build_view(report: Report) -> ReportView:
     t = report.summary.top_confidence
     plots = build_all(report.charts, report.causes)
@@ -122,6 +129,7 @@ def build_view(report: Report) -> ReportView:
         used=[i for i in report.inputs if i.status == "used"],
         unreadable=[i for i in report.inputs if i.status == "unreadable"],
         ignored=[i for i in report.inputs if i.status == "ignored"],
+        noted=noted_inputs(report),
         anomalies=anomalies(plots),
         top_confidence=fmt_pct(t, 0) if t is not None else None,
         top_confidence_width=f"{max(0.0, min(1.0, t)) * 100:.0f}%" if t is not None else None,

@@ -176,3 +176,17 @@ def test_file_without_known_keys_is_ignored_with_reason(tmp_path):
     (rec,) = ex.inputs
     assert rec.status == "ignored" and "vocabulary" in rec.why
     assert ex.checks == []
+
+
+def test_duplicated_keys_and_overridden_settings_are_noted(tmp_path):
+    ex = _run(tmp_path, {"hparams.yaml": "lr: 0.01\nbatch_size: 32\nlr: 5.0\n",
+                         "config.json": '{"lr": 0.1, "batch_size": 32, "batch_size": 64}'})
+    assert _hp(ex)["learning_rate"].value == 5.0  # YAML: the last of a duplicated key wins
+    rec = {i.path: i for i in ex.inputs}
+    assert rec["hparams.yaml"].status == "used" and "key 'lr' appears twice (line 3 wins" in rec["hparams.yaml"].why
+    cfg = rec["config.json"]
+    assert cfg.status == "ignored" and "already taken from hparams.yaml" in cfg.why  # not "no key found"
+    assert "key 'batch_size' appears twice" in cfg.why and "learning_rate = 0.1 here, 5 in hparams.yaml" in cfg.why
+    clean = _run(tmp_path / "clean", {"hparams.yaml": "lr: 0.01\n", "args.yaml": "author: me\n"})
+    assert {i.path: i for i in clean.inputs}["args.yaml"].why.startswith("no key of the hyper-parameter vocabulary")
+    assert {i.path: i for i in clean.inputs}["hparams.yaml"].why is None
