@@ -379,6 +379,8 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
                                           why=f"not UTF-8 text (byte {exc.start}: {exc.reason})", side=folder.side))
             continue
         before, shadowed = len(hp.values), len(hp.shadowed)
+        notes += [f"'{k}' is {v} (not a usable number; ignored)" for k, v in flat.items()
+                  if isinstance(v, float) and not math.isfinite(v) and _context_name(str(k)) is not None]
         _collect_file(flat, shown, hp)
         if rel.name.lower() == "training_args.json" and "framework" not in hp.values:
             hp.put("framework", "pytorch", "(Hugging Face training_args.json)", shown)

@@ -190,3 +190,9 @@ def test_duplicated_keys_and_overridden_settings_are_noted(tmp_path):
     clean = _run(tmp_path / "clean", {"hparams.yaml": "lr: 0.01\n", "args.yaml": "author: me\n"})
     assert {i.path: i for i in clean.inputs}["args.yaml"].why.startswith("no key of the hyper-parameter vocabulary")
     assert {i.path: i for i in clean.inputs}["hparams.yaml"].why is None
+
+
+def test_non_finite_settings_are_noted_not_dropped_silently(tmp_path):
+    ex = _run(tmp_path, {"hparams.yaml": "lr: .nan\nbatch_size: 32\n"})
+    assert "learning_rate" not in _hp(ex)
+    assert "'lr' is nan (not a usable number; ignored)" in {i.path: i for i in ex.inputs}["hparams.yaml"].why
