@@ -87,6 +87,11 @@ def robust_sigma(r: np.ndarray) -> float:
 
 def trend(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """(slope, t statistic) of the least-squares line y ~ a + b x (float64)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverged curve (1e308): t = 0, no warning on stderr
+        return _trend(x, y)
+
+
+def _trend(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     n = x.size
     if n < 3:
         return 0.0, 0.0
@@ -96,13 +101,14 @@ def trend(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     sxx = float(((x - xm) ** 2).sum())
     if sxx == 0:
         return 0.0, 0.0
-    with np.errstate(over="ignore", invalid="ignore"):  # a diverged curve (1e300): t = 0, no warning on stderr
-        b = float(((x - xm) * (y - ym)).sum() / sxx)
-        resid = y - (ym + b * (x - xm))
-        s2 = float((resid ** 2).sum() / (n - 2))
-    se = math.sqrt(s2 / sxx) if s2 > 0 else 0.0
+    b = float(((x - xm) * (y - ym)).sum() / sxx)
+    resid = y - (ym + b * (x - xm))
+    s2 = float((resid ** 2).sum() / (n - 2))
+    se = math.sqrt(s2 / sxx) if s2 > 0 and math.isfinite(s2) else (0.0 if s2 == 0 else math.inf)
     if se == 0:
         return b, (math.copysign(math.inf, b) if b else 0.0)
+    if not math.isfinite(b):
+        return 0.0, 0.0
     return b, b / se
 
 

@@ -46,3 +46,16 @@ def test_epoch_level_curve_keeps_its_last_ten_points():
     assert sh.is_still_falling
     flat = _shape([2.31, 2.30, 2.31, 2.30, 2.31, 2.30, 2.31, 2.30], range(1, 9))
     assert not flat.is_still_falling
+
+
+def test_a_loss_of_1e308_raises_no_numpy_warning(tmp_path):
+    import warnings
+
+    from advisor.diagnosis import diagnose
+
+    losses = [2.0, 1.9, 1.8, 1e308, 1.7] + [1.0 - 0.005 * i for i in range(100)]
+    (tmp_path / "train.log").write_text("".join(f"step {i} loss {v}\n" for i, v in enumerate(losses)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # overflow in numpy's reductions reached the user's terminal
+        report = diagnose(tmp_path)
+    assert any(i.path == "train.log" and i.status == "used" for i in report.inputs)
