@@ -120,6 +120,18 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     return out
 
 
+def _several_runs(folder: RunFolder, what: str) -> list[str]:
+    """A warning when a folder holds the configuration files of several runs in separate subfolders."""
+    from advisor.read.hparams import HPARAM_FILE_NAMES
+
+    tops = sorted({p.parts[0] for p in folder.glob(HPARAM_FILE_NAMES) if len(p.parts) > 1})
+    if len(tops) >= 2 and not any(len(p.parts) == 1 for p in folder.glob(HPARAM_FILE_NAMES)):
+        shown = ", ".join(f"{t}/" for t in tops[:4])
+        return [f"advisor: warning: {what} '{folder.root}' seems to hold several runs ({shown}), read as one run; "
+                f"pass one of them as {what}{' and another as --baseline' if what == 'RUN' else ''}"]
+    return []
+
+
 def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
     """Warnings for --param overrides that no rule reads or that have the wrong type (did-you-mean).
 
@@ -192,7 +204,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
-                    + param_warnings,
+                    + param_warnings + _several_runs(pair.run, "RUN")
+                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []),
                     facts_count=len(extraction.facts), rules_count=len(rule_list), charts=_charts(extraction),
                     report_threshold=REPORT_THRESHOLD)
     report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))

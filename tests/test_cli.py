@@ -223,3 +223,11 @@ def test_facts_json_is_strict_json_even_with_nonfinite_values(tmp_path, capsys):
     assert code == 0
     data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     assert any(f["kind"] == "loss_curve" for f in data["facts"])
+
+
+def test_a_folder_holding_two_runs_is_warned_about(capsys):
+    both = Path(__file__).resolve().parents[1] / "examples" / "port_mismatch"
+    code, _, err = _run(capsys, "diagnose", both)
+    assert code == 0 and "seems to hold several runs (baseline/, run/)" in err
+    code, _, err = _run(capsys, "diagnose", both / "run", "--baseline", both / "baseline")
+    assert "several runs" not in err
