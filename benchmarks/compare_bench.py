@@ -218,13 +218,16 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text("# advisor compare: benchmark results\n\nWritten by `python benchmarks/compare_bench.py`; "
                         "bytes = both dumps; ratio = advisor throughput / reference pass (read + one dot per pair, "
                         "same threads).\n\n" + TABLE_HEADER)
-    with path.open("a") as fh:
-        fh.write(f"| {res['date']} | {res['machine']} | {nbytes / 1e9:.2f} GB | {ntensors} | {res['reference_GBps']} "
-                 f"| {res['advisor_GBps']} ({res['ratio']}) | {res['numpy_pass_GBps']} ({res['ratio_numpy_pass']}) "
-                 f"| {res['advisor_no_kl_GBps']} ({res['ratio_no_kl']}) "
-                 f"| {res['reference_mmap_GBps']} ({res['ratio_to_mmap_reference']}) | {res['peak_alloc_MB']} | {args.scenario} "
-                 f"| {args.repeat} | " + (f"{res['msprobe_MBps']} MB/s; advisor compare {res['advisor_cli_MBps']} MB/s "
-                                         f"({res['advisor_cli_speedup_vs_msprobe']}x)" if args.msprobe else "-") + " |\n")
+    row = (f"| {res['date']} | {res['machine']} | {nbytes / 1e9:.2f} GB | {ntensors} | {res['reference_GBps']} "
+           f"| {res['advisor_GBps']} ({res['ratio']}) | {res['numpy_pass_GBps']} ({res['ratio_numpy_pass']}) "
+           f"| {res['advisor_no_kl_GBps']} ({res['ratio_no_kl']}) "
+           f"| {res['reference_mmap_GBps']} ({res['ratio_to_mmap_reference']}) | {res['peak_alloc_MB']} | {args.scenario} "
+           f"| {args.repeat} | " + (f"{res['msprobe_MBps']} MB/s; advisor compare {res['advisor_cli_MBps']} MB/s "
+                                   f"({res['advisor_cli_speedup_vs_msprobe']}x)" if args.msprobe else "-") + " |")
+    lines = path.read_text().split("\n")
+    last = max((i for i, line in enumerate(lines) if line.startswith("| 20")), default=len(lines) - 1)
+    lines.insert(last + 1, row)  # below the last row of the last table, above the notes that follow it
+    path.write_text("\n".join(lines))
     return 0
 
 
