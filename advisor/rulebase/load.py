@@ -594,6 +594,10 @@ def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        if "another document" in str(exc.problem or ""):
+            return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
+                                   message="the file holds several YAML documents ('---')",
+                                   hint="put one rule per file, or a YAML list of rules in one document")]
         return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
                                message=f"not valid YAML: {exc.problem or exc}")]
     except yaml.YAMLError as exc:

@@ -116,3 +116,9 @@ def test_refs_and_aliases_are_checked():
                         "- loss_curve: {split: eval}")
     _, diags = _diags(text)
     assert any("need distinct names" in d.message for d in diags)
+
+
+def test_several_yaml_documents_in_one_file_get_a_plain_message():
+    _, diags = _diags(GOOD + "\n---\n" + GOOD)
+    assert [d.code for d in diags] == ["yaml"] and "several YAML documents" in diags[0].message
+    assert "one rule per file" in diags[0].hint
