@@ -231,3 +231,16 @@ def test_a_folder_holding_two_runs_is_warned_about(capsys):
     assert code == 0 and "seems to hold several runs (baseline/, run/)" in err
     code, _, err = _run(capsys, "diagnose", both / "run", "--baseline", both / "baseline")
     assert "several runs" not in err
+
+
+def test_findings_of_chained_rules_show_in_text_and_markdown(tmp_path, capsys):
+    rule = (Path(__file__).parent / "rulebase" / "data" / "chain.yaml").read_text()
+    (tmp_path / "chain.yaml").write_text(rule)
+    run = tmp_path / "run"
+    run.mkdir()
+    losses = [2.0 - 0.01 * i for i in range(60)] + [float("nan")] * 5
+    (run / "train.log").write_text("".join(f"step {i} loss {v}\n" for i, v in enumerate(losses)))
+    code, out, _ = _run(capsys, "diagnose", run, "--rules", tmp_path / "chain.yaml")
+    assert "Findings (intermediate conclusions" in out and "loss_nonfinite:" in out
+    _run(capsys, "diagnose", run, "--rules", tmp_path / "chain.yaml", "-o", tmp_path / "r.md")
+    assert "### Findings" in (tmp_path / "r.md").read_text()
