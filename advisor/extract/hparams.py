@@ -227,6 +227,7 @@ class Setting:
     path: str
     is_default: bool = False
     default_source: str | None = None
+    line: int | None = None
 
 
 @dataclass
@@ -238,6 +239,8 @@ class HparamSet:
     files: list[str] = field(default_factory=list)
     #: settings a later file also gives: (name, its value there, the file) -- the first file's value is kept
     shadowed: list[tuple[str, Any, str]] = field(default_factory=list)
+    #: line of each raw key in the file being read
+    lines: dict[str, int] = field(default_factory=dict)
 
     def get(self, name: str) -> Scalar | None:
         s = self.values.get(name)
@@ -251,7 +254,7 @@ class HparamSet:
         if name in self.values and not (name == "precision" and self.values[name].value == "fp32"):
             self.shadowed.append((name, value, path))
             return
-        self.values[name] = Setting(value, raw_key, path)
+        self.values[name] = Setting(value, raw_key, path, line=self.lines.get(raw_key))
 
 
 def _context_name(key: str) -> str | None:
@@ -369,8 +372,9 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
     for rel in sorted(folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())):
         shown = folder.rel(folder.abs(rel))
         notes: list[str] = []
+        hp.lines = {}
         try:
-            flat = flatten(load_mapping(folder.abs(rel), notes))
+            flat = flatten(load_mapping(folder.abs(rel), notes, hp.lines))
         except (HparamReadError, OSError) as exc:
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side))
             continue
@@ -430,7 +434,7 @@ def _facts_for(hp: HparamSet, out: Extraction) -> None:
     for name, s in sorted(hp.values.items()):
         out.facts.append(Hyperparameter(name=name, value=s.value, raw_key=s.raw_key, is_default=s.is_default,
                                         default_source=s.default_source, side=hp.side,
-                                        source=Source(path=s.path) if s.path else None))
+                                        source=Source(path=s.path, line=s.line) if s.path else None))
     lr_check = learning_rate_check(hp)
     if lr_check is not None:
         out.facts.append(lr_check)
@@ -484,12 +488,12 @@ def learning_rate_check(hp: HparamSet) -> LearningRateCheck | None:
     has_warmup = any(w > 0 for w in stated) if stated else None
     if has_warmup is None and isinstance(hp.get("lr_scheduler"), str) and "warmup" in str(hp.get("lr_scheduler")):
         has_warmup = True
-    src = hp.values["learning_rate"].path
+    src, line = hp.values["learning_rate"].path, hp.values["learning_rate"].line
     return LearningRateCheck(
         learning_rate=lr, optimizer=opt, optimizer_family=family, global_batch_size=gbs,
         usual_low=float(low), usual_high=float(high), times_above_usual=float(lr / high),
         times_below_usual=float(low / lr), has_warmup=has_warmup, is_large_batch=bool(gbs is not None and gbs >= 1024),
-        side=hp.side, source=Source(path=src) if src else None)
+        side=hp.side, source=Source(path=src, line=line) if src else None)
 
 
 def loss_scale_check(hp: HparamSet) -> LossScaleCheck | None:
@@ -564,7 +568,7 @@ def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
             run_framework=rfw if isinstance(rfw, str) else None, baseline_framework=bfw if isinstance(bfw, str) else None,
             run_raw_key=a.raw_key if a else None, baseline_raw_key=b.raw_key if b else None,
             ratio=ratio, relative_difference=rel, unusual_side=_unusual(name, av, bv), effect=EFFECTS.get(name),
-            source=Source(path=src.path) if src and src.path else None))
+            source=Source(path=src.path, line=src.line) if src and src.path else None))
     return out
 
 

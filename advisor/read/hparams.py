@@ -75,10 +75,34 @@ def _json_pairs(notes: list[str]):
     return hook
 
 
-def load_mapping(path: Path, notes: list[str] | None = None) -> dict[str, Any]:
+def _yaml_key_lines(node: Any, prefix: str, out: dict[str, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                name = f"{prefix}{key_node.value}"
+                out[name] = key_node.start_mark.line + 1  # a duplicated key: the last one, as its value
+                _yaml_key_lines(value_node, name + ".", out)
+
+
+def _json_key_lines(text: str, data: Any, prefix: str, start: int, out: dict[str, int]) -> None:
+    """Lines of the keys of parsed JSON, found in order in the text (JSON parsers keep no positions)."""
+    if not isinstance(data, dict):
+        return
+    lines = text.split("\n")
+    for key, value in data.items():
+        needle = json.dumps(str(key)) + ":"
+        for i in range(start, len(lines)):
+            if needle in lines[i].replace('": ', '":').replace('" :', '":'):
+                out[f"{prefix}{key}"] = i + 1
+                _json_key_lines(text, value, f"{prefix}{key}.", i, out)
+                break
+
+
+def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> dict[str, Any]:
     """The file's top-level mapping. Raises HparamReadError with a reason.
 
-    ``notes`` collects what a reader should know but that does not stop it (duplicated keys).
+    ``notes`` collects what a reader should know but that does not stop it (duplicated keys);
+    ``lines`` receives the line of each (dotted, as ``flatten`` names them) key.
     """
     notes = notes if notes is not None else []
     size = path.stat().st_size
@@ -105,6 +129,19 @@ def load_mapping(path: Path, notes: list[str] | None = None) -> dict[str, Any]:
     if nodes > MAX_NODES:
         raise HparamReadError(f"expands to {nodes} values (limit {MAX_NODES}); YAML aliases multiplying "
                               "a structure (an anchor bomb?)")
+    if lines is not None:
+        try:
+            if path.suffix.lower() == ".json":
+                _json_key_lines(text, data, "", 0, lines)
+            else:
+                loader = _CountingLoader(text)
+                loader.notes = []
+                try:
+                    _yaml_key_lines(loader.get_single_node(), "", lines)
+                finally:
+                    loader.dispose()
+        except Exception:  # noqa: BLE001 - positions are a courtesy; the values were read
+            lines.clear()
     return data
 
 

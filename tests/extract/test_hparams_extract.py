@@ -196,3 +196,11 @@ def test_non_finite_settings_are_noted_not_dropped_silently(tmp_path):
     ex = _run(tmp_path, {"hparams.yaml": "lr: .nan\nbatch_size: 32\n"})
     assert "learning_rate" not in _hp(ex)
     assert "'lr' is nan (not a usable number; ignored)" in {i.path: i for i in ex.inputs}["hparams.yaml"].why
+
+
+def test_settings_cite_their_line(tmp_path):
+    ex = _run(tmp_path, {"hparams.yaml": "# run 7\nmodel:\n  depth: 4\noptim:\n  lr: 0.01\nbatch_size: 32\n"})
+    hp = _hp(ex)
+    assert hp["learning_rate"].source.cite() == "hparams.yaml:5" and hp["batch_size"].source.cite() == "hparams.yaml:6"
+    js = _run(tmp_path / "j", {"config.json": '{\n  "optimizer": {\n    "lr": 0.1\n  },\n  "batch_size": 8\n}\n'})
+    assert _hp(js)["learning_rate"].source.line == 3 and _hp(js)["batch_size"].source.line == 5
