@@ -33,8 +33,8 @@ def read_csv(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
         epoch_col = next((i for i, n in enumerate(low) if n in EPOCH_KEYS), None)
         if "train/box_loss" in low:
             read.formats.add("ultralytics")
-        elif step_col is not None and any(n.endswith(("_step", "_epoch")) for n in low):
-            read.formats.add("lightning")
+        elif step_col is not None and (epoch_col is not None or any(n.endswith(("_step", "_epoch")) for n in low)):
+            read.formats.add("lightning")  # Keras' CSVLogger writes no step column
         elif epoch_col is not None and any(n.startswith("val_") for n in low):
             read.formats.add("keras_csvlogger")
         value_cols = [i for i in range(len(names)) if i not in (step_col, epoch_col)]
