@@ -43,6 +43,12 @@ def load_rule_set(rules: Iterable[str | os.PathLike] = (), only_rules: bool = Fa
     return merge_rule_sets(loaded)
 
 
+#: input kinds that feed a stage: a skipped stage names its unreadable inputs instead of "no input"
+_STAGE_INPUTS = {"loss_curve": ("log", "metrics"), "hyperparameters": ("hparams",), "input_data": ("data",),
+                 "training_dynamics": ("tensors",), "network_wide_comparison": ("dump",),
+                 "floating_point_exceptions": ("dump", "log", "tensors")}
+
+
 def _checks(extraction: Extraction) -> list[CheckReport]:
     ran: dict[str, list[str]] = {}
     for c in extraction.checks:
@@ -55,8 +61,13 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
         if s.id in ran:
             out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id]))
         else:
-            out.append(CheckReport(stage=s.id, title=s.title, status="skipped",
-                                   why="no input for this stage in the run", enable=s.enable))
+            bad = [i for i in extraction.inputs if i.status == "unreadable" and i.kind in _STAGE_INPUTS.get(s.id, ())]
+            if bad:
+                listed = "; ".join(f"{i.path} ({i.why})" for i in bad[:3])
+                why, enable = f"found but could not be read: {listed}", f"fix or re-export {listed}; or {s.enable}"
+            else:
+                why, enable = "no input for this stage in the run", s.enable
+            out.append(CheckReport(stage=s.id, title=s.title, status="skipped", why=why, enable=enable))
     return out
 
 

@@ -244,3 +244,10 @@ def test_findings_of_chained_rules_show_in_text_and_markdown(tmp_path, capsys):
     assert "Findings (intermediate conclusions" in out and "loss_nonfinite:" in out
     _run(capsys, "diagnose", run, "--rules", tmp_path / "chain.yaml", "-o", tmp_path / "r.md")
     assert "### Findings" in (tmp_path / "r.md").read_text()
+
+
+def test_a_skipped_stage_names_its_unreadable_input(tmp_path, capsys):
+    (tmp_path / "train.log").write_bytes(b"\x00\x01binary\x00" * 200)
+    code, out, _ = _run(capsys, "diagnose", tmp_path)
+    line = next(x for x in out.splitlines() if "] Loss curve" in x)
+    assert "[skipped]" in line and "fix or re-export train.log (binary data" in line
