@@ -1205,6 +1205,8 @@ CASES: dict[str, Case] = {c.name: c for c in _cases()}
 # the small runs committed under examples/ (README's first command works on a fresh clone)
 # --------------------------------------------------------------------------
 def _committed() -> dict[str, Case]:
+    gelu = J(hidden=(32,), act="gelu", model_kw={"gelu_approx": "tanh"}, optimizer="adam", lr=3e-3, epochs=3,
+             fmt="kv2", dump=True, data_rows=300, hp={"device": "npu"})
     run = J(hidden=(64,), model_kw={"bn": True, "bn_momentum": 0.99}, lr=0.05, epochs=10, fmt="kv1",
             batch_size=64, data_rows=300)
     return {
@@ -1215,6 +1217,9 @@ def _committed() -> dict[str, Case]:
                               B(run, framework="tensorflow", model_kw={"bn": True, "bn_momentum": 0.01},
                                 hp={"bn_momentum": 0.99}),
                               "PyTorch port copied TensorFlow's BatchNorm momentum 0.99"),
+        "gelu_port": Case("gelu_port", "operator_accuracy", gelu,
+                          B(gelu, model_kw={"gelu_approx": "none"}, hp={"device": "gpu"}),
+                          "per-operator dumps: the device computes GELU with the tanh approximation"),
     }
 
 
@@ -1266,7 +1271,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c.name:55s} {c.cause or '-':24s} {'baseline' if c.baseline else ''}")
         return 0
     if args.committed:
-        out, names = HERE, list(_committed())
+        out, names = HERE, [n for n in _committed() if not args.only or n in args.only]
         labels_path = HERE / "labels.json"
     else:
         out, names = Path(args.out), select(args.only)
@@ -1287,9 +1292,10 @@ def main(argv: list[str] | None = None) -> int:
               f" -> {s['last_loss'] if s['last_loss'] is None else round(s['last_loss'], 3)}  eval_acc {s['eval_acc'] or float('nan'):.3f}"
               f"{'  NaN' if s['nonfinite'] else ''}{'  overflows %d' % s['overflows'] if s['overflows'] else ''}"
               f"  ({seconds}s)", flush=True)
-    if labels_path.exists() and args.only and not args.committed:
+    if labels_path.exists() and args.only:
         old = json.loads(labels_path.read_text(encoding="utf-8"))
-        old = {k: v for k, v in old.items() if k in CASES}  # cases renamed or removed since
+        known = _committed() if args.committed else CASES
+        old = {k: v for k, v in old.items() if k in known}  # cases renamed or removed since
         old.update(labels)
         labels = old
     labels = dict(sorted(labels.items()))
