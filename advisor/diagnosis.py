@@ -11,7 +11,7 @@ from advisor import __version__
 from advisor.errors import Diagnostic, UsageError
 from advisor.extract import extract_facts
 from advisor.extract.base import Extraction, RunPair
-from advisor.inventory import RunFolder
+from advisor.inventory import InputRecord, RunFolder
 from advisor.rank import rank
 from advisor.report.model import Chart, CheckReport, FindingReport, Report, Summary
 from advisor.rulebase import builtin_rules_dir
@@ -211,6 +211,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                                       for a, fact in f.facts.items()})
                 for f in firings if f.rule.finding]
     inputs = _dedupe_inputs(extraction)
+    inputs += _unread_files(pair.run, inputs) + (_unread_files(pair.baseline, inputs) if pair.baseline else [])
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
@@ -221,6 +222,30 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                     report_threshold=REPORT_THRESHOLD)
     report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))
     return report
+
+
+#: unread files listed one by one in the report's inputs; the rest are counted in one line
+MAX_UNREAD_LISTED = 10
+
+
+def _unread_files(folder: RunFolder, inputs: list[InputRecord]) -> list[InputRecord]:
+    """Files of the folder no extractor took (so a user sees why a file did not count), capped."""
+    prefixes, exact = [], set()
+    for i in inputs:
+        if i.side != folder.side:
+            continue
+        exact.add(i.path)
+        if i.kind == "dump":  # a dump folder, or the folder of its dump.json: its tensor files are covered
+            prefixes.append((i.path.rsplit("/", 1)[0] if i.path.endswith(".json") else i.path).rstrip("/") + "/")
+    unread = [p.as_posix() for p in folder.files
+              if p.as_posix() not in exact and not any(p.as_posix().startswith(x) for x in prefixes)]
+    out = [InputRecord(path=p, kind="other", status="ignored", side=folder.side,
+                       why="not a file advisor reads (see run-layout: logs, metrics, hparams, data, tensors, dumps)")
+           for p in unread[:MAX_UNREAD_LISTED]]
+    if len(unread) > MAX_UNREAD_LISTED:
+        out.append(InputRecord(path=f"(and {len(unread) - MAX_UNREAD_LISTED} more files)", kind="other",
+                               status="ignored", side=folder.side, why="not files advisor reads"))
+    return out
 
 
 def _dedupe_inputs(extraction: Extraction):

@@ -251,3 +251,20 @@ def test_a_skipped_stage_names_its_unreadable_input(tmp_path, capsys):
     code, out, _ = _run(capsys, "diagnose", tmp_path)
     line = next(x for x in out.splitlines() if "] Loss curve" in x)
     assert "[skipped]" in line and "fix or re-export train.log (binary data" in line
+
+
+def test_files_no_extractor_reads_are_listed_as_ignored(tmp_path):
+    import shutil
+
+    from advisor.diagnosis import MAX_UNREAD_LISTED, diagnose
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "gelu_port" / "run", run)
+    (run / "notes.docx").write_text("meeting notes")
+    report = diagnose(run)
+    other = [i for i in report.inputs if i.kind == "other"]
+    assert [i.path for i in other] == ["notes.docx"] and other[0].status == "ignored"  # dump/*.npy are covered
+    for k in range(MAX_UNREAD_LISTED + 5):
+        (run / f"img_{k:02d}.png").write_bytes(b"\x89PNG")
+    other = [i for i in diagnose(run).inputs if i.kind == "other"]
+    assert len(other) == MAX_UNREAD_LISTED + 1 and other[-1].path == "(and 6 more files)"
