@@ -36,15 +36,11 @@ def _fmt_from_path(path: str | None, fmt: str | None) -> str:
 
 def _check_output(out: str | None, folders: list[tuple[str | None, str]]) -> None:
     """-o must land in an existing folder, outside the run and baseline folders (never written)."""
-    if not out:
-        return
-    target = Path(out).resolve()
-    if not target.parent.is_dir():
-        raise _Usage(f"-o '{out}': the folder '{Path(out).parent}' does not exist")
-    for folder, what in folders:
-        if folder and Path(folder).is_dir() and target.is_relative_to(Path(folder).resolve()):
-            raise _Usage(f"-o '{out}' is inside the {what} folder; advisor never writes there (a report left "
-                         "there would also be read back as a log next time)")
+    from advisor.inventory import output_problem
+
+    problem = output_problem(out, folders) if out else None
+    if problem:
+        raise _Usage(f"-o '{out}': {problem}")
 
 
 def _write(text: str, out: str | None) -> None:
@@ -91,11 +87,6 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     for path in args.rules or ():
         if not Path(path).exists():
             raise _Usage(f"--rules '{path}': no such rule file or folder")
-    rule_errors = 0
-    if args.rules:  # a broken rule of the user's must not pass a --fail-on gate silently: exit 2 at the end
-        from advisor.diagnosis import load_rule_set
-
-        rule_errors = sum(1 for d in load_rule_set(args.rules, args.only_rules)[1] if d.severity == "error")
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
                           params=_params(args.param), options=_params(args.threshold, "--threshold"))
@@ -107,8 +98,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     _write(render(report, fmt, color=color), args.output)
     if args.output and not args.quiet:
         print(f"advisor: wrote {args.output} ({report.summary.headline})", file=sys.stderr)
-    if rule_errors:
-        print(f"advisor: error: {rule_errors} error(s) in the --rules files (above); those rules did not run",
+    if report.rule_errors:  # a broken rule of the user's must not pass a --fail-on gate silently
+        print(f"advisor: error: {report.rule_errors} error(s) in the --rules files (above); those rules did not run",
               file=sys.stderr)
         return EXIT_USAGE
     if args.fail_on:

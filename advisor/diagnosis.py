@@ -218,7 +218,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
                     + param_warnings + _several_runs(pair.run, "RUN")
                     + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []),
-                    facts_count=len(extraction.facts), rules_count=len(rule_list), charts=_charts(extraction),
+                    facts_count=len(extraction.facts), rules_count=len(rule_list),
+                    rule_errors=sum(1 for d in diags if d.severity == "error"), charts=_charts(extraction),
                     report_threshold=REPORT_THRESHOLD)
     report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))
     return report

@@ -33,6 +33,19 @@ class InputRecord(BaseModel):
     side: Side = "run"
 
 
+def output_problem(out: str | os.PathLike, folders: Iterable[tuple[str | os.PathLike | None, str]]) -> str | None:
+    """Why a report may not be written to ``out`` (None: it may): its folder is missing, or it lies
+    inside one of ``folders`` ((path, what) pairs), which advisor never writes to."""
+    target = Path(out).resolve()
+    if not target.parent.is_dir():
+        return f"the folder '{Path(out).parent}' does not exist"
+    for folder, what in folders:
+        if folder and Path(folder).is_dir() and target.is_relative_to(Path(folder).resolve()):
+            return (f"is inside the {what} folder; advisor never writes there (a report left there would "
+                    "also be read back as an input next time)")
+    return None
+
+
 class OutsideRunFolder(ValueError):
     """A path that would leave the run folder."""
 

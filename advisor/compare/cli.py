@@ -136,6 +136,7 @@ def summary_text(table, limit: int = 30) -> str:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from advisor.inventory import output_problem
     from advisor.compare.engine import compare_dumps
     from advisor.compare.localise import localise
     from advisor.compare.table import build_table, write
@@ -159,10 +160,9 @@ def run_compare(args: argparse.Namespace) -> int:
             raise _Usage(str(exc)) from None
         if args.output and Path(args.output).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
             raise _Usage(f"--output must end in .csv, .json or .html, got '{args.output}'")
-        if args.output and Path(args.output).resolve().is_relative_to(run_dir.resolve()):
-            raise _Usage("--output must not be inside the run's dump folder (it is never written to)")
-        if args.output and not Path(args.output).resolve().parent.is_dir():
-            raise _Usage(f"--output: the folder '{Path(args.output).parent}' does not exist")
+        problem = output_problem(args.output, [(run_dir, "run's dump")]) if args.output else None
+        if problem:
+            raise _Usage(f"--output '{args.output}': {problem}")
     except _Usage as exc:
         print(f"advisor: error: {exc} (usage: advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html])",
               file=sys.stderr)

@@ -19,8 +19,8 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from advisor.compare.match import match_records
-from advisor.compare.metrics import (Accumulator, PairMetrics, SideAcc, accumulate, compiled_kernel, kl_accumulate,
-                                     ranges, side_stats, single_threaded_blas)
+from advisor.compare.metrics import (Accumulator, PairMetrics, SideAcc, accumulate, compiled_kernel, kernel_loaded,
+                                     kl_accumulate, ranges, side_stats, single_threaded_blas)
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
@@ -122,9 +122,7 @@ def use_compiled(option: str, nbytes: int) -> bool:
             raise ValueError(f"compare.kernel=compiled needs numba: pip install \"accuracy-advisor[fast]\" "
                              f"({KERNEL_PROBLEM})")
         return True
-    from advisor.compare import metrics
-
-    if metrics._KERNEL:  # already loaded: its start-up is paid
+    if kernel_loaded():  # its start-up is paid
         return nbytes >= KERNEL_LOADED_MIN_BYTES
     return nbytes >= KERNEL_MIN_BYTES and compiled_kernel() is not None
 

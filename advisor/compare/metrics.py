@@ -523,6 +523,11 @@ def compiled_kernel():
     return _KERNEL or None
 
 
+def kernel_loaded() -> bool:
+    """Whether the compiled kernel is already imported in this process (its start-up is paid)."""
+    return bool(_KERNEL)
+
+
 def single_threaded_blas():
     """A context in which BLAS (np.dot) runs on the calling thread only (threadpoolctl, when installed)."""
     if _threadpool_limits is None:

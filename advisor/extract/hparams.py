@@ -239,8 +239,6 @@ class HparamSet:
     files: list[str] = field(default_factory=list)
     #: settings a later file also gives: (name, its value there, the file) -- the first file's value is kept
     shadowed: list[tuple[str, Any, str]] = field(default_factory=list)
-    #: line of each raw key in the file being read
-    lines: dict[str, int] = field(default_factory=dict)
 
     def get(self, name: str) -> Scalar | None:
         s = self.values.get(name)
@@ -254,7 +252,7 @@ class HparamSet:
         if name in self.values and not (name == "precision" and self.values[name].value == "fp32"):
             self.shadowed.append((name, value, path))
             return
-        self.values[name] = Setting(value, raw_key, path, line=self.lines.get(raw_key))
+        self.values[name] = Setting(value, raw_key, path)
 
 
 def _context_name(key: str) -> str | None:
@@ -372,9 +370,9 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
     for rel in sorted(folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())):
         shown = folder.rel(folder.abs(rel))
         notes: list[str] = []
-        hp.lines = {}
+        lines: dict[str, int] = {}
         try:
-            flat = flatten(load_mapping(folder.abs(rel), notes, hp.lines))
+            flat = flatten(load_mapping(folder.abs(rel), notes, lines))
         except (HparamReadError, OSError) as exc:
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side))
             continue
@@ -386,6 +384,9 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
         notes += [f"'{k}' is {v} (not a usable number; ignored)" for k, v in flat.items()
                   if isinstance(v, float) and not math.isfinite(v) and _context_name(str(k)) is not None]
         _collect_file(flat, shown, hp)
+        for s in hp.values.values():  # the settings this file gave cite their line
+            if s.path == shown and s.line is None:
+                s.line = lines.get(s.raw_key)
         if rel.name.lower() == "training_args.json" and "framework" not in hp.values:
             hp.put("framework", "pytorch", "(Hugging Face training_args.json)", shown)
         differing = [f"{n} = {_show(v)} here, {_show(hp.values[n].value)} in {hp.values[n].path}"

@@ -81,6 +81,7 @@ class Report(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     facts_count: int = 0
     rules_count: int = 0
+    rule_errors: int = Field(default=0, description="errors in the rule files given (--rules): those rules did not run")
     charts: list[Chart] = Field(default_factory=list)
     report_threshold: float = Field(default=0.5, description="confidence from which a cause counts as found")
 

@@ -136,16 +136,22 @@ def test_exponential_polynomial_against_math_exp():
     assert kernel.exp_nonpositive(-1e6) < 1e-300  # clamped: no wrap-around of the exponent bits
 
 
-def test_every_float16_bit_pattern_converts_exactly():
-    halves = np.arange(1 << 16, dtype=np.uint16)
+def _as_f64_all(bits: np.ndarray) -> np.ndarray:
+    """The kernel's element conversion applied to every element (uint16: float16, int16: bfloat16 patterns)."""
 
     @numba.njit
-    def convert(bits, out):
-        for i in range(bits.size):
-            out[i] = kernel._as_f64(bits[i])
+    def convert(b, out):
+        for i in range(b.size):
+            out[i] = kernel._as_f64(b[i])
 
-    got = np.empty(halves.size)
-    convert(halves, got)
+    out = np.empty(bits.size)
+    convert(bits, out)
+    return out
+
+
+def test_every_float16_bit_pattern_converts_exactly():
+    halves = np.arange(1 << 16, dtype=np.uint16)
+    got = _as_f64_all(halves)
     want = halves.view(np.float16).astype(np.float64)
     assert np.array_equal(got, want, equal_nan=True)
     finite = ~np.isnan(want)
@@ -259,14 +265,7 @@ def test_bfloat16_bits_convert_exactly_and_compare_like_float32():
     from advisor.read.dumps import BFloat16Bits, float_chunk
 
     bits = np.arange(-(1 << 15), 1 << 15).astype(np.int16)  # every bfloat16 bit pattern
-
-    @numba.njit
-    def convert(b, out):
-        for i in range(b.size):
-            out[i] = kernel._as_f64(b[i])
-
-    got = np.empty(bits.size)
-    convert(bits, got)
+    got = _as_f64_all(bits)
     want = torch.from_numpy(bits.copy()).view(torch.bfloat16).double().numpy()
     assert np.array_equal(got, want, equal_nan=True)
     with np.errstate(invalid="ignore"):  # signalling NaN patterns
