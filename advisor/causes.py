@@ -45,6 +45,9 @@ CAUSES: tuple[Cause, ...] = (
     Cause("operator_accuracy", "network_wide_comparison", "An operator deviates from the benchmark"),
     Cause("fusion_error", "fusion", "Accuracy problem only with operator fusion"),
     Cause("nondeterminism", "random_errors", "Same inputs give different outputs from run to run"),
+    Cause("data_not_shuffled", "input_data", "Training samples come in a fixed order"),
+    Cause("metric_misuse", "input_data", "The evaluation metric does not fit the task"),
+    Cause("baseline_unqualified", "pre_check", "The benchmark run is not a valid reference"),
 )
 
 CAUSE_BY_ID = {c.id: c for c in CAUSES}

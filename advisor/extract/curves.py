@@ -9,12 +9,11 @@ How the features are computed (n finite points of the last run in the series):
 - running median with an odd window ``k = max(3, n // 20)`` gives the smoothed
   curve ``s``; residuals ``y - s`` give the noise (1.4826 x MAD);
 - spike: residual above ``spike_z`` sigmas and above ``spike_min_ratio`` of ``s``;
-- end trend: least-squares line over the last ``end_share`` of the points, at
-  least ``end_min_points`` but no more than the last half of a curve of over 20
-  points (a 10-point window gave t = -2.7 on a 44-point curve falling 9% across
-  it); curves of up to 20 points (epoch-level logs) use their last 10 points, or
-  all of them; its change over that window relative to the end level, and its
-  t statistic;
+- end trend: least-squares line over the points in the last ``end_share`` of the
+  run's steps (at least ``end_min_points`` points); its change over that window
+  relative to the fitted level at the window's start (a fall stops at -100%), and
+  its t statistic, with the noise taken as the smaller of the window's own residual
+  spread and the spread of first differences over the curve's second half;
 - plateau: a wider running median (``max(5, n // 10)`` points) stays within
   ``plateau_band`` of the end level (or 3 noise sigmas of that median, whichever
   is larger) for 95% of the points from some step to the end.
@@ -34,7 +33,7 @@ class CurveThresholds:
     spike_min_ratio: float = 0.25        # ... and at least this share above it
     rise_ratio_diverged: float = 2.0     # end level >= this x the smoothed minimum (and above the start): diverged
     end_share: float = 0.2               # share of the run whose trend tells "still falling"
-    end_min_points: float = 20           # ... but at least this many points (at most half of a curve of > 20)
+    end_min_points: float = 5            # ... but at least this many points
     fall_ratio: float = 0.03             # relative fall over that share that counts as still falling
     trend_t: float = 3.0                 # |t| above which a trend is beyond noise
     plateau_band: float = 0.02           # relative band around the end level that counts as flat
@@ -45,6 +44,9 @@ class CurveThresholds:
     slow_drop: float = 0.1               # still falling but removed less than this share: slow
     chance_band: float = 0.05            # |end_level / ln C - 1| within this: at chance level
     eval_rise: float = 0.05              # eval loss this far above its best at the last evals: rising
+    eval_rise_of_range: float = 0.05     # ... and the rise is at least this share of what the eval loss had removed
+    improving_share: float = 0.1         # the end window brought >= this share of the eval curve's whole gain: improving
+    stalled_share: float = 0.02          # the eval score's end window brought < this share of its gain: stalled
     calibration_share: float = 0.1       # first share of the steps where loss-scale reductions are calibration
     min_band: float = 0.03               # smallest relative band around a baseline curve
 
@@ -136,6 +138,22 @@ class Shape:
     diverged_rise: bool
 
 
+def end_window(x: np.ndarray, th: CurveThresholds) -> int:
+    """Points in the end window: those in the last ``end_share`` of the run's x span, at least ``end_min_points``."""
+    n = x.size
+    cut = x[-1] - th.end_share * (x[-1] - x[0])
+    inside = int(n - np.searchsorted(x, cut, side="left")) if np.all(np.diff(x) >= 0) else int((x >= cut).sum())
+    return int(min(n, max(inside, int(th.end_min_points))))
+
+
+def diff_sigma(y: np.ndarray) -> float:
+    """Noise of a curve from its first differences (robust: 1.4826 x MAD / sqrt 2); a smooth trend barely moves it."""
+    if y.size < 3:
+        return 0.0
+    d = np.diff(y.astype(np.float64))
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+
+
 def _rel(a: float, b: float) -> float:
     return a / b if b != 0 else (math.inf if a else 0.0)
 
@@ -161,11 +179,22 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     smin = float(s[smin_i])
     rise = _rel(end, smin) - 1.0 if smin > 0 else (0.0 if end <= smin else math.inf)
     drop = (start - end) / abs(start) if start != 0 else 0.0
-    # trend at the end
+    # trend at the end: the last end_share of the run in x (steps), at least end_min_points points
     span = x[-1] - x[0]
-    m = min(max(int(th.end_min_points), int(math.ceil(n * th.end_share))), max(n // 2, 10), n)
-    slope, t = trend(x[-m:], y[-m:])
-    end_change = slope * float(x[-1] - x[-m]) / scale if span > 0 else None
+    m = end_window(x, th)
+    xe, ye = x[-m:], y[-m:]
+    slope, t_own = trend(xe, ye)
+    # noise: the window's own residuals (few points: a weak estimate) or the first differences of the curve's
+    # second half (robust, but a curved trend adds to it), whichever is smaller
+    sigma_d = diff_sigma(y[n // 2:] if n >= 10 else y)
+    sxx = float(((xe - xe.mean()) ** 2).sum())
+    t_diff = slope / (sigma_d / math.sqrt(sxx)) if sigma_d > 0 and sxx > 0 else t_own
+    t = t_own if abs(t_own) >= abs(t_diff) else t_diff
+    end_change = None
+    if span > 0 and m >= 2:
+        fit_start = float(ye.mean() + slope * (xe[0] - xe.mean()))
+        ref = abs(fit_start) if fit_start != 0 else (abs(float(np.median(ye))) or 1.0)
+        end_change = max(slope * float(xe[-1] - xe[0]) / ref, -1.0)   # a fall cannot remove more than 100%
     still = bool(end_change is not None and end_change <= -th.fall_ratio and t <= -th.trend_t)
     # plateau: from which index does a wider running median stay (95% of its points) within the band of the end level
     kp = min(max(5, n // 10), 201)

@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
-from advisor.extract.curves import CurveThresholds, align, downsample, first_sustained, running_median, shape
+from advisor.extract.curves import (CurveThresholds, align, diff_sigma, downsample, first_sustained, running_median,
+                                    shape)
 from advisor.extract.loss_scale import loss_scale_trend, overflow_events
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
@@ -216,19 +217,38 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     if tunit == eunit:
         t_at = float(np.interp(ex[imin], tx, running_median(ty, min(max(3, ty.size // 20), 101))))
         drop_after = (t_at - t_end) / t_at if t_at > 0 else None
-    tail = ey[imin + 1:]
-    rising = bool(rise is not None and rise >= th.eval_rise and after >= 2
-                  and np.all(tail[-2:] >= emin * (1 + th.eval_rise / 2))
+    # judged on the smoothed eval curve (running median of 3 from 10 evaluations): one lucky evaluation is not a best
+    es = running_median(ey, 3) if ey.size >= 10 else ey
+    smin_i = int(np.argmin(es))
+    smin, send = float(es[smin_i]), float(es[-1])
+    fell = float(np.max(es[: smin_i + 1])) - smin                       # what the eval loss removed before its best
+    rise_of_range = (send - smin) / fell if fell > 0 else (math.inf if send > smin else 0.0)
+    tail = es[smin_i + 1:]
+    rising = bool(rise is not None and smin > 0 and send / smin - 1 >= th.eval_rise and ey.size - 1 - smin_i >= 2
+                  and np.all(tail[-2:] >= smin * (1 + th.eval_rise / 2)) and rise_of_range >= th.eval_rise_of_range
                   and (drop_after is None or drop_after > 0))
-    fields = {}
+    end_drop_share, drop_beyond_noise = _end_gain_share(ex, -es, th)
+    fields: dict = dict(eval_end_drop_share=end_drop_share, eval_rise_of_range_ratio=(
+        rise_of_range if math.isfinite(rise_of_range) else None))
+    score_share, score_beyond_noise = None, True
     if score is not None:
-        _, sy, _, _, sstart = curve_xy(score)
-        sy = sy[sstart:][np.isfinite(sy[sstart:])]
+        scx, sy, _, _, sstart = curve_xy(score)
+        fin = np.isfinite(sy[sstart:])
+        scx, sy = scx[sstart:][fin], sy[sstart:][fin]
         if sy.size:
             lower_better = score.key.base in ("wer", "cer", "perplexity", "ppl")
             best = float(sy.min() if lower_better else sy.max())
-            fields = dict(score_name=score.raw_key, score_best=best, score_last=float(sy[-1]),
-                          is_score_at_best=bool(abs(float(sy[-1]) - best) <= 0.01 * abs(best)))
+            ss = running_median(sy, 3) if sy.size >= 10 else sy
+            score_share, score_beyond_noise = _end_gain_share(scx, -ss if lower_better else ss, th)
+            fields.update(score_name=score.raw_key, score_best=best, score_last=float(sy[-1]),
+                          is_score_at_best=bool(abs(float(sy[-1]) - best) <= 0.01 * abs(best)),
+                          score_end_gain_share=score_share,
+                          is_score_stalled=bool(sy.size >= 3 and (score_share is None
+                                                                  or score_share < th.stalled_share)))
+    at_best = ey.size - 1 - smin_i == 0 or send <= smin * (1 + th.eval_rise / 2)
+    fields["is_eval_still_improving"] = bool(
+        end_drop_share is not None and end_drop_share >= th.improving_share and drop_beyond_noise and at_best
+        and (score_share is None or (score_share >= th.improving_share and score_beyond_noise)))
     return GeneralizationGap(
         eval_points=int(ev.buf.count), train_last=t_end, eval_last=elast, eval_min=emin,
         eval_min_step=_int(float(ex[imin])), eval_rise_ratio=rise, evals_after_min=after,
@@ -236,6 +256,27 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
         gap_ratio=(elast - t_end) / elast if elast > 0 else None, is_eval_rising=rising,
         is_train_near_zero=bool(t_start > 0 and t_end <= 0.05 * t_start), side=side,
         source=Source(path=ev.path, line=int(elines[0]), line_end=int(elines[-1])), **fields)
+
+
+def _end_gain_share(x: np.ndarray, gain: np.ndarray, th: CurveThresholds) -> tuple[float | None, bool]:
+    """(share of a curve's whole improvement made in the end window, whether that gain is beyond the noise).
+
+    ``gain`` grows when the curve improves (the negated loss, or the score); the whole improvement runs from
+    the first value to the best. The end window is the last ``end_share`` of the evaluations' steps (the
+    curve interpolated at its start). The noise is the spread of first differences over the curve's second
+    half (from 6 points; shorter curves cannot tell noise and count as beyond it). None when it never improved.
+    """
+    n = gain.size
+    if n < 2:
+        return None, False
+    total = float(np.max(gain) - gain[0])
+    if not total > 0:
+        return None, False
+    cut = x[-1] - th.end_share * (x[-1] - x[0])
+    at_cut = float(np.interp(cut, x, gain)) if np.all(np.diff(x) > 0) else float(gain[-2])
+    end_gain = float(gain[-1] - at_cut)
+    beyond = n < 6 or end_gain > 2.0 * diff_sigma(gain[n // 2:])
+    return end_gain / total, bool(beyond)
 
 
 def grad_norm_trend(s: MetricSeries, side: str) -> GradNormTrend:

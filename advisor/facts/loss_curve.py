@@ -49,10 +49,11 @@ class LossCurve(Fact):
     spike_count: int = Field(default=0, description="values far above the running median (> spike_z robust sigmas "
                                                      "and > 25% of the level)")
     spike_max_ratio: float | None = Field(default=None, description="largest value / running median at that point")
-    end_change_ratio: float | None = Field(default=None, description="relative change of the fitted trend over the "
-                                                                      "end window: the last 20% of the points, at "
-                                                                      "least 20 and at most half of a curve of over 20 "
-                                                                      "(up to 10 on shorter ones); negative: falling")
+    end_change_ratio: float | None = Field(default=None, description="change of the fitted trend over the end "
+                                                                      "window (the last 20% of the run's steps, at "
+                                                                      "least 5 points), relative to the fitted level "
+                                                                      "at the window's start, never below -1; "
+                                                                      "negative: falling")
     end_trend_t: float | None = Field(default=None, description="t statistic of that trend (|t| > 3: beyond noise)")
     is_still_falling: bool = Field(default=False, description="the end window still falls by >= fall_ratio beyond noise")
     is_plateau: bool = Field(default=False, description="flat (within plateau_band) for at least the last half")
@@ -96,7 +97,22 @@ class GeneralizationGap(Fact):
     score_last: float | None = Field(default=None, description="its last value")
     is_score_at_best: bool = Field(default=False, description="the eval score's last value is within 1% of its best "
                                                               "(the task metric did not get worse)")
-    doc = "train vs eval loss: turning step, eval rise since its best, generalisation gap"
+    eval_rise_of_range_ratio: float | None = Field(
+        default=None, description="rise of the smoothed eval loss since its best, as a share of what it had removed "
+                                  "before it (a rise within the noise of a low loss is small here)")
+    eval_end_drop_share: float | None = Field(
+        default=None, description="share of the eval loss's whole fall (first value to its best) made in the last 20% "
+                                  "of the run's steps (smoothed; None when it never fell)")
+    score_end_gain_share: float | None = Field(
+        default=None, description="the same for the eval score: share of its whole gain made in the last 20% of the "
+                                  "steps (negative: it got worse there)")
+    is_score_stalled: bool = Field(default=False, description="at least 3 evaluations and the eval score gained less "
+                                                              "than stalled_share (2%) of its whole gain at the end")
+    is_eval_still_improving: bool = Field(
+        default=False, description="the eval loss is at its best at the end and made at least improving_share (10%) "
+                                   "of its whole fall in the last 20% of the steps, beyond the noise of its "
+                                   "evaluations, and so did the eval score if one is logged")
+    doc = "train vs eval loss: turning step, eval rise since its best, generalisation gap, still improving at the end"
 
 
 class GradNormTrend(Fact):

@@ -24,10 +24,8 @@ def test_short_step_curve_still_falling_is_seen():
     sh = _shape(LIGHTNING_LOSS, LIGHTNING_STEPS)
     assert len(LIGHTNING_LOSS) == 44
     assert sh.is_still_falling
-    assert sh.end_trend_t < -5 and sh.end_change_ratio < -0.1
-    # the old 10-point window could not tell this fall from the noise
-    old = shape(np.asarray(LIGHTNING_STEPS, float), np.asarray(LIGHTNING_LOSS), CurveThresholds(end_min_points=10))
-    assert not old.is_still_falling and -3 < old.end_trend_t < 0
+    # the window is the last 20% of the steps (9 points); the noise comes from the curve's second half
+    assert sh.end_trend_t < -3.5 and -0.15 < sh.end_change_ratio < -0.05
 
 
 def test_short_curve_flat_in_its_second_half_is_not_still_falling():
@@ -59,3 +57,22 @@ def test_a_loss_of_1e308_raises_no_numpy_warning(tmp_path):
         warnings.simplefilter("error")  # overflow in numpy's reductions reached the user's terminal
         report = diagnose(tmp_path)
     assert any(i.path == "train.log" and i.status == "used" for i in report.inputs)
+
+
+def test_end_change_is_relative_to_the_window_start_and_never_below_minus_100_percent():
+    # a loss falling from 0.4 to 0.1 over the last fifth removed 75% of its level there, not -300% of the end level
+    x = np.arange(100, dtype=np.float64)
+    y = np.where(x < 80, 2.0 - 0.02 * x, 0.4 - 0.015 * (x - 80))
+    sh = _shape(y, x)
+    assert sh.is_still_falling
+    assert -0.8 < sh.end_change_ratio < -0.7
+    steep = _shape(np.where(x < 80, 2.0 - 0.02 * x, 0.4 - 0.05 * (x - 80)), x)   # the fitted line crosses zero
+    assert sh.end_change_ratio >= -1.0 and steep.end_change_ratio == -1.0
+
+
+def test_end_window_is_a_share_of_the_steps_not_of_the_points():
+    # dense logging early, sparse late: the last 20% of the steps hold 3 of 60 points, so the window takes 5 points
+    x = np.concatenate([np.arange(50.0), 50.0 + 50.0 * np.arange(1, 11)])
+    y = np.concatenate([2.0 - 0.02 * np.arange(50.0), np.full(10, 1.0)])
+    sh = _shape(y, x)
+    assert not sh.is_still_falling and abs(sh.end_change_ratio) < 0.01
