@@ -16,6 +16,10 @@ Usage::
     python examples/generate.py -j 2                    # once: writes examples/generated/
     python benchmarks/accuracy.py [--runs examples/generated] [--json out.json] [-v]
 
+The mutation corpus (benchmarks/mutations/generate.py) is scored per fault operator with
+``--runs benchmarks/mutations/generated --no-committed --by operator``; a label's ``also_ok``
+causes count as right, as in ../shared/eval-dev.
+
 The small runs committed under examples/ (examples/labels.json) are diagnosed
 too unless ``--no-committed`` is given.
 """
@@ -44,14 +48,16 @@ class Outcome:
     ranked: list[tuple[str, float]] = field(default_factory=list)  # (cause id, confidence), best first
     error: str | None = None
     seconds: float = 0.0
+    also_ok: tuple[str, ...] = ()  # causes an expert accepts as equally right
+    group: str | None = None  # what --by groups on (the label's operator, ...); None: the true cause
 
     @property
     def top1(self) -> bool:
-        return bool(self.ranked) and self.ranked[0][0] == self.truth
+        return bool(self.ranked) and self.ranked[0][0] in (self.truth, *self.also_ok)
 
     @property
     def top3(self) -> bool:
-        return self.truth in [c for c, _ in self.ranked[:3]]
+        return any(c in (self.truth, *self.also_ok) for c, _ in self.ranked[:3])
 
     @property
     def alarms(self) -> list[tuple[str, float]]:
@@ -80,7 +86,7 @@ def _diagnose_here(run: Path, baseline: Path | None) -> dict:
 def diagnose_one(name: str, label: dict, base: Path, isolate: bool = True, tries: int = 2) -> Outcome:
     """Diagnose one labelled run, by default in a child process so that a crash of the
     engine's native code is recorded as that run's result instead of ending the benchmark."""
-    out = Outcome(name, label.get("cause"))
+    out = Outcome(name, label.get("cause"), also_ok=tuple(label.get("also_ok") or ()))
     run = base / label["run"]
     baseline = base / label["baseline"] if label.get("baseline") else None
     if not isolate:
@@ -115,7 +121,7 @@ def summarise(outcomes: list[Outcome]) -> dict:
     healthy = [o for o in outcomes if o.truth is None]
     per: dict[str, dict] = {}
     for o in faulty:
-        d = per.setdefault(o.truth, {"runs": 0, "top1": 0, "top3": 0, "misses": []})
+        d = per.setdefault(o.group or o.truth, {"runs": 0, "top1": 0, "top3": 0, "misses": []})
         d["runs"] += 1
         d["top1"] += o.top1
         d["top3"] += o.top3
@@ -126,6 +132,8 @@ def summarise(outcomes: list[Outcome]) -> dict:
         "top1": sum(o.top1 for o in faulty) / len(faulty) if faulty else None,
         "top3": sum(o.top3 for o in faulty) / len(faulty) if faulty else None,
         "false_alarm_rate": sum(bool(o.alarms) for o in healthy) / len(healthy) if healthy else None,
+        "false_alarms_by_group": {g: sum(bool(o.alarms) for o in healthy if (o.group or "healthy") == g)
+                                  for g in sorted({o.group or "healthy" for o in healthy})},
         "false_alarms": [{"run": o.name, "alarms": [f"{c} {p:.2f}" for c, p in o.alarms]} for o in healthy if o.alarms],
         "errors": [{"run": o.name, "error": o.error} for o in outcomes if o.error],
         "per_cause": dict(sorted(per.items())),
@@ -194,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", metavar="FILE", help="also write the figures as a Markdown table")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each run's top causes")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="diagnoses in parallel (default 1)")
+    ap.add_argument("--by", metavar="KEY", help="group the table by this label key (e.g. operator) instead of the "
+                    "true cause; healthy runs are counted under their own group")
     ap.add_argument("--in-process", action="store_true", help="diagnose in this process (faster; a crash ends it)")
     ap.add_argument("--one", metavar="RUN", help=argparse.SUPPRESS)  # child mode: one diagnosis as JSON
     ap.add_argument("--baseline", help=argparse.SUPPRESS)
@@ -222,7 +232,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs if not args.in_process else 1)) as pool:
         results = pool.map(lambda e: diagnose_one(*e, isolate=not args.in_process), entries)
-        for (name, _, _), o in zip(entries, results):
+        for (name, label, _), o in zip(entries, results):
+            if args.by:
+                o.group = str(label.get(args.by) or "healthy")
             outcomes.append(o)
             _progress(args.verbose, name, o)
     s = summarise(outcomes)
