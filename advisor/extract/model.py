@@ -31,7 +31,12 @@ from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
 from advisor.inventory import InputRecord, RunFolder
 from advisor.read import model_desc as md
-from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, flatten, load_mapping
+from advisor.read.hparams import (
+    HPARAM_FILE_NAMES,
+    HparamReadError,
+    flatten,
+    load_mapping,
+)
 
 TEXT_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "model.txt", "model_summary*")
 SKIP_NAMES = {"requirements.txt", "license.txt", "readme.txt", "tensors.jsonl"}
@@ -55,49 +60,49 @@ def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.strip().rsplit(".", 1)[-1].lower())
 
 
+#: (squashed names, family, variant, targets, expects; "?" = logits when from_logits is true, else probabilities)
+_LOSS_TABLE: tuple[tuple[frozenset[str], str, str, str, str], ...] = (
+    (frozenset({"sparsecategoricalcrossentropy"}), "cross_entropy", "sparse_categorical", "class_ids", "?"),
+    (frozenset({"categoricalcrossentropy"}), "cross_entropy", "categorical", "one_hot", "?"),
+    (frozenset({"binarycrossentropy", "binaryfocalcrossentropy"}), "bce", "binary", "binary", "?"),
+    (frozenset({"bcewithlogitsloss", "bcewithlogits", "binarycrossentropywithlogits", "sigmoidcrossentropy",
+                "sigmoidcrossentropywithlogits"}), "bce", "torch_bce_with_logits", "binary", "logits"),
+    (frozenset({"bceloss", "bce"}), "bce", "torch_bce", "binary", "probabilities"),
+    (frozenset({"softmaxcrossentropywithlogits", "softmaxcrossentropy"}), "cross_entropy", "softmax_cross_entropy",
+     "class_ids_or_one_hot", "logits"),
+    (frozenset({"crossentropyloss", "crossentropy", "ce", "celoss"}), "cross_entropy", "torch_cross_entropy",
+     "class_ids_or_one_hot", "logits"),
+    (frozenset({"nllloss", "nll", "negativeloglikelihood"}), "nll", "torch_nll", "class_ids", "log_probabilities"),
+    (frozenset({"mse", "mseloss", "meansquarederror", "l2loss", "l2"}), "mse", "regression", "values", "values"),
+    (frozenset({"mae", "l1", "l1loss", "meanabsoluteerror"}), "l1", "regression", "values", "values"),
+    (frozenset({"huber", "huberloss", "smoothl1", "smoothl1loss", "logcosh"}), "huber", "regression", "values",
+     "values"),
+    (frozenset({"kld", "kldivloss", "kldivergence", "kullbackleiblerdivergence"}), "kl", "other", "values",
+     "log_probabilities"),
+    (frozenset({"hinge", "squaredhinge", "categoricalhinge", "hingeembeddingloss", "multimarginloss"}), "hinge",
+     "other", "values", "values"),
+)
+
+
 def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> LossSetup | None:
-    """What the named loss expects, from each framework's documentation."""
+    """What the named loss expects, from each framework's documentation (None: a loss not in the table).
+
+    Keras' probabilistic losses take probabilities unless from_logits=True; torch CrossEntropyLoss,
+    BCEWithLogitsLoss and MindSpore SoftmaxCrossEntropyWithLogits take logits; a bare "cross_entropy"
+    in a Keras/TensorFlow run is Keras' categorical cross-entropy.
+    """
     s = _squash(name)
-    fw = framework or ""
-    kw: dict[str, Any]
-    if s in ("sparsecategoricalcrossentropy",):
-        kw = dict(family="cross_entropy", variant="sparse_categorical", target_form="class_ids",
-                  expects="logits" if from_logits else "probabilities")
-    elif s in ("categoricalcrossentropy",):
-        kw = dict(family="cross_entropy", variant="categorical", target_form="one_hot",
-                  expects="logits" if from_logits else "probabilities")
-    elif s in ("binarycrossentropy", "binaryfocalcrossentropy"):
-        kw = dict(family="bce", variant="binary", target_form="binary",
-                  expects="logits" if from_logits else "probabilities")
-    elif s in ("bcewithlogitsloss", "bcewithlogits", "binarycrossentropywithlogits", "sigmoidcrossentropy",
-               "sigmoidcrossentropywithlogits"):
-        kw = dict(family="bce", variant="torch_bce_with_logits", target_form="binary", expects="logits")
-    elif s in ("bceloss", "bce"):
-        kw = dict(family="bce", variant="torch_bce", target_form="binary", expects="probabilities")
-    elif s in ("softmaxcrossentropywithlogits", "softmaxcrossentropy"):
-        kw = dict(family="cross_entropy", variant="softmax_cross_entropy", target_form="class_ids_or_one_hot",
-                  expects="logits")
-    elif s in ("crossentropyloss", "crossentropy", "ce", "celoss"):
-        if fw in ("keras", "tensorflow") and from_logits is not True:
-            kw = dict(family="cross_entropy", variant="categorical", target_form="one_hot", expects="probabilities")
-        else:  # torch.nn.CrossEntropyLoss / F.cross_entropy; MindSpore nn.CrossEntropyLoss: logits in
-            kw = dict(family="cross_entropy", variant="torch_cross_entropy", target_form="class_ids_or_one_hot",
-                      expects="logits")
-    elif s in ("nllloss", "nll", "negativeloglikelihood"):
-        kw = dict(family="nll", variant="torch_nll", target_form="class_ids", expects="log_probabilities")
-    elif s in ("mse", "mseloss", "meansquarederror", "l2loss", "l2"):
-        kw = dict(family="mse", variant="regression", target_form="values", expects="values")
-    elif s in ("mae", "l1", "l1loss", "meanabsoluteerror"):
-        kw = dict(family="l1", variant="regression", target_form="values", expects="values")
-    elif s in ("huber", "huberloss", "smoothl1", "smoothl1loss", "logcosh"):
-        kw = dict(family="huber", variant="regression", target_form="values", expects="values")
-    elif s in ("kld", "kldivloss", "kldivergence", "kullbackleiblerdivergence"):
-        kw = dict(family="kl", variant="other", target_form="values", expects="log_probabilities")
-    elif s in ("hinge", "squaredhinge", "categoricalhinge", "hingeembeddingloss", "multimarginloss"):
-        kw = dict(family="hinge", variant="other", target_form="values", expects="values")
+    for names, family, variant, targets, expects in _LOSS_TABLE:
+        if s in names:
+            break
     else:
         return None
-    return LossSetup(name=name, from_logits=from_logits, framework=framework or None, **kw)
+    if variant == "torch_cross_entropy" and framework in ("keras", "tensorflow") and from_logits is not True:
+        variant, targets, expects = "categorical", "one_hot", "probabilities"
+    if expects == "?":
+        expects = "logits" if from_logits else "probabilities"
+    return LossSetup(name=name, family=family, variant=variant, target_form=targets, expects=expects,  # type: ignore[arg-type]
+                     from_logits=from_logits, framework=framework or None)
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -181,10 +186,7 @@ def _read_hparams(folder: RunFolder, rel: Path, found: _Found) -> bool:
         elif last in _TASK_KEYS and isinstance(value, str):
             _setting(found, "task", value.strip().lower(), f"{where}: {key}={value}")
             used = True
-        elif last in ("loss", "loss_fn", "criterion", "loss_function", "loss_type", "loss_name") and isinstance(value, str):
-            _setting(found, "loss", value, f"{where}: {key}")
-            used = True
-        elif (last in ("type", "name", "class_name", "_target_") and ".".join(str(key).lower().split(".")[:-1])
+        elif last in ("loss", "loss_fn", "criterion", "loss_function", "loss_type", "loss_name") and isinstance(value, str) or (last in ("type", "name", "class_name", "_target_") and ".".join(str(key).lower().split(".")[:-1])
               in ("loss", "criterion", "loss_fn") and isinstance(value, str)):
             _setting(found, "loss", value, f"{where}: {key}")
             used = True
@@ -200,11 +202,11 @@ def _read_hparams(folder: RunFolder, rel: Path, found: _Found) -> bool:
 def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
     found = _Found()
     for rel in folder.files:
-        if rel.suffix.lower() == ".keras" or (rel.suffix.lower() == ".json" and rel.name.lower() not in
-                                               ("trainer_state.json", "manifest.json", "dump.json")
-                                               and not any(p.lower() in SKIP_DIRS for p in rel.parts[:-1])):
-            if _read_json_model(folder, rel, found, out):
-                found.used.append(rel.as_posix())
+        is_model_file = rel.suffix.lower() == ".keras" or (
+            rel.suffix.lower() == ".json" and rel.name.lower() not in ("trainer_state.json", "manifest.json", "dump.json")
+            and not any(p.lower() in SKIP_DIRS for p in rel.parts[:-1]))
+        if is_model_file and _read_json_model(folder, rel, found, out):
+            found.used.append(rel.as_posix())
     for rel in folder.glob(HPARAM_FILE_NAMES):
         if _read_hparams(folder, rel, found) and rel.as_posix() not in found.used:
             found.used.append(rel.as_posix())
@@ -322,7 +324,7 @@ def _summarise(desc: md.ModelDescription, side: str, framework: str | None = Non
             hidden_acts.append(act)
         if act in ("sigmoid", "tanh"):
             saturating += 1
-        nxt = [k for k in weighted_idx if k > i][0]
+        nxt = next(k for k in weighted_idx if k > i)
         if (desc.activations_known and act == "linear" and layers[i].role in ("dense", "conv")
                 and layers[nxt].role in ("dense", "conv")):
             stacked += 1
@@ -359,7 +361,7 @@ def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, s
     if hf is not None:
         pt = (hf.problem_type or "").lower()
         if pt == "regression" or (not pt and hf.n_classes == 1):
-            say("regression", None, f"{hf.path}: problem_type={hf.problem_type or 'num_labels=1'}")
+            say("regression", None, f"{hf.path}: " + (f"problem_type={hf.problem_type}" if pt else "num_labels=1"))
         elif pt.startswith("multi_label"):
             say("multilabel", hf.n_classes, f"{hf.path}: problem_type={hf.problem_type}")
         elif hf.n_classes and hf.n_classes >= 2 and "ForSequenceClassification" in (hf.architecture or "") + pt:

@@ -25,9 +25,10 @@ import ast
 import json
 import re
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 #: activation spellings -> canonical name
 _ACTIVATIONS = {
@@ -39,10 +40,10 @@ _ACTIVATIONS = {
     "exponential": "exponential",
 }
 _DENSE = {"linear", "dense", "lazylinear"}
-_CONV = re.compile(r"^(conv|separableconv|depthwiseconv|convtranspose)", re.I)
-_RECURRENT = re.compile(r"^(lstm|gru|rnn|simplernn|bidirectional|lstmcell|grucell)$", re.I)
-_NORM = re.compile(r"norm", re.I)
-_POOL = re.compile(r"pool", re.I)
+_CONV = re.compile(r"^(conv|separableconv|depthwiseconv|convtranspose)", re.IGNORECASE)
+_RECURRENT = re.compile(r"^(lstm|gru|rnn|simplernn|bidirectional|lstmcell|grucell)$", re.IGNORECASE)
+_NORM = re.compile(r"norm", re.IGNORECASE)
+_POOL = re.compile(r"pool", re.IGNORECASE)
 _RESHAPE = {"flatten", "reshape", "permute", "unflatten", "squeeze", "expanddims", "repeatvector"}
 
 
@@ -83,7 +84,7 @@ class ModelDescription:
     architecture: str | None = None
     n_classes: int | None = None          # HF num_labels / id2label
     problem_type: str | None = None       # HF problem_type
-    compile: "CompileSettings | None" = None
+    compile: CompileSettings | None = None
 
 
 @dataclass
@@ -283,7 +284,8 @@ def parse_keras_summary(text: str, path: str = "") -> list[ModelDescription]:
 
 def _keras_layer(entry: dict) -> RawLayer | None:
     cls = entry.get("class_name")
-    cfg = entry.get("config") if isinstance(entry.get("config"), dict) else {}
+    raw_cfg = entry.get("config")
+    cfg: dict = raw_cfg if isinstance(raw_cfg, dict) else {}
     if not isinstance(cls, str):
         return None
     role = role_of(cls)
@@ -320,7 +322,8 @@ def _loss_name(loss: Any) -> tuple[str | None, bool | None]:
     if isinstance(loss, str):
         return loss, None
     if isinstance(loss, dict):
-        cfg = loss.get("config") if isinstance(loss.get("config"), dict) else {}
+        raw_cfg = loss.get("config")
+        cfg: dict = raw_cfg if isinstance(raw_cfg, dict) else {}
         name = loss.get("class_name") or cfg.get("name")
         fl = cfg.get("from_logits")
         return (str(name) if name else None), (fl if isinstance(fl, bool) else None)
@@ -350,7 +353,8 @@ def keras_compile(compile_config: Any, path: str = "") -> CompileSettings | None
     opt = compile_config.get("optimizer")
     opt_name, lr = None, None
     if isinstance(opt, dict):
-        cfg = opt.get("config") if isinstance(opt.get("config"), dict) else {}
+        raw_cfg = opt.get("config")
+        cfg: dict = raw_cfg if isinstance(raw_cfg, dict) else {}
         opt_name = opt.get("class_name") or cfg.get("name")
         lr = cfg.get("learning_rate")
     elif isinstance(opt, str):
@@ -512,7 +516,7 @@ def find_compile_settings(text: str, path: str = "") -> CompileSettings | None:
 
 _METRIC_NAME = re.compile(r"(?i)(?<![\w])((?:val|valid|validation|eval|test|train)[_ ]?)?"
                           r"(acc|accuracy|top1|top-1|f1|auc|map|mae|rmse|r2|mean_absolute_error)"
-                          r"(?![\w])\s*[:=]?\s*-?\d")
+                          r"(?![\w])['\"]?\s*[:=]?\s*-?\d")
 
 
 def logged_metric_names(text: str, max_lines: int = 20_000) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
-from common import console_log, load, write_yaml  # noqa: E402
+from common import console_log, load, write_yaml
 
 
 def _initializer(name: str):
