@@ -83,8 +83,8 @@ def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
         ops.append(("metric", {"metrics": ["accuracy"]}, "metric_misuse", []))
     elif task == "multiclass":
         ops.append(("loss", {"loss": "MSELoss", "out_units": 1}, "loss_function_error", []))
-    elif task == "binary":
-        ops.append(("loss", {"loss": "CrossEntropyLoss"}, "loss_function_error", []))
+    # (plain PyTorch binary: every wrong loss for one logit raises - CrossEntropyLoss/NLLLoss index out of
+    # bounds, BCELoss refuses values outside [0, 1] - so there is no silent loss fault to inject)
     # output activation
     if keras and base.get("from_logits"):
         ops.append(("output_activation", {"out_act": "softmax"}, "loss_function_error", []))
