@@ -37,12 +37,14 @@ from advisor.read.hparams import (
     flatten,
     load_mapping,
 )
+from advisor.read.samples import SampleReadError, find_samples
 
 TEXT_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "model.txt", "model_summary*")
 SKIP_NAMES = {"requirements.txt", "license.txt", "readme.txt", "tensors.jsonl"}
 SKIP_DIRS = {"dump", "dump_tensor_data", "data"}
 MAX_TEXT_BYTES = 8_000_000
 MAX_JSON_BYTES = 20_000_000
+MAX_LABEL_BYTES = 50_000_000
 _FORMAT_RANK = {"keras_config": 0, "mindspore_repr": 1, "torch_repr": 1, "keras_summary": 2, "hparams": 3}
 _WEIGHTED = ("dense", "conv", "recurrent", "embedding")
 _PASS_THROUGH = ("dropout", "norm", "pool", "reshape", "other", "input")
@@ -89,7 +91,7 @@ def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> Lo
 
     Keras' probabilistic losses take probabilities unless from_logits=True; torch CrossEntropyLoss,
     BCEWithLogitsLoss and MindSpore SoftmaxCrossEntropyWithLogits take logits; a bare "cross_entropy"
-    in a Keras/TensorFlow run is Keras' categorical cross-entropy.
+    in a Keras/TensorFlow run takes probabilities (unless from_logits), sparse or one-hot unknown.
     """
     s = _squash(name)
     for names, family, variant, targets, expects in _LOSS_TABLE:
@@ -97,8 +99,9 @@ def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> Lo
             break
     else:
         return None
-    if variant == "torch_cross_entropy" and framework in ("keras", "tensorflow") and from_logits is not True:
-        variant, targets, expects = "categorical", "one_hot", "probabilities"
+    if variant == "torch_cross_entropy" and framework in ("keras", "tensorflow"):
+        # a bare "cross_entropy" in a Keras run: probabilities unless from_logits, sparse or not unknown
+        variant, expects = "other", "logits" if from_logits else "probabilities"
     if expects == "?":
         expects = "logits" if from_logits else "probabilities"
     return LossSetup(name=name, family=family, variant=variant, target_form=targets, expects=expects,  # type: ignore[arg-type]
@@ -128,6 +131,7 @@ class _Found:
         self.metrics: dict[str, str] = {}          # metric name -> where
         self.settings: dict[str, tuple[Any, str]] = {}  # framework, num_classes, task, loss -> (value, 'file: key')
         self.used: list[str] = []
+        self.labels: tuple[str, int, str, int | None] | None = None  # file, columns, task, classes
 
 
 def _setting(found: _Found, name: str, value: Any, where: str) -> None:
@@ -199,8 +203,45 @@ def _read_hparams(folder: RunFolder, rel: Path, found: _Found) -> bool:
     return used
 
 
+def _read_labels(folder: RunFolder, found: _Found) -> None:
+    """The training labels of a data sample: how many columns, and whether they are classes or values."""
+    import numpy as np
+
+    try:
+        sets = find_samples(folder).sets
+    except (SampleReadError, OSError, ValueError):  # the data extractor reports unreadable samples
+        return
+    for sample in sorted(sets, key=lambda st: st.split != "train"):
+        lab = sample.labels
+        if lab is None or not lab.shape or lab.nbytes > MAX_LABEL_BYTES or lab.dtype.kind not in "biuf":
+            continue
+        try:
+            y = np.asarray(lab.load(), dtype=np.float64)
+        except (SampleReadError, OSError, ValueError):
+            continue
+        cols = 1 if y.ndim == 1 else int(np.prod(y.shape[1:]))
+        finite = y[np.isfinite(y)]
+        if finite.size == 0:
+            continue
+        whole = bool(np.all(finite == np.round(finite)))
+        if cols > 1:
+            binary = bool(np.all((finite == 0) | (finite == 1)))
+            if binary:
+                rows = y.reshape(len(y), -1)
+                task = "multiclass" if np.all(rows.sum(1) == 1) else "multilabel"
+                found.labels = (lab.file, cols, task, cols)
+            return
+        n = len(np.unique(finite)) if whole else None
+        if whole and n is not None and n <= max(2, min(1000, finite.size // 5)):
+            found.labels = (lab.file, 1, "binary" if n == 2 else "multiclass", n)
+        elif not whole:
+            found.labels = (lab.file, 1, "regression", None)
+        return
+
+
 def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
     found = _Found()
+    _read_labels(folder, found)
     for rel in folder.files:
         is_model_file = rel.suffix.lower() == ".keras" or (
             rel.suffix.lower() == ".json" and rel.name.lower() not in ("trainer_state.json", "manifest.json", "dump.json")
@@ -381,6 +422,9 @@ def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, s
         n, where = found.settings["num_classes"]
         if n >= 2:
             say("binary" if n == 2 else "multiclass", n, where)
+    if found.labels is not None:
+        file, cols, ltask, ln = found.labels
+        say(ltask, ln, f"{file}: labels" + (f" ({cols} columns)" if cols > 1 else ""))
     units = summary.output_units if summary else None
     out_act = summary.output_activation if summary else None
     if acc is not None:
@@ -417,7 +461,9 @@ def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, s
         n, n_from_output = units, True
     return Task(task_type=task, n_classes=n, decided_from=where, is_from_loss=how == "loss",  # type: ignore[arg-type]
                 is_from_metric=how == "metric", is_n_from_output=n_from_output, sources="; ".join(said), has_conflict=bool(conflicts),
-                accuracy_metric=acc, regression_metric=reg, side=side)  # type: ignore[arg-type]
+                accuracy_metric=acc, regression_metric=reg, side=side,  # type: ignore[arg-type]
+                label_columns=found.labels[1] if found.labels else None,
+                labels_file=found.labels[0] if found.labels else None)  # type: ignore[arg-type]
 
 
 def _facts_for(folder: RunFolder, out: Extraction) -> None:

@@ -105,6 +105,9 @@ class Task(Fact):
                                                                "(a rule comparing the two must not rely on it)")
     sources: str = Field(default="", description="every source that said something about the task, '; '-joined")
     has_conflict: bool = Field(default=False, description="two sources disagree (the first by priority wins)")
+    label_columns: int | None = Field(default=None, description="columns of the training labels of a data sample: "
+                                                                "1 for class ids or values, k for one-hot/multi-hot")
+    labels_file: str | None = Field(default=None, description="the data sample the labels were read from")
     accuracy_metric: str | None = Field(default=None, description="an accuracy-type metric logged or configured")
     regression_metric: str | None = Field(default=None, description="a regression metric (mae, rmse, r2) logged "
                                                                     "or configured")
