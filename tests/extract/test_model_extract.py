@@ -149,3 +149,36 @@ def test_hparams_output_activation_fills_a_summary(tmp_path):
     facts = _facts(tmp_path)
     assert facts["model_summary"][0].output_activation == "softmax"
     assert facts["loss_setup"][0].variant == "torch_cross_entropy"
+
+
+def test_label_columns_from_a_data_sample(tmp_path):
+    import numpy as np
+
+    (tmp_path / "data").mkdir()
+    y = np.eye(4)[np.arange(200) % 4]
+    np.savez(tmp_path / "data" / "train.npz", x=np.zeros((200, 3), np.float32), y=y)
+    (tmp_path / "hparams.yaml").write_text("framework: keras\nloss: sparse_categorical_crossentropy\n")
+    [task] = _facts(tmp_path)["task"]
+    assert (task.task_type, task.n_classes, task.label_columns, task.labels_file) == (
+        "multiclass", 4, 4, "data/train.npz")
+    conf = _causes(tmp_path)
+    assert conf.get("loss_function_error", 0) >= 0.7, conf
+    # the same labels as class ids: the sparse loss fits them
+    np.savez(tmp_path / "data" / "train.npz", x=np.zeros((200, 3), np.float32), y=np.arange(200) % 4)
+    assert _facts(tmp_path)["task"][0].label_columns == 1
+    assert _causes(tmp_path).get("loss_function_error", 0) < 0.5
+
+
+def test_continuous_labels_make_a_regression_task(tmp_path):
+    import numpy as np
+
+    (tmp_path / "data").mkdir()
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "data" / "train.npz", x=rng.normal(size=(100, 3)), y=rng.normal(size=100))
+    (tmp_path / "model.txt").write_text("Sequential(\n  (0): Linear(in_features=3, out_features=1, bias=True)\n"
+                                        "  (1): Sigmoid()\n)\n")
+    (tmp_path / "hparams.yaml").write_text("loss: MSELoss\nmetrics: [accuracy]\n")
+    [task] = _facts(tmp_path)["task"]
+    assert (task.task_type, task.decided_from, task.has_conflict) == ("regression", "data/train.npz: labels", True)
+    conf = _causes(tmp_path)
+    assert conf.get("loss_function_error", 0) >= 0.6 and conf.get("metric_misuse", 0) >= 0.5, conf
