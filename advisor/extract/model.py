@@ -248,6 +248,10 @@ def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
             and not any(p.lower() in SKIP_DIRS for p in rel.parts[:-1]))
         if is_model_file and _read_json_model(folder, rel, found, out):
             found.used.append(rel.as_posix())
+            if rel.name.lower() not in HPARAM_FILE_NAMES:  # config.json & co. are listed by the hparams reader
+                fmt = found.hf.format if found.hf is not None and found.hf.path == rel.as_posix() else "keras_config"
+                out.inputs.append(InputRecord(path=rel.as_posix(), kind="model", side=folder.side,
+                                              why=f"model description ({fmt})"))
     for rel in folder.glob(HPARAM_FILE_NAMES):
         if _read_hparams(folder, rel, found) and rel.as_posix() not in found.used:
             found.used.append(rel.as_posix())

@@ -118,7 +118,28 @@ def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
     if task != "regression":
         ops.append(("labels", {"label_noise": 0.4}, "label_errors", []))
     ops.append(("batch_size", {"batch_size": 1024}, "insufficient_epochs", ["lr_too_low"]))
-    return ops
+    return ops + EXTRA_OPERATORS.get(base["dataset"] + ("_keras" if keras else "_torch") + ("_cnn" if base.get("conv")
+                                                                                           else ""), [])
+
+
+#: operator variant -> the fault operator it belongs to (what benchmarks/accuracy.py --by operator groups on)
+FAMILY = {"loss_binary": "loss", "loss_bce_on_class_ids": "loss", "output_units": "output_layer",
+          "output_dropout": "output_layer", "hidden_activation_deep_sigmoid": "hidden_activation",
+          "output_activation_relu": "output_activation"}
+
+#: further variants of the loss / output / hidden-activation operators, on the program they fit
+EXTRA_OPERATORS: dict[str, list[tuple[str, dict, str, list[str]]]] = {
+    "digits_keras_cnn": [("loss_binary", {"loss": "binary_crossentropy"}, "loss_function_error", [])],
+    "digits_torch": [
+        ("loss_bce_on_class_ids", {"loss": "BCEWithLogitsLoss", "out_units": 1}, "loss_function_error", []),
+        ("output_units", {"out_units": 12}, "loss_function_error", []),
+        ("output_dropout", {"out_dropout": 0.5}, "wrong_operator", []),
+        ("hidden_activation_deep_sigmoid", {"hidden": [64] * 6, "hidden_act": "sigmoid", "optimizer": "sgd",
+                                            "momentum": 0.9, "lr": 0.01},
+         "gradient_vanishing", ["activation_saturation"]),
+    ],
+    "wine_torch": [("output_activation_relu", {"out_act": "relu"}, "loss_function_error", [])],
+}
 
 
 def _runner(kind: str):
@@ -132,17 +153,20 @@ def _runner(kind: str):
     return torch_programs.run_torch if kind == "torch" else torch_programs.run_lightning
 
 
-def run_program(name: str, out: Path) -> dict:
+def run_program(name: str, out: Path, only_ops: list[str] | None = None) -> dict:
     """Run one program healthy and under every operator, in this process; its labels."""
     kind, base = PROGRAMS[name]
     run = _runner(kind)
     labels = {}
     variants = [("healthy", {}, None, [])] + operators(base)
+    if only_ops:
+        variants = [v for v in variants if v[0] in only_ops]
     for op, changes, cause, also_ok in variants:
         folder = out / name / op
         t0 = time.perf_counter()
         run({**base, **changes}, folder)
-        labels[f"{name}/{op}"] = {"cause": cause, "also_ok": also_ok, "operator": op, "program": name,
+        labels[f"{name}/{op}"] = {"cause": cause, "also_ok": also_ok, "operator": FAMILY.get(op, op), "variant": op,
+                                  "program": name,
                                   "run": f"{name}/{op}", "baseline": None,
                                   "note": f"{name}: {op} {json.dumps(changes)}" if changes else f"{name}: healthy",
                                   "seconds": round(time.perf_counter() - t0, 1)}
@@ -155,11 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--only", nargs="+", default=[], help="program names")
     ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("--ops", nargs="+", default=[], help="only these operators (and healthy)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # child mode: one program
     args = ap.parse_args(argv)
     out = Path(args.out)
     if args.one:
-        labels = run_program(args.one, out)
+        labels = run_program(args.one, out, args.ops)
         (out / args.one / "labels.part.json").write_text(json.dumps(labels), encoding="utf-8")
         return 0
     names = args.only or list(PROGRAMS)
@@ -171,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     while pending or procs:
         while pending and len(procs) < max(1, args.jobs):
             name = pending.pop(0)
-            procs.append((name, subprocess.Popen([sys.executable, __file__, "--one", name, "--out", str(out)], env=env)))
+            cmd = [sys.executable, __file__, "--one", name, "--out", str(out)] + (["--ops", *args.ops] if args.ops else [])
+            procs.append((name, subprocess.Popen(cmd, env=env)))
         name, proc = procs.pop(0)
         if proc.wait() != 0:
             failed.append(name)

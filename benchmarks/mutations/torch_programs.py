@@ -26,6 +26,8 @@ def _build(s: dict, n_in: int):
             mods.append(acts[s["hidden_act"]]())
         width = units
     mods.append(nn.Linear(width, s["out_units"]))
+    if s.get("out_dropout"):
+        mods.append(nn.Dropout(s["out_dropout"]))
     if s["out_act"] == "softmax":
         mods.append(nn.Softmax(dim=1))
     elif s["out_act"] == "sigmoid":
