@@ -125,7 +125,7 @@ def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
 #: operator variant -> the fault operator it belongs to (what benchmarks/accuracy.py --by operator groups on)
 FAMILY = {"loss_binary": "loss", "loss_bce_on_class_ids": "loss", "output_units": "output_layer",
           "output_dropout": "output_layer", "hidden_activation_deep_sigmoid": "hidden_activation",
-          "output_activation_relu": "output_activation"}
+          "output_activation_relu": "output_activation", "output_activation_softmax_one_unit": "output_activation"}
 
 #: further variants of the loss / output / hidden-activation operators, on the program they fit
 EXTRA_OPERATORS: dict[str, list[tuple[str, dict, str, list[str]]]] = {
@@ -139,6 +139,7 @@ EXTRA_OPERATORS: dict[str, list[tuple[str, dict, str, list[str]]]] = {
          "gradient_vanishing", ["activation_saturation"]),
     ],
     "wine_torch": [("output_activation_relu", {"out_act": "relu"}, "loss_function_error", [])],
+    "cancer_keras": [("output_activation_softmax_one_unit", {"out_act": "softmax"}, "loss_function_error", [])],
 }
 
 
