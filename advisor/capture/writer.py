@@ -181,3 +181,29 @@ class DumpWriter:
             (folder / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
         self._entries.clear()
         self._calls.clear()
+
+
+class MetricsFile:
+    """``metrics.jsonl`` (run-layout.md): one ``{"step": ..., "loss": ...}`` object per logged step."""
+
+    def __init__(self, out_dir: str | Path, filename: str = "metrics.jsonl", append: bool = False):
+        self.path = Path(out_dir) / filename
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a" if append else "w", encoding="utf-8")
+
+    def write(self, step: int, values: dict) -> None:
+        """Numbers only (a framework's logs also hold strings and tensors); NaN and Infinity spelled as
+        Python's json writes them (the metrics reader accepts them), so that a diverged loss stays visible."""
+        row: dict[str, Any] = {"step": int(step)}
+        for k, v in values.items():
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                continue
+            row[str(k)] = f
+        self._fh.write(json.dumps(row) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
