@@ -19,8 +19,9 @@ covers every micro-batch of the step (``calls``). The Trainer's logs
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from transformers import TrainerCallback
 

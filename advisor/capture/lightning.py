@@ -18,8 +18,9 @@ Without ``out_dir`` it writes into ``trainer.log_dir`` (else ``default_root_dir`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 try:
     from lightning.pytorch.callbacks import Callback

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
-from advisor.capture.hf import AdvisorCallback  # noqa: E402
+from advisor.capture.hf import AdvisorCallback
 
 try:
     from .conftest import dynamics_stage_ran, records

@@ -6,9 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 L = pytest.importorskip("lightning.pytorch")
-from torch import nn  # noqa: E402
+from torch import nn
 
-from advisor.capture.lightning import AdvisorCallback  # noqa: E402
+from advisor.capture.lightning import AdvisorCallback
 
 try:
     from .conftest import dynamics_stage_ran, records
