@@ -11,9 +11,9 @@ if os.environ.setdefault("KERAS_BACKEND", "torch") != "torch":
     pytest.skip("these tests run Keras on the torch backend", allow_module_level=True)
 pytest.importorskip("torch")
 keras = pytest.importorskip("keras")
-import numpy as np  # noqa: E402
+import numpy as np
 
-from advisor.capture.keras import AdvisorCallback  # noqa: E402
+from advisor.capture.keras import AdvisorCallback
 
 try:
     from .conftest import dynamics_stage_ran, records
