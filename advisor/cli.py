@@ -184,6 +184,30 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    from advisor.watch import level, watch
+
+    try:
+        alert = level(args.alert)
+        exit_on = level(args.exit_on) if args.exit_on else None
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    if not Path(args.run).is_dir():
+        raise _Usage(f"RUN '{args.run}' is not a folder")
+    if args.interval <= 0:
+        raise _Usage(f"--interval must be above 0, got {args.interval}")
+
+    def say(alert_) -> None:
+        print(alert_.line(), flush=True)
+
+    try:
+        return watch(args.run, alert=alert, exit_on=exit_on, once=args.once, interval=args.interval,
+                     idle_exit=args.idle_exit, on_alert=say, rules=args.rules or (),
+                     params=_params(args.param), options=_params(args.threshold, "--threshold"))
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
 def _rules_for(args: argparse.Namespace):
     from advisor.diagnosis import load_rule_set
 
@@ -305,6 +329,21 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--verbose", "-v", action="store_true")
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
     r.set_defaults(func=cmd_rules)
+
+    w = sub.add_parser("watch", help="follow a run while it trains; print a line when a cause becomes likely",
+                       description="Follow RUN while it trains: re-diagnose when logs, metrics or tensors.jsonl grow, "
+                                   "and print one line when a cause first reaches the --alert confidence.")
+    w.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    w.add_argument("--alert", default="high", metavar="LEVEL",
+                   help="confidence that prints a line: low (0.3), medium (0.5), high (0.8) or a number (default high)")
+    w.add_argument("--exit-on", metavar="LEVEL", help="stop with exit status 1 once a cause reaches this confidence")
+    w.add_argument("--once", action="store_true", help="diagnose once, print the causes at --alert, exit (for cron)")
+    w.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the folder (default 0.5)")
+    w.add_argument("--idle-exit", type=float, metavar="SECONDS", help="stop (status 0) when nothing changed this long")
+    w.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
+    w.add_argument("--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter")
+    w.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
+    w.set_defaults(func=cmd_watch)
 
     try:  # the standalone comparison, where installed (advisor/compare/cli.py)
         from advisor.compare.cli import add_compare_parser
