@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 ms = pytest.importorskip("mindspore")
-from mindspore import nn  # noqa: E402
-from mindspore.train import Model  # noqa: E402
+from mindspore import nn
+from mindspore.train import Model
 
-from advisor.capture.mindspore import AdvisorCallback  # noqa: E402
+from advisor.capture.mindspore import AdvisorCallback
 
 try:
     from .conftest import dynamics_stage_ran, records
@@ -54,7 +54,7 @@ def train(out, every=4, epochs=2, freeze=False):
 
 
 def test_records_weights_gradients_and_updates(tmp_path):
-    net, model = train(tmp_path)  # 6 batches x 2 epochs = 12 steps
+    _, model = train(tmp_path)  # 6 batches x 2 epochs = 12 steps
     recs = records(tmp_path)
     assert sorted({r["step"] for r in recs}) == [0, 4, 8]
     w0 = {r["name"]: r for r in recs if r["kind"] == "weight" and r["step"] == 0}
