@@ -29,27 +29,32 @@ SUM, SUMSQ, MIN, MAX, ZEROS, NAN, INF, SAT = range(8)
 
 
 def numpy_stats(x: Any, limits: tuple[float, float] | None = None) -> list[float]:
-    """The statistics vector of an array (accumulated in float64)."""
+    """The statistics vector of an array (accumulated in float64).
+
+    numpy's own pairwise reductions, not BLAS (``np.dot``): an unpinned BLAS
+    on a busy machine ran them 10x slower. The NaN/Inf counts are computed only
+    when the sums are not finite (finite sums prove there is none).
+    """
     import numpy as np
 
     f = np.asarray(x).reshape(-1)
+    if f.size == 0:
+        return [0.0, 0.0, math.nan, math.nan, 0.0, 0.0, 0.0, 0.0]
     if f.dtype.kind != "f" or f.dtype.itemsize < 4:
         f = f.astype(np.float32)
-    finite = np.isfinite(f)
-    nan = int(np.count_nonzero(np.isnan(f)))
-    inf = int(f.size - np.count_nonzero(finite) - nan)
-    g = f if nan == 0 else f[~np.isnan(f)]
-    lo = float(g.min()) if g.size else math.nan
-    hi = float(g.max()) if g.size else math.nan
-    if nan:
-        lo = hi = math.nan
     f64 = f.astype(np.float64)
+    total = float(f64.sum())
+    sumsq = float(np.square(f64, out=f64).sum())  # f64 is not needed after this
+    lo, hi = float(f.min()), float(f.max())
+    nan = inf = 0
+    if not all(map(math.isfinite, (total, sumsq, lo, hi))):
+        nan = int(np.count_nonzero(np.isnan(f)))
+        inf = int(np.count_nonzero(np.isinf(f)))
     sat = 0.0
     if limits is not None:
         margin = SAT_MARGIN * (limits[1] - limits[0])
         sat = float(np.count_nonzero((f <= limits[0] + margin) | (f >= limits[1] - margin)))
-    return [float(f64.sum()), float(np.dot(f64, f64)), lo, hi, float(f.size - np.count_nonzero(f)),
-            float(nan), float(inf), sat]
+    return [total, sumsq, lo, hi, float(f.size - np.count_nonzero(f)), float(nan), float(inf), sat]
 
 
 def finite(v: float) -> float | None:
@@ -102,12 +107,15 @@ def numpy_update(before: Any, after: Any, grad: Any | None) -> list[float]:
     """[|d|^2, d.g, d.w, g.w] for d = after - before, w = before, in float64."""
     import numpy as np
 
+    def dot(a: Any, b: Any) -> float:  # numpy's pairwise sum, not BLAS (see numpy_stats)
+        return float(np.multiply(a, b).sum())
+
     w = np.asarray(before, dtype=np.float64).reshape(-1)
     d = np.asarray(after, dtype=np.float64).reshape(-1) - w
     if grad is None:
-        return [float(d @ d), 0.0, float(d @ w), 0.0]
+        return [dot(d, d), 0.0, dot(d, w), 0.0]
     g = np.asarray(grad, dtype=np.float64).reshape(-1)
-    return [float(d @ d), float(d @ g), float(d @ w), float(g @ w)]
+    return [dot(d, d), dot(d, g), dot(d, w), dot(g, w)]
 
 
 def numpy_row_std(x: Any) -> float | None:
