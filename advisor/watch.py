@@ -101,6 +101,13 @@ class Watcher:
         self._pending_lines = 0
         self._changed = True  # the first poll always diagnoses
         self._partial_since: float | None = None
+        from advisor.follow import Followers
+
+        self._followers = Followers()  # large text logs: read incrementally, not again at every diagnosis
+
+    def close(self) -> None:
+        """Stop the readers of followed logs."""
+        self._followers.close()
 
     # -- following ---------------------------------------------------------
     def poll(self) -> int:
@@ -166,7 +173,13 @@ class Watcher:
         started = self._clock()
         self._changed = False
         lines, self._pending_lines = self._pending_lines, 0
-        self.report = diagnose(self.run, **self._diag_kwargs)
+        from advisor.read import logs
+
+        logs.override = self._followers.read
+        try:
+            self.report = diagnose(self.run, **self._diag_kwargs)
+        finally:
+            logs.override = None
         number = len(self.cycles) + 1
         new = []
         for c in self.report.causes:
@@ -204,23 +217,26 @@ def watch(run: str | os.PathLike, *, alert: float, exit_on: float | None = None,
     seconds (the run ended). ``should_stop``: polled between cycles.
     """
     w = Watcher(run, alert, **kwargs)
-    if once:
-        w.poll()
-        for a in w.diagnose():
-            on_alert(a)
-        return 1 if exit_on is not None and w.highest() >= exit_on else 0
-    last_change = time.monotonic()
-    while not should_stop():
-        before = len(w.cycles)
-        for a in w.step():
-            on_alert(a)
-        if len(w.cycles) > before:
-            last_change = time.monotonic()
-            if on_cycle is not None:
-                on_cycle(w.cycles[-1])
-            if exit_on is not None and w.highest() >= exit_on:
-                return 1
-        elif idle_exit is not None and time.monotonic() - last_change >= idle_exit:
-            return 0
-        time.sleep(interval)
-    return 0
+    try:
+        if once:
+            w.poll()
+            for a in w.diagnose():
+                on_alert(a)
+            return 1 if exit_on is not None and w.highest() >= exit_on else 0
+        last_change = time.monotonic()
+        while not should_stop():
+            before = len(w.cycles)
+            for a in w.step():
+                on_alert(a)
+            if len(w.cycles) > before:
+                last_change = time.monotonic()
+                if on_cycle is not None:
+                    on_cycle(w.cycles[-1])
+                if exit_on is not None and w.highest() >= exit_on:
+                    return 1
+            elif idle_exit is not None and time.monotonic() - last_change >= idle_exit:
+                return 0
+            time.sleep(interval)
+        return 0
+    finally:
+        w.close()

@@ -82,8 +82,9 @@ def main() -> None:
                 time.sleep(args.interval)
             proc.join()
             written = list(times)
+        w.close()
         batches = [t for t in written if t > 0]
-        nan_at = -[t for t in written if t < 0][0]
+        nan_at = -next(t for t in written if t < 0)
         lines = sum(1 for _ in log.open())
         t_ref = time.perf_counter()
         diagnose(run)
