@@ -92,7 +92,7 @@ class _Compiler:
         if self.rule.mode == "any":
             return [{"all": [{self.engine_alias[p.alias]: self.pattern(p)}]} for p in self.rule.items]
         variants: list[list[dict[str, Any]]] = [[]]
-        for i, item in enumerate(self.rule.items):
+        for item in _referenced_first(self.rule.items):
             if isinstance(item, S.Pattern):
                 term = {self.engine_alias[item.alias]: self.pattern(item)}
                 variants = [v + [term] for v in variants]
@@ -101,6 +101,35 @@ class _Compiler:
             elif isinstance(item, S.AnyOf):
                 variants = [v + [{self.engine_alias[p.alias]: self.pattern(p)}] for v in variants for p in item.items]
         return [{"all": v} for v in variants]
+
+
+def _referenced_first(items: list[S.Item]) -> list[S.Item]:
+    """The items with each pattern after the patterns it refers to (stable otherwise).
+
+    Measured: durable-rules matches a reference to a pattern written *later*
+    in the rule against the wrong fact (it fired ``eval > train`` for an eval
+    loss below the train loss), so references must point backwards. A cycle
+    keeps the written order; the back-end re-checks references after matching.
+    """
+    def aliases(item: S.Item) -> set[str]:
+        if isinstance(item, S.Pattern):
+            return {item.alias}
+        return {p.alias for p in item.items} if isinstance(item, S.AnyOf) else set()
+
+    def refs(item: S.Item) -> set[str]:
+        pats = [item] if isinstance(item, S.Pattern) else item.items if isinstance(item, S.AnyOf) else []
+        return {v.alias for p in pats for c in p.conditions
+                for v in (c.value if isinstance(c.value, tuple) else (c.value,)) if isinstance(v, S.Ref)}
+
+    todo, done, out = list(items), set(), []
+    while todo:
+        ready = next((it for it in todo if refs(it) - aliases(it) <= done), None)
+        if ready is None:  # a cycle: the rest in written order
+            return out + todo
+        todo.remove(ready)
+        out.append(ready)
+        done |= aliases(ready)
+    return out
 
 
 VARIANT_SEP = "#"
