@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -38,7 +39,15 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     pytest.importorskip("build")
     pytest.importorskip("wheel")
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", str(dist), str(ROOT)],
+    # built from a copy of what ships: a stale build/ folder of the checkout (setuptools reuses it) cannot
+    # leak into the wheel, and the test writes nothing into the checkout
+    src = tmp_path / "src"
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for part in ("advisor", "rules", "templates"):
+        shutil.copytree(ROOT / part, src / part, ignore=junk)
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", str(dist), str(src)],
                    check=True, capture_output=True, cwd=tmp_path)
     (wheel,) = dist.glob("accuracy_advisor-*.whl")
     env_dir = tmp_path / "venv"
@@ -53,6 +62,9 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     where = subprocess.run([str(py), "-c", "import advisor, pathlib; print(pathlib.Path(advisor.__file__).parent)"],
                            check=True, capture_output=True, text=True, cwd=outside, env=env).stdout.strip()
     assert Path(where).is_relative_to(env_dir), where
+    from advisor import __version__
+
+    assert wheel.name.startswith(f"accuracy_advisor-{__version__}-")  # one version source: advisor.__version__
     listed = subprocess.run([str(env_dir / "bin" / "advisor"), "rules", "list"], capture_output=True, text=True,
                             cwd=outside, env=env)
     assert listed.returncode == 0, listed.stderr

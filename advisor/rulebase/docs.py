@@ -79,7 +79,7 @@ def rule_page(rule: S.Rule, root: Path) -> str:
     if rule.remedies:
         out += ["## Remedies", ""] + [f"- {r}" for r in rule.remedies] + [""]
     out += ["## Examples", "", "From the rule's own test cases (`advisor rules test` runs them).", ""]
-    for expect, cases, verb in (("fires", rule.fires, "Fires"), ("quiet", rule.quiet, "Stays quiet")):
+    for cases, verb in ((rule.fires, "Fires"), (rule.quiet, "Stays quiet")):
         for case in cases:
             out += [f"{verb}: *{case.name}*", "", "```yaml", _facts(case), "```", ""]
     refs = rule.doc.get("references") or []
@@ -171,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         if p not in pages:
             p.unlink()
     changed = 0
-    for p, text in pages.items():
-        if not p.exists() or p.read_text(encoding="utf-8") != text:
-            p.write_text(text, encoding="utf-8")
+    for page, text in pages.items():
+        if not page.exists() or page.read_text(encoding="utf-8") != text:
+            page.write_text(text, encoding="utf-8")
             changed += 1
     print(f"{len(pages)} pages, {changed} written")
     return 0

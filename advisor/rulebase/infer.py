@@ -53,7 +53,7 @@ class RuleBase:
         keys: dict[int, tuple] = {}
         result: list[tuple[str, dict[str, int]]] = []
         all_facts: list[Fact] = base
-        for round_no in range(MAX_ROUNDS):
+        for _round in range(MAX_ROUNDS):
             ordered = sorted(findings.items())
             all_facts = base + [f for _, f in ordered]
             keys = {i: ("b", i) for i in range(len(base))}

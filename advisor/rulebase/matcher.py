@@ -255,7 +255,7 @@ def plain_evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) 
     params = dict(rule.params if params is None else params)
     by_kind = index_by_kind(facts)
     if rule.mode == "any":
-        out = []
+        out: list[Binding] = []
         for p in rule.items:
             assert isinstance(p, S.Pattern)
             out.extend({p.alias: i} for i in by_kind.get(p.kind, []) if matches(p, facts[i], params, {}))
