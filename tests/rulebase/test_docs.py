@@ -22,6 +22,7 @@ def test_generated_pages_are_up_to_date():
     assert stale == [], "run `python -m advisor.rulebase.docs`; out of date: " + ", ".join(stale)
 
 
+@pytest.mark.slow  # copies and regenerates every page
 def test_drift_is_seen_and_the_generator_repairs_it(tmp_path):
     for part in ("rules", "docs"):
         shutil.copytree(ROOT / part, tmp_path / part)
