@@ -87,9 +87,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     for path in args.rules or ():
         if not Path(path).exists():
             raise _Usage(f"--rules '{path}': no such rule file or folder")
+    engine = _engine(args)
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
-                          params=_params(args.param), options=_params(args.threshold, "--threshold"))
+                          params=_params(args.param), options=_params(args.threshold, "--threshold"),
+                          engine=engine)
     except UsageError as exc:
         raise _Usage(str(exc)) from None
     for w in report.warnings:
@@ -217,6 +219,16 @@ def _rules_for(args: argparse.Namespace):
     return rules
 
 
+def _engine(args: argparse.Namespace) -> str:
+    """The rule engine back-end for --engine (advisor/rulebase/backends.py chooses), or a usage error."""
+    from advisor.rulebase.backends import EngineUnavailable, choose
+
+    try:
+        return choose(getattr(args, "engine", None))
+    except (ValueError, EngineUnavailable) as exc:
+        raise _Usage(f"--engine: {exc}") from None
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
     action = args.rules_action
     if action == "schema":
@@ -241,7 +253,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             return EXIT_FOUND if errors else EXIT_OK
         from advisor.rulebase.testing import run_tests
 
-        results = run_tests(rules)
+        results = run_tests(rules, engine=_engine(args))
         failed = [r for r in results if not r.passed]
         for r in failed:
             print(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}")
@@ -282,6 +294,12 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
+#: the rule engine back-ends (advisor/rulebase/backends.py; listed here so --help does not import it)
+ENGINE_CHOICES = ("auto", "durable", "python")
+ENGINE_HELP = ("rule engine: durable (durable-rules, Python 3.10-3.12), python (built-in matcher, any Python) "
+               "or auto (default: durable where it imports; env ADVISOR_ENGINE)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from advisor import __version__
 
@@ -303,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
     d.add_argument("--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
+    d.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
@@ -327,6 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = rsub.add_parser("test", help="run the rules' inline tests")
     t.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     t.add_argument("--verbose", "-v", action="store_true")
+    t.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
     r.set_defaults(func=cmd_rules)
 

@@ -205,12 +205,14 @@ def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
 
 def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
              rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
-             params: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Report:
+             params: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
+             engine: str | None = None) -> Report:
     """Diagnose a run folder (optionally against a baseline folder).
 
     ``rules``: extra rule files/folders; ``only_rules``: drop the built-in rules;
     ``params``: rule parameter overrides ``{"rule-id.param": value}``;
-    ``options``: extractor threshold overrides. Nothing in the folders is written.
+    ``options``: extractor threshold overrides; ``engine``: the rule engine back-end
+    ('durable', 'python' or 'auto'; see rulebase/backends.py). Nothing in the folders is written.
     """
     run_path = Path(run)
     if not run_path.is_dir():
@@ -231,7 +233,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = _param_problems(rule_list, params)
-    rulebase = RuleBase(rule_list, params)  # compiled rulesets are registered once per content
+    rulebase = RuleBase(rule_list, params, engine=engine)  # compiled rulesets are registered once per content
     firings, warnings = rulebase.infer(extraction.facts)
     causes, ruled_out = rank(firings)
     findings = [FindingReport(id=f.rule.finding, source=f.rule.id, text=f.evidence,

@@ -1,4 +1,4 @@
-"""The report as one typed object. It *is* the JSON contract (spec/report-json.md):
+"""The report as one typed object. It *is* the JSON contract (docs/report-json.md):
 ``--format json`` writes ``report.model_dump_json()``; templates receive only it.
 Fields only grow.
 """
