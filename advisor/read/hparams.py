@@ -9,6 +9,7 @@ laughs" anchor bombs and a nesting cap. JSON and YAML nesting deeper than
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,24 @@ class _CountingLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _safe_load(text: str, notes: list[str] | None = None) -> Any:
-    """``yaml.safe_load`` with the alias-counting SafeLoader subclass (no object-building tags)."""
+def _safe_load(text: str, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> Any:
+    """``yaml.safe_load`` with the alias-counting SafeLoader subclass (no object-building tags).
+
+    The text is parsed once: ``lines`` (when given) receives the line of each dotted key from the same nodes.
+    """
     loader = _CountingLoader(text)
     loader.notes = notes if notes is not None else []
     try:
-        return loader.get_single_data()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        data = loader.construct_document(node)
+        if lines is not None:
+            try:
+                _yaml_key_lines(node, "", lines)
+            except RecursionError:
+                lines.clear()
+        return data
     finally:
         loader.dispose()
 
@@ -84,18 +97,53 @@ def _yaml_key_lines(node: Any, prefix: str, out: dict[str, int]) -> None:
                 _yaml_key_lines(value_node, name + ".", out)
 
 
-def _json_key_lines(text: str, data: Any, prefix: str, start: int, out: dict[str, int]) -> None:
-    """Lines of the keys of parsed JSON, found in order in the text (JSON parsers keep no positions)."""
-    if not isinstance(data, dict):
-        return
-    lines = text.split("\n")
-    for key, value in data.items():
-        needle = json.dumps(str(key)) + ":"
-        for i in range(start, len(lines)):
-            if needle in lines[i].replace('": ', '":').replace('" :', '":'):
-                out[f"{prefix}{key}"] = i + 1
-                _json_key_lines(text, value, f"{prefix}{key}.", i, out)
-                break
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def _json_key_lines(text: str, data: Any, out: dict[str, int]) -> None:
+    """Lines of the keys of parsed JSON (JSON parsers keep no positions).
+
+    The keys are met in the text in the order the parser returned them, so each key is looked for
+    from where the previous one was found: one pass, linear in the size of the file.
+    """
+    found = _json_keys_by_line(text)
+    pos = 0
+
+    def walk(node: Any, prefix: str | None) -> None:
+        nonlocal pos
+        items = node.items() if isinstance(node, dict) else ((None, v) for v in node) if isinstance(node, list) else ()
+        for key, value in items:
+            if key is not None:
+                want = str(key)
+                j, end = pos, min(len(found), pos + 1000)
+                while j < end and _json_unescape(found[j][0]) != want:
+                    j += 1
+                if j == end:
+                    continue  # not met in order (a duplicated key): no line for it
+                pos = j + 1
+                if prefix is not None:
+                    out[f"{prefix}{key}"] = found[j][1]
+            # keys inside lists are not named by ``flatten``: walked past, not recorded
+            walk(value, f"{prefix}{key}." if prefix is not None and key is not None else None)
+
+    walk(data, "")
+
+
+def _json_keys_by_line(text: str) -> list[tuple[str, int]]:
+    """(key, line) of every ``"key":`` in a large text, counting lines as it goes."""
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        out.extend((m.group(1), i + 1) for m in _JSON_KEY.finditer(line))
+    return out
+
+
+def _json_unescape(raw: str) -> str:
+    if "\\" not in raw:
+        return raw
+    try:
+        return json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
 
 
 def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> dict[str, Any]:
@@ -113,7 +161,7 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
         if path.suffix.lower() == ".json":
             data = json.loads(text, object_pairs_hook=_json_pairs(notes))
         else:
-            data = _safe_load(text, notes)
+            data = _safe_load(text, notes, lines)
     except HparamReadError:
         raise
     except RecursionError:
@@ -129,17 +177,9 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     if nodes > MAX_NODES:
         raise HparamReadError(f"expands to {nodes} values (limit {MAX_NODES}); YAML aliases multiplying "
                               "a structure (an anchor bomb?)")
-    if lines is not None:
+    if lines is not None and path.suffix.lower() == ".json":
         try:
-            if path.suffix.lower() == ".json":
-                _json_key_lines(text, data, "", 0, lines)
-            else:
-                loader = _CountingLoader(text)
-                loader.notes = []
-                try:
-                    _yaml_key_lines(loader.get_single_node(), "", lines)
-                finally:
-                    loader.dispose()
+            _json_key_lines(text, data, lines)
         except Exception:  # noqa: BLE001 - positions are a courtesy; the values were read
             lines.clear()
     return data

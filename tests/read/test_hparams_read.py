@@ -61,3 +61,34 @@ def test_broken_json_names_the_position(tmp_path):
 def test_priority_puts_hparams_before_model_config():
     names = ["config.json", "args.json", "hparams.yaml", "training_args.json"]
     assert sorted(names, key=file_priority) == ["hparams.yaml", "training_args.json", "args.json", "config.json"]
+
+
+def test_key_lines_of_a_large_json_file_are_exact(tmp_path):
+    """10,000 keys in 100 sections: every key gets its own line (found in one pass, issue #17)."""
+    data = {f"section_{s}": {f"key_{k}": k for k in range(100)} for s in range(100)}
+    p = tmp_path / "hparams.json"
+    p.write_text(json.dumps(data, indent=1))
+    lines: dict[str, int] = {}
+    load_mapping(p, lines=lines)
+    text_lines = p.read_text().split("\n")
+    assert len(lines) == 100 + 10_000
+    assert lines["section_0.key_0"] == 3 and lines["section_99.key_99"] == len(text_lines) - 2
+    for key in ("section_0", "section_42.key_7", "section_99"):
+        assert f'"{key.rsplit(".", 1)[-1]}"' in text_lines[lines[key] - 1]
+
+
+def test_key_lines_skip_keys_inside_lists_and_repeated_names(tmp_path):
+    p = tmp_path / "ds_config.json"
+    p.write_text('{\n "a": [{"lr": 1}, {"lr": 2}],\n "lr": 3,\n "opt": {\n  "lr": 4\n },\n "b\\"q": 5\n}\n')
+    lines: dict[str, int] = {}
+    data = load_mapping(p, lines=lines)
+    assert data["lr"] == 3
+    assert lines == {"a": 2, "lr": 3, "opt": 4, "opt.lr": 5, 'b"q': 7}
+
+
+def test_yaml_key_lines_from_one_parse(tmp_path):
+    p = tmp_path / "hparams.yaml"
+    p.write_text("# comment\nsolver:\n  base_lr: 0.02\n  ims_per_batch: 16\nseed: 1\n")
+    lines: dict[str, int] = {}
+    load_mapping(p, lines=lines)
+    assert lines == {"solver": 2, "solver.base_lr": 3, "solver.ims_per_batch": 4, "seed": 5}
