@@ -23,10 +23,14 @@ MAX_NODES = 100_000  # values after expanding aliases: a config has hundreds
 HPARAM_FILE_NAMES = (
     "hparams.yaml", "hparams.yml", "hparams.json", "config.yaml", "config.yml", "config.json",
     "args.json", "args.yaml", "training_args.json",
+    # MindSpore model zoo (resnet50_cifar10_config.yaml, default_config.yaml), DeepSpeed (ds_config_zero2.json)
+    "*_config.yaml", "*_config.yml", "ds_config*.json", "deepspeed_config*.json",
 )
 
 #: reading order: files named for hyper-parameters first, model configs last
-PRIORITY = {"hparams": 0, "training_args": 1, "args": 2, "config": 3}
+PRIORITY = {"hparams": 0, "training_args": 1, "args": 2, "config": 4}
+#: file name families -> (priority, dialect): what a key means can depend on the file it is in
+_FAMILIES = ((("ds_config", "deepspeed_config"), 3, "deepspeed"),)
 
 
 class HparamReadError(ValueError):
@@ -198,19 +202,39 @@ def _expanded_size(value: Any, depth: int, memo: dict[int, int]) -> int:
     return memo[key]
 
 
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings -> dotted keys: {'optimizer': {'lr': 1}} -> {'optimizer.lr': 1}."""
+def flatten(data: dict[str, Any], prefix: str = "", keep_numbered: bool = False) -> dict[str, Any]:
+    """Nested mappings -> dotted keys: {'optimizer': {'lr': 1}} -> {'optimizer.lr': 1}.
+
+    ``keep_numbered``: a mapping whose keys are all numbers (Hugging Face ``id2label``) stays one value.
+    """
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"  # non-string keys (YAML ints, bools) become text
-        if isinstance(value, dict):
-            out.update(flatten(value, name + "."))
+        if isinstance(value, dict) and not (keep_numbered and _numbered(value)):
+            out.update(flatten(value, name + ".", keep_numbered))
         else:
             out[name] = value
     return out
 
 
+def _numbered(mapping: dict) -> bool:
+    return bool(mapping) and all((isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit())
+                                 for k in mapping)
+
+
 def file_priority(name: str) -> int:
-    """Sort key: hparams.* before training_args.json before args.* before config.*."""
+    """Sort key: hparams.* before training_args.json before args.* and a model zoo's *_config.yaml,
+    then DeepSpeed's ds_config*.json, then config.* (often a model's own configuration)."""
     stem = name.lower().rsplit(".", 1)[0]
-    return PRIORITY.get(stem, len(PRIORITY))
+    if stem in PRIORITY:
+        return PRIORITY[stem]
+    for prefixes, priority, _ in _FAMILIES:
+        if stem.startswith(prefixes):
+            return priority
+    return 2 if stem.endswith("_config") else len(PRIORITY) + 1
+
+
+def file_dialect(name: str) -> str | None:
+    """The tool whose conventions a config file follows, when its name says so ('deepspeed')."""
+    stem = name.lower().rsplit(".", 1)[0]
+    return next((d for prefixes, _, d in _FAMILIES if stem.startswith(prefixes)), None)
