@@ -57,15 +57,15 @@ for _canon, _keys in {
     "framework": "framework",
     "optimizer": "optimizer optim optimizer_name optimizer_type opt solver_type",
     "learning_rate": "lr learning_rate base_lr max_lr peak_lr init_lr initial_lr initial_learning_rate lr0 "
-                     "learning_rate_init",
+                     "learning_rate_init lr_max",
     "batch_size": "bs batch_size per_device_train_batch_size train_batch_size per_gpu_train_batch_size "
                   "micro_batch_size train_micro_batch_size_per_gpu samples_per_gpu batch batchsize",
     "global_batch_size": "global_batch_size total_batch_size ims_per_batch effective_batch_size",
     "gradient_accumulation_steps": "gradient_accumulation_steps grad_accum_steps accumulate_grad_batches "
                                    "accum_iter gradient_accumulation update_freq accumulation_steps",
     "world_size": "world_size n_gpu num_gpus device_num num_devices nproc_per_node",
-    "epochs": "epochs max_epochs num_train_epochs num_epochs n_epochs total_epochs train_epochs epoch_size",
-    "max_steps": "max_steps total_steps num_train_steps max_iters max_iter train_steps num_steps",
+    "epochs": "epochs max_epochs num_train_epochs num_epochs n_epochs total_epochs train_epochs epoch_size epoch_num",
+    "max_steps": "max_steps total_steps num_train_steps max_iters max_iter train_steps num_steps total_num_steps",
     "warmup_steps": "warmup_steps warmup_iters num_warmup_steps warmup_iter warmup_num_steps",
     "warmup_epochs": "warmup_epochs warmup_epoch",
     "warmup_ratio": "warmup_ratio warmup_proportion warmup_fraction",
@@ -91,12 +91,14 @@ for _canon, _keys in {
     "hidden_act": "hidden_act activation_function hidden_activation",
     "weight_init": "weight_init init init_method initializer kernel_initializer init_type weight_init_method "
                    "weight_initializer",
+    "conv_init": "conv_init",
+    "linear_init": "dense_init linear_init fc_init",
     "init_std": "initializer_range init_std init_stddev weight_init_std",
     "seed": "seed random_seed manual_seed",
     "num_parameters": "num_parameters n_params num_params param_count parameter_count",
     "num_train_samples": "num_train_samples train_size num_train_examples n_train dataset_size train_samples "
                          "num_examples",
-    "num_classes": "num_classes n_classes num_labels nc class_num id2label",
+    "num_classes": "num_classes n_classes num_labels nc class_num num_class id2label",
     "fp16": "fp16 use_fp16 half",
     "bf16": "bf16 use_bf16",
     "amp": "amp use_amp mixed_precision enable_amp",
@@ -362,10 +364,30 @@ def _context_name(key: str, dialect: str | None = None) -> str | None:
     return name
 
 
+def _unchosen_sections(flat: dict[str, Any]) -> tuple[str, ...]:
+    """Prefixes of sections named after an optimizer that the file's ``optimizer`` key did not choose.
+
+    The MindSpore model zoo keeps one section per optimizer beside the choice (``optimizer: Lamb`` with
+    ``AdamWeightDecay:``, ``Lamb:``, ``Momentum:``): only the chosen section's values are in effect.
+    """
+    out = []
+    for key, value in flat.items():
+        parent, _, last = str(key).rpartition(".")
+        if last.lower() not in ("optimizer", "optim") or not isinstance(value, str):
+            continue
+        chosen = _squash(value)
+        prefix = f"{parent}." if parent else ""
+        sections = {k[len(prefix):].split(".", 1)[0] for k in map(str, flat) if k.startswith(prefix)
+                    and "." in k[len(prefix):]}
+        out += [f"{prefix}{sec}." for sec in sections if _squash(sec) in _OPTIMIZERS and _squash(sec) != chosen]
+    return tuple(out)
+
+
 def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet, dialect: str | None = None) -> None:
     pending_bn_momentum: list[tuple[float, str]] = []
+    unchosen = _unchosen_sections(flat)
     for key, value in flat.items():
-        name = _context_name(str(key), dialect)
+        name = None if unchosen and str(key).startswith(unchosen) else _context_name(str(key), dialect)
         if name is None or name == "num_classes" and isinstance(value, dict):
             hp.put_generic(str(key), value, path)  # id2label: the class count, and the names as a setting
         if name is None:
@@ -380,7 +402,7 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet, dialect: str |
                 hp.put("nesterov", True, key, path)
         elif name == "loss":
             hp.put(name, _lookup(_LOSSES, value), key, path)
-        elif name == "weight_init":
+        elif name in ("weight_init", "conv_init", "linear_init"):
             hp.put(name, _lookup(_INITS, value, strict=True), key, path)
         elif name == "lr_scheduler":
             hp.put(name, _scheduler(value), key, path)

@@ -24,13 +24,13 @@ HPARAM_FILE_NAMES = (
     "hparams.yaml", "hparams.yml", "hparams.json", "config.yaml", "config.yml", "config.json",
     "args.json", "args.yaml", "training_args.json",
     # MindSpore model zoo (resnet50_cifar10_config.yaml, default_config.yaml), DeepSpeed (ds_config_zero2.json)
-    "*_config.yaml", "*_config.yml", "ds_config*.json", "deepspeed_config*.json",
+    "*_config.yaml", "*_config.yml", "ds_config*.json", "deepspeed*.json",
 )
 
 #: reading order: files named for hyper-parameters first, model configs last
 PRIORITY = {"hparams": 0, "training_args": 1, "args": 2, "config": 4}
 #: file name families -> (priority, dialect): what a key means can depend on the file it is in
-_FAMILIES = ((("ds_config", "deepspeed_config"), 3, "deepspeed"),)
+_FAMILIES = ((("ds_config", "deepspeed"), 3, "deepspeed"),)
 
 
 class HparamReadError(ValueError):
@@ -63,11 +63,17 @@ def _safe_load(text: str, notes: list[str] | None = None, lines: dict[str, int] 
     """``yaml.safe_load`` with the alias-counting SafeLoader subclass (no object-building tags).
 
     The text is parsed once: ``lines`` (when given) receives the line of each dotted key from the same nodes.
+    Of a stream of several documents only the first is read (the MindSpore model zoo writes the values,
+    then a document of help texts and one of choices, separated by ``---``).
     """
     loader = _CountingLoader(text)
     loader.notes = notes if notes is not None else []
     try:
-        node = loader.get_single_node()
+        loader.get_event()  # stream start
+        node = loader.compose_document() if not loader.check_event(yaml.StreamEndEvent) else None
+        if node is not None and not loader.check_event(yaml.StreamEndEvent):
+            loader.notes.append(f"only the first YAML document is read (more follow from line "
+                                f"{loader.peek_event().start_mark.line + 1})")
         if node is None:
             return None
         data = loader.construct_document(node)

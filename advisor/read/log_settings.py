@@ -175,10 +175,9 @@ def _config_dump(lines: list[str], start: int) -> tuple[LogSettings | None, int]
         if not _ASSIGN.match(lines[i]):
             break
         node, nxt = _statement(lines, i)
-        if node is None:
-            break
-        stmts.append((node, i))
-        i = nxt
+        if node is not None:
+            stmts.append((node, i))
+        i = nxt  # a statement that does not parse (a 5000-digit number) is skipped, the block goes on
     if i == start:
         i = start + 1
     has_dict = any(isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) and n.value.func.id == "dict"
