@@ -37,6 +37,18 @@ class HparamReadError(ValueError):
     pass
 
 
+def _construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+    """As SafeLoader (the last of a duplicated key wins), noting each duplicated key with its line."""
+    seen: set = set()
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            if key_node.value in seen:
+                self.notes.append(f"key '{key_node.value}' appears twice (line {key_node.start_mark.line + 1} "
+                                  "wins, as YAML loaders do)")
+            seen.add(key_node.value)
+    return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
+
+
 class _CountingLoader(yaml.SafeLoader):
     """SafeLoader that refuses documents with many aliases (anchor bombs)."""
 
@@ -47,35 +59,68 @@ class _CountingLoader(yaml.SafeLoader):
                 raise HparamReadError(f"more than {MAX_ALIASES} YAML aliases (an anchor bomb?)")
         return super().compose_node(parent, index)
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
-        """As SafeLoader (the last of a duplicated key wins), noting each duplicated key with its line."""
-        seen: set = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                if key_node.value in seen:
-                    self.notes.append(f"key '{key_node.value}' appears twice (line {key_node.start_mark.line + 1} "
-                                      "wins, as YAML loaders do)")
-                seen.add(key_node.value)
-        return super().construct_mapping(node, deep=deep)
+    construct_mapping = _construct_mapping  # type: ignore[assignment]
+
+
+_CLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser and composer, when PyYAML was built with it
+
+if _CLoader is not None:
+    class _FastLoader(_CLoader):  # type: ignore[valid-type,misc]
+        """libyaml's safe loader (several times faster), used only on a text ``_checked_shallow`` has passed:
+        its composer recurses in C, where a deeply nested document would crash the process."""
+
+        construct_mapping = _construct_mapping  # type: ignore[assignment]
+
+
+def _checked_shallow(text: str) -> None:
+    """Walk the first document's events with libyaml's parser (iterative: no recursion, nothing built);
+    raise HparamReadError for nesting deeper than MAX_DEPTH or more than MAX_ALIASES aliases."""
+    parser = _CLoader(text)  # type: ignore[misc]
+    depth = aliases = 0
+    try:
+        while True:
+            event = parser.get_event()
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise HparamReadError(f"more than {MAX_ALIASES} YAML aliases (an anchor bomb?)")
+            elif isinstance(event, (yaml.DocumentEndEvent, yaml.StreamEndEvent)):
+                return
+    finally:
+        parser.dispose()
 
 
 def _safe_load(text: str, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> Any:
-    """``yaml.safe_load`` with the alias-counting SafeLoader subclass (no object-building tags).
+    """``yaml.safe_load`` (no object-building tags), refusing anchor bombs and deep nesting.
 
-    The text is parsed once: ``lines`` (when given) receives the line of each dotted key from the same nodes.
+    With libyaml, the first document's events are checked first (depth, aliases), then it is loaded by
+    libyaml; without it, by the pure-Python loader that counts aliases as it composes. The text is
+    composed once: ``lines`` (when given) receives the line of each dotted key from the same nodes.
     Of a stream of several documents only the first is read (the MindSpore model zoo writes the values,
     then a document of help texts and one of choices, separated by ``---``).
     """
-    loader = _CountingLoader(text)
+    if _CLoader is not None:
+        _checked_shallow(text)
+        loader = _FastLoader(text)
+    else:
+        loader = _CountingLoader(text)
     loader.notes = notes if notes is not None else []
     try:
-        loader.get_event()  # stream start
-        node = loader.compose_document() if not loader.check_event(yaml.StreamEndEvent) else None
-        if node is not None and not loader.check_event(yaml.StreamEndEvent):
-            loader.notes.append(f"only the first YAML document is read (more follow from line "
-                                f"{loader.peek_event().start_mark.line + 1})")
+        node = loader.get_node() if loader.check_node() else None
         if node is None:
             return None
+        try:
+            more = loader.check_node()
+        except yaml.YAMLError:
+            more = True
+        if more:  # the first document's node ends where the next document's '---' is
+            loader.notes.append(f"only the first YAML document is read (more follow from line {node.end_mark.line + 1})")
         data = loader.construct_document(node)
         if lines is not None:
             try:
@@ -107,7 +152,7 @@ def _yaml_key_lines(node: Any, prefix: str, out: dict[str, int]) -> None:
                 _yaml_key_lines(value_node, name + ".", out)
 
 
-_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+_JSON_KEY = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*:')
 
 
 def _json_key_lines(text: str, data: Any, out: dict[str, int]) -> None:
