@@ -92,3 +92,21 @@ def test_yaml_key_lines_from_one_parse(tmp_path):
     lines: dict[str, int] = {}
     load_mapping(p, lines=lines)
     assert lines == {"solver": 2, "solver.base_lr": 3, "solver.ims_per_batch": 4, "seed": 5}
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 100_000 + "]" * 100_000 + "\n",
+                                  "".join(" " * i + f"k{i}:\n" for i in range(200)) + " " * 200 + "v: 1\n",
+                                  "a: &a [*a]\n"], ids=["flow 100000 deep", "block 200 deep", "self alias"])
+def test_deep_yaml_is_refused_with_a_reason_not_a_crash(tmp_path, text):
+    p = tmp_path / "hparams.yaml"
+    p.write_text(text)
+    with pytest.raises(HparamReadError, match="nested more than 32 levels"):
+        load_mapping(p)
+
+
+def test_only_the_first_yaml_document_is_read(tmp_path):
+    p = tmp_path / "default_config.yaml"
+    p.write_text("lr: 0.1\nbatch_size: 32\n---\nlr: 'Learning rate'\n---\nlr: [0.1, 0.01]\n")
+    notes: list[str] = []
+    assert load_mapping(p, notes) == {"lr": 0.1, "batch_size": 32}
+    assert notes == ["only the first YAML document is read (more follow from line 3)"]
