@@ -37,6 +37,21 @@ class HparamReadError(ValueError):
     pass
 
 
+#: integers longer than this are read as floats (Python refuses to convert longer digit strings)
+MAX_INT_DIGITS = 4000
+
+
+def _big_int(text: str) -> int | float:
+    """An integer literal; one too long to convert becomes a float (inf), which the extractor notes as unusable."""
+    return int(text) if len(text) <= MAX_INT_DIGITS else float(text)
+
+
+def _construct_int(self, node):  # type: ignore[no-untyped-def]
+    if len(node.value) > MAX_INT_DIGITS:
+        return float("inf") if not node.value.lstrip().startswith("-") else float("-inf")
+    return yaml.SafeLoader.construct_yaml_int(self, node)
+
+
 def _construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
     """As SafeLoader (the last of a duplicated key wins), noting each duplicated key with its line."""
     seen: set = set()
@@ -62,6 +77,8 @@ class _CountingLoader(yaml.SafeLoader):
     construct_mapping = _construct_mapping  # type: ignore[assignment]
 
 
+_CountingLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
 _CLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser and composer, when PyYAML was built with it
 
 if _CLoader is not None:
@@ -70,6 +87,8 @@ if _CLoader is not None:
         its composer recurses in C, where a deeply nested document would crash the process."""
 
         construct_mapping = _construct_mapping  # type: ignore[assignment]
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _checked_shallow(text: str) -> None:
@@ -214,7 +233,7 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     text = path.read_bytes().decode("utf-8", errors="strict")
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text, object_pairs_hook=_json_pairs(notes))
+            data = json.loads(text, object_pairs_hook=_json_pairs(notes), parse_int=_big_int)
         else:
             data = _safe_load(text, notes, lines)
     except HparamReadError:

@@ -110,3 +110,10 @@ def test_only_the_first_yaml_document_is_read(tmp_path):
     notes: list[str] = []
     assert load_mapping(p, notes) == {"lr": 0.1, "batch_size": 32}
     assert notes == ["only the first YAML document is read (more follow from line 3)"]
+
+
+@pytest.mark.parametrize("name,text", [("hparams.yaml", "lr: 0.1\nseed: {big}\n"), ("hparams.json", '{{"lr": 0.1, "seed": {big}}}')])
+def test_an_integer_of_thousands_of_digits_does_not_take_the_file_down(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text.format(big="9" * 5000))
+    assert load_mapping(p) == {"lr": 0.1, "seed": float("inf")}  # too long for int(): read as a float, noted later
