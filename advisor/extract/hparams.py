@@ -43,11 +43,11 @@ from advisor.knowledge.framework_defaults import (
 from advisor.read.hparams import (
     HPARAM_FILE_NAMES,
     HparamReadError,
-    _numbered,
     file_dialect,
     file_priority,
     flatten,
     load_mapping,
+    numbered_mapping,
 )
 from advisor.read.log_settings import read_log_settings
 
@@ -273,8 +273,9 @@ def _generic_value(value: Any) -> tuple[Scalar | None, str]:
     if isinstance(value, (int, float)):
         try:
             f = float(value)
-        except OverflowError:  # an integer of thousands of digits
-            text = str(value) if abs(value).bit_length() < 4000 else f"<integer of about {int(abs(value).bit_length() * 0.30103)} digits>"
+        except OverflowError:  # an integer of hundreds of digits
+            bits = int(value).bit_length()
+            text = str(value) if bits < 4000 else f"<integer of about {int(bits * 0.30103)} digits>"
             return text[:MAX_GENERIC_TEXT], text
         return (f if math.isfinite(f) else str(f)), repr(f)
     try:
@@ -458,7 +459,7 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet, dialect: str |
             if num is not None and 0 <= num <= 1:
                 pending_bn_momentum.append((num, key))
         elif name == "num_classes" and isinstance(value, dict):
-            if _numbered(value) and len(value) >= 2:
+            if numbered_mapping(value) and len(value) >= 2:
                 hp.put(name, float(len(value)), key, path)
         elif name == "world_size" and isinstance(value, (list, tuple)):
             hp.put(name, float(len(value)), key, path)  # gpus: [0, 1, 2, 3]
@@ -486,6 +487,11 @@ _NOT_LOGS = {"requirements.txt", "license.txt", "readme.txt", "notes.txt"}
 _NOT_LOG_DIRS = {"dump", "dump_tensor_data", "data"}
 
 
+#: what a Hugging Face trainer_state.json records of the run's settings (the rest is progress and history);
+#: its train_batch_size is the per-device batch times the GPUs of one process (TrainingArguments.train_batch_size)
+TRAINER_STATE_SETTINGS = ("train_batch_size", "num_train_epochs", "max_steps")
+
+
 def _log_files(folder: RunFolder) -> list:
     return [rel for rel in folder.files
             if (rel.suffix.lower() in LOG_SUFFIXES or rel.name.lower() in LOG_NAMES)
@@ -511,6 +517,17 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
             continue
         framework = "pytorch" if rel.name.lower() == "training_args.json" else None
         _take(hp, out, [(flat, lines)], shown, notes, file_dialect(rel.name), framework)
+    for rel in folder.glob(["trainer_state.json"]):
+        shown = folder.rel(folder.abs(rel))
+        lines = {}
+        try:
+            state = load_mapping(folder.abs(rel), [], lines)
+        except (HparamReadError, OSError, UnicodeDecodeError):
+            continue  # the log readers report an unreadable trainer_state.json
+        recorded = {k: state[k] for k in TRAINER_STATE_SETTINGS if k in state}
+        if recorded:
+            _take(hp, out, [(recorded, lines)], shown, ["the settings Trainer records in it: "
+                                                        + ", ".join(recorded)], None, "pytorch", quiet_if_empty=True)
     for rel in _log_files(folder):
         shown = folder.rel(folder.abs(rel))
         try:
@@ -541,7 +558,7 @@ def _take(hp: HparamSet, out: Extraction, sources: list[tuple[dict[str, Any], di
             if s.path == shown and s.line is None:
                 s.line = lines.get(s.raw_key)
     if framework is not None and "framework" not in hp.values and len(hp.values) > before:
-        hp.put("framework", framework, "(Hugging Face training_args.json)", shown)
+        hp.put("framework", framework, f"(Hugging Face {shown.rsplit('/', 1)[-1]})", shown)
     differing = [f"{n} = {_show(v)} here, {_show(hp.values[n].value)} in {hp.values[n].path}"
                  for n, v, _ in hp.shadowed[shadowed:] if hp.values[n].value != v]
     if differing:

@@ -205,7 +205,7 @@ def _json_key_lines(text: str, data: Any, out: dict[str, int]) -> None:
 
 def _json_keys_by_line(text: str) -> list[tuple[str, int]]:
     """(key, line) of every ``"key":`` in a large text, counting lines as it goes."""
-    out = []
+    out: list[tuple[str, int]] = []
     for i, line in enumerate(text.split("\n")):
         out.extend((m.group(1), i + 1) for m in _JSON_KEY.finditer(line))
     return out
@@ -280,14 +280,15 @@ def flatten(data: dict[str, Any], prefix: str = "", keep_numbered: bool = False)
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"  # non-string keys (YAML ints, bools) become text
-        if isinstance(value, dict) and not (keep_numbered and _numbered(value)):
+        if isinstance(value, dict) and not (keep_numbered and numbered_mapping(value)):
             out.update(flatten(value, name + ".", keep_numbered))
         else:
             out[name] = value
     return out
 
 
-def _numbered(mapping: dict) -> bool:
+def numbered_mapping(mapping: dict) -> bool:
+    """A non-empty mapping whose keys are all numbers (``id2label``): one value, not sections."""
     return bool(mapping) and all((isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit())
                                  for k in mapping)
 

@@ -156,7 +156,7 @@ def _statement(lines: list[str], start: int) -> tuple[ast.Assign | None, int]:
     if len(text) > MAX_STATEMENT_CHARS:
         return None, end
     tree = _parse(text, "exec")
-    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
+    if not isinstance(tree, ast.Module) or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
         return None, end
     node = tree.body[0]
     if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):

@@ -89,7 +89,18 @@ def test_hugging_face_output_folder_reads_the_latest_checkpoint_and_the_training
     assert hp["learning_rate"].value == 0.001 and hp["optimizer"].value == "adamw" and hp["framework"].value == "pytorch"
     assert hp["num_classes"].value == 3.0 and hp["num_classes"].source.path == "checkpoint-12/config.json"
     assert _settings(ex)["problem_type"].value == "single_label_classification"
-    assert {i.path for i in ex.inputs} == {"training_args.json", "checkpoint-12/config.json"}
+    assert {i.path for i in ex.inputs} == {"training_args.json", "checkpoint-12/config.json",
+                                           "checkpoint-12/trainer_state.json"}
+
+
+def test_trainer_state_alone_gives_the_batch_size_and_the_length_of_training(tmp_path):
+    shutil.copy(SAMPLES / "hf_output" / "checkpoint-12" / "trainer_state.json", tmp_path)
+    ex = _extract(tmp_path)
+    hp = _hp(ex)
+    assert {k: hp[k].value for k in ("batch_size", "epochs", "max_steps", "framework")} == {
+        "batch_size": 8.0, "epochs": 2.0, "max_steps": 12.0, "framework": "pytorch"}
+    assert hp["epochs"].source.cite() == "trainer_state.json:58"
+    assert not _settings(ex)  # progress and history are not settings
 
 
 @pytest.mark.parametrize("text,canonical,generic", [
