@@ -10,6 +10,9 @@ Two layouts that real tools write:
   highest step holds the most; a ``trainer_state.json`` beside them (``save_state()``
   at the end of training) holds all of it, and then every checkpoint is an earlier copy.
 
+Hydra (``outputs/DATE/TIME/``) and mmengine (``work_dir/YYYYMMDD_HHMMSS/``) name each run
+by the time it started: the last name is the latest.
+
 Reading them together would merge several runs into one curve (or count one run's
 history several times). ``pick_latest`` narrows a ``RunFolder`` to the latest run: the
 files of the others are left out, each other run listed once as an ignored input.
@@ -26,12 +29,15 @@ from advisor.inventory import InputRecord, RunFolder
 _FAMILIES = {
     "version": (re.compile(r"version_(\d+)"), "Lightning runs (version_N: the highest number is the latest)"),
     "checkpoint": (re.compile(r"checkpoint-(\d+)"), "Hugging Face checkpoints of one run (checkpoint-STEP)"),
+    "date": (re.compile(r"(\d{4})-(\d{2})-(\d{2})"), "dated run folders (Hydra outputs/DATE/TIME)"),
+    "time": (re.compile(r"(\d{2})-(\d{2})-(\d{2})"), "timed run folders (Hydra outputs/DATE/TIME)"),
+    "timestamp": (re.compile(r"(\d{8})_(\d{6})"), "timestamped run folders (mmengine work_dir/YYYYMMDD_HHMMSS)"),
 }
 
 
-def _groups(files: list[Path]) -> dict[tuple[PurePosixPath, str], dict[str, int]]:
-    """(parent folder, family) -> {run folder: its number}, for every numbered run folder."""
-    groups: dict[tuple[PurePosixPath, str], dict[str, int]] = {}
+def _groups(files: list[Path]) -> dict[tuple[PurePosixPath, str], dict[str, tuple[int, ...]]]:
+    """(parent folder, family) -> {run folder: its number(s)}, for every numbered run folder."""
+    groups: dict[tuple[PurePosixPath, str], dict[str, tuple[int, ...]]] = {}
     for rel in files:
         parts = PurePosixPath(rel.as_posix()).parts
         for depth, part in enumerate(parts[:-1]):
@@ -39,7 +45,8 @@ def _groups(files: list[Path]) -> dict[tuple[PurePosixPath, str], dict[str, int]
                 m = pattern.fullmatch(part)
                 if m:
                     parent = PurePosixPath(*parts[:depth]) if depth else PurePosixPath(".")
-                    groups.setdefault((parent, family), {})[PurePosixPath(*parts[:depth + 1]).as_posix()] = int(m.group(1))
+                    key = tuple(int(g) for g in m.groups())
+                    groups.setdefault((parent, family), {})[PurePosixPath(*parts[:depth + 1]).as_posix()] = key
     return groups
 
 
@@ -61,8 +68,8 @@ def pick_latest(folder: RunFolder) -> tuple[RunFolder, str | None]:
             latest, others = ordered[-1], ordered[:-1]
             why = (f"an earlier checkpoint of the run; the latest, {latest}/, holds its history to a later step and is read"
                    if family == "checkpoint" else f"an earlier run in the same folder; the latest, {latest}/, is read")
-        if any(o in left_out for o in others):
-            continue
+        if left_out and where.startswith(tuple(o + "/" for o in left_out)):
+            continue  # inside a run already left out (the times of an earlier Hydra date)
         for other in others:
             left_out[other] = why
         shown = ", ".join(f"{o}/" for o in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")

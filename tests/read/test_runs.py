@@ -63,3 +63,24 @@ def test_the_report_says_which_run_was_read_and_names_the_others():
     assert ("lightning_logs/version_0/", "ignored") in inputs
     assert ("lightning_logs/version_1/metrics.csv", "used") in inputs
     assert not any(i.path.startswith("lightning_logs/version_0/") and i.status == "used" for i in report.inputs)
+
+
+def test_hydra_date_and_time_folders_keep_the_last_started(tmp_path):
+    for stamp in ("2024-03-01/09-00-00", "2024-03-01/17-30-00", "2024-03-02/08-15-00", "2024-03-02/11-45-10"):
+        run = tmp_path / "outputs" / stamp
+        (run / ".hydra").mkdir(parents=True)
+        (run / ".hydra" / "config.yaml").write_text("lr: 0.1\n")
+        (run / "train.log").write_text("step 1 loss 2.0\n")
+    folder, note = pick_latest(RunFolder.scan(tmp_path))
+    assert _files(folder) == ["outputs/2024-03-02/11-45-10/.hydra/config.yaml", "outputs/2024-03-02/11-45-10/train.log"]
+    assert sorted(r.path for r in folder.skipped) == ["outputs/2024-03-01/", "outputs/2024-03-02/08-15-00/"]
+    assert "read outputs/2024-03-02/" in note and "read outputs/2024-03-02/11-45-10/" in note
+
+
+def test_mmengine_timestamped_work_dirs(tmp_path):
+    for stamp in ("20240311_101500", "20240312_090000"):
+        (tmp_path / stamp).mkdir()
+        (tmp_path / stamp / f"{stamp}.log").write_text("Epoch(train) [1][50/100] loss: 1.0\n")
+    folder, note = pick_latest(RunFolder.scan(tmp_path))
+    assert _files(folder) == ["20240312_090000/20240312_090000.log"]
+    assert "timestamped run folders" in note
