@@ -167,6 +167,11 @@ def cmd_facts(args: argparse.Namespace) -> int:
     pair = RunPair(run=RunFolder.scan(args.run, "run"),
                    baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None,
                    options=_params(args.threshold, "--threshold"))
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    pair.run = pick_latest(pair.run)[0]
+    pair.baseline = pick_latest(pair.baseline)[0] if pair.baseline is not None else None
     ex = extract_facts(pair)
     if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
         print(json.dumps(_finite({"facts": [f.model_dump(mode="json") for f in ex.facts],

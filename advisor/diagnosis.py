@@ -230,6 +230,15 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     pair = RunPair(run=RunFolder.scan(run_path, "run"),
                    baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,
                    options=dict(options or {}))
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    pair.run, run_note = pick_latest(pair.run)
+    base_note = None
+    if pair.baseline is not None:
+        pair.baseline, base_note = pick_latest(pair.baseline)
+    runs_notes = [f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note))
+                  if note]
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = _param_problems(rule_list, params)
@@ -248,7 +257,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                     checks=_checks(extraction),
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
                     + param_warnings + _several_runs(pair.run, "RUN")
-                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []),
+                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []) + runs_notes,
                     facts_count=len(extraction.facts), rules_count=len(rule_list),
                     rule_errors=sum(1 for d in diags if d.severity == "error"), charts=_charts(extraction),
                     report_threshold=REPORT_THRESHOLD)
