@@ -48,6 +48,8 @@ EXTRA_MAX_BYTES = 200_000_000
 
 def _candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
     """(relative path, is an extra candidate) of the files that may hold logs or metrics."""
+    if folder.single:                     # RUN named one file (or '-'): it is the log, whatever its name
+        return [(rel, False) for rel in folder.files]
     main = set(folder.glob(LOG_PATTERNS))
     out = []
     for rel in folder.files:
