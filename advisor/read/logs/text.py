@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import hf_trainer, keras, metriclogger, mindspore, mixed_precision
+from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, table
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead
 
@@ -26,6 +26,13 @@ _EXC_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b")
 _NONFINITE_MSG_RE = re.compile(r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
                                r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b", re.I)
 _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)
+#: the loss scaler gave up (apex/fairseq ``FloatingPointError: Minimum loss scale reached (0.0001)``,
+#: DeepSpeed ``Current loss scale already at minimum - cannot decrease scale anymore``)
+_MIN_SCALE_RE = re.compile(r"minimum loss scale reached|loss scale already at minimum", re.I)
+#: terminal colour and cursor codes (Keras 3, rich, tqdm nested bars)
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: a printed dict of losses at a crash (detectron2 ``loss_dict = {'loss_cls': tensor(nan, device='cuda:0'), ...}``)
+_CRASH_DICT_RE = re.compile(r"\b\w*loss\w*\s*=\s*\{", re.I)
 
 
 def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
@@ -33,6 +40,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     read = col.read
     read.encoding = encoding
     kstate = keras.KerasState()
+    cstate = caffe.CaffeState()
+    tstate = table.TableState()
     tb_line = 0                  # line of a pending "Traceback (most recent call last):"
     epoch_ctx: float | None = None
     cut = False
@@ -59,6 +68,12 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     tb_line = 0
                     continue
                 tb_line = 0
+            if "\x1b" in line:
+                line = _ANSI_RE.sub("", line)
+            if tstate.columns is not None and table.row(line, lineno, col, tstate):
+                continue
+            if kstate.phase == "tail" and line[:1] not in keras.FIRST_CHARS:
+                keras.other_line(kstate)
             low = line.lower()
             for word in TRIGGER_WORDS:
                 if word in low:
@@ -67,6 +82,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
+                continue
+            if _EXC_RE.match(line) and ("nan" in low or "inf" in low or "scale" in low):
+                _exception(col, lineno, lineno, line.strip())       # the exception line without its traceback
+                continue
+            if ("{" in line and ("nan" in low or "inf" in low) and _CRASH_DICT_RE.search(line)
+                    and _NONFINITE_MSG_RE.search(line.replace("{", " loss ", 1))):
+                _nonfinite_message(col, lineno, line)                 # a crash's loss dict: not a logged point
                 continue
             if "\x08" in line:
                 line = line.rsplit("\x08", 1)[-1]
@@ -77,6 +99,12 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if "{" in line and hf_trainer.parse_print(line, lineno, col):
                 continue
             if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
+                continue
+            if kstate.seen and line.startswith("Test") and keras.parse_test(line, lineno, col, kstate):
+                continue
+            if ("Iteration " in line or "net output #" in line) and caffe.parse(line, lineno, col, cstate):
+                continue
+            if " " in line and ":" not in line and table.header(line, tstate):
                 continue
             pos = (metriclogger.position(line) if ("Epoch" in line or "Iter(" in line or "it/s" in line
                                                    or "s/it" in line) else None)
@@ -105,9 +133,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue             # e.g. "Namespace(lr=0.01, ...)": a setting, not a logged value
             if epoch is None and step is None:
                 epoch = epoch_ctx
+            elif step is None and "it/s" in line:
+                epoch_ctx = epoch      # a rich progress bar (Lightning): its wrapped metrics line has no epoch
             if col.add_record(values, lineno, step=step, epoch=epoch, split=split) and pos is None:
                 read.formats.add("mindspore" if "loss is" in low else "keyvalue")
         read.lines = lineno
+    keras.flush(col, kstate)
+    table.flush(tstate, col)
     if tb_line:
         col.add_event(LogEvent(kind="traceback", line=tb_line, text="Traceback (truncated: no exception line)"))
     return read
@@ -115,7 +147,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
 
 def _exception(col: Collector, tb_line: int, lineno: int, text: str) -> None:
     col.add_event(LogEvent(kind="traceback", line=tb_line, text=text[:300]))
-    if _NONFINITE_MSG_RE.search(text):
+    if _NONFINITE_MSG_RE.search(text) or _MIN_SCALE_RE.search(text):
         _nonfinite_message(col, lineno, text)
 
 
