@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import re
 
-from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, classify_key, parse_number
+from advisor.read.logs.records import (
+    EPOCH_KEYS,
+    STEP_KEYS,
+    Collector,
+    classify_key,
+    parse_number,
+)
 
 _WORD_RE = re.compile(r"^[A-Za-z][\w.\-()/@]*$")
 #: YOLOv5 5.x's short loss names (mean box / objectness / class / total loss of the epoch so far)
@@ -94,6 +100,9 @@ def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
             flush(state, col)
             state.columns = None
         return not cells
+    if state.is_val and any(parse_number(c) is None for c in cells[1:]):
+        state.columns = None                         # a new header (the next epoch's), not a row
+        return False
     values: dict[str, float] = {}
     step = epoch = None
     for i, (cell, role) in enumerate(zip(cells, state.roles)):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, table
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
-from advisor.read.logs.records import Collector, LogEvent, LogRead
+from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 
 MAX_LINE = 65536
 #: a line without one of these (lower-cased) cannot hold anything we read
@@ -42,7 +42,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     kstate = keras.KerasState()
     cstate = caffe.CaffeState()
     tstate = table.TableState()
+    bar = _Bar()
     tb_line = 0                  # line of a pending "Traceback (most recent call last):"
+    exc_line = -2                # line of the last exception read
     epoch_ctx: float | None = None
     cut = False
     lineno = 0
@@ -65,7 +67,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 text = line.strip()
                 if _EXC_RE.match(text):
                     _exception(col, tb_line, lineno, text)
-                    tb_line = 0
+                    tb_line, exc_line = 0, lineno
                     continue
                 tb_line = 0
             if "\x1b" in line:
@@ -85,10 +87,12 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if _EXC_RE.match(line) and ("nan" in low or "inf" in low or "scale" in low):
                 _exception(col, lineno, lineno, line.strip())       # the exception line without its traceback
+                exc_line = lineno
                 continue
             if ("{" in line and ("nan" in low or "inf" in low) and _CRASH_DICT_RE.search(line)
                     and _NONFINITE_MSG_RE.search(line.replace("{", " loss ", 1))):
-                _nonfinite_message(col, lineno, line)                 # a crash's loss dict: not a logged point
+                if lineno != exc_line + 1:     # not the second line of the exception just read (detectron2)
+                    _nonfinite_message(col, lineno, line)             # a crash's loss dict: not a logged point
                 continue
             if "\x08" in line:
                 line = line.rsplit("\x08", 1)[-1]
@@ -104,7 +108,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if ("Iteration " in line or "net output #" in line) and caffe.parse(line, lineno, col, cstate):
                 continue
-            if " " in line and ":" not in line and table.header(line, tstate):
+            if " " in line and (":" not in line or "%|" in line) and table.header(line, tstate):
                 continue
             pos = (metriclogger.position(line) if ("Epoch" in line or "Iter(" in line or "it/s" in line
                                                    or "s/it" in line) else None)
@@ -116,6 +120,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 step = pstep if pstep is not None else step
                 epoch = pepoch if pepoch is not None else epoch
                 strong = strong or bool(values)
+                if fam == "tqdm" and values:
+                    if step == 0:
+                        continue                 # no batch done yet: the postfix still shows the last epoch's
+                    if bar.pending is not None and bar.pending[2:4] != (step, epoch):
+                        bar.flush(col)
+                    bar.pending = (values, lineno, step, epoch)
+                    continue
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
             if not strong and "loss" in low:
@@ -139,10 +150,34 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 read.formats.add("mindspore" if "loss is" in low else "keyvalue")
         read.lines = lineno
     keras.flush(col, kstate)
+    bar.flush(col)
     table.flush(tstate, col)
     if tb_line:
         col.add_event(LogEvent(kind="traceback", line=tb_line, text="Traceback (truncated: no exception line)"))
     return read
+
+
+class _Bar:
+    """A tqdm bar with a metrics postfix: each update prints a line, often twice per batch (before and after
+    the postfix is set), and eval values (``val_loss``) stay on every line until the next validation. One
+    point per batch counter: the counter's last line; an eval value only when it changes."""
+
+    def __init__(self) -> None:
+        self.pending: tuple[dict[str, float], int, float | None, float | None] | None = None
+        self.last_eval: dict[str, float] = {}
+
+    def flush(self, col: Collector) -> None:
+        if self.pending is None:
+            return
+        values, lineno, step, epoch = self.pending
+        self.pending = None
+        for key in [k for k in values if (info := classify_key(k)) is not None and info.split == "eval"]:
+            if self.last_eval.get(key) == values[key]:
+                del values[key]                          # the same value shown again: not a new evaluation
+            else:
+                self.last_eval[key] = values[key]
+        if values:
+            col.add_record(values, lineno, step=step, epoch=epoch)
 
 
 def _exception(col: Collector, tb_line: int, lineno: int, text: str) -> None:
