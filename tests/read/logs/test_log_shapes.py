@@ -356,3 +356,21 @@ def test_tensor_nan_repr_and_minimum_loss_scale_without_traceback(tmp_path):
     read = _read_text(tmp_path, text)
     assert _xy(read.series["train/loss"])[0] == [1.0, 2.0] and read.series["train/loss"].buf.first_nonfinite[0] == 2.0
     assert read.event_counts == {"traceback": 1, "nonfinite_message": 1}
+
+
+def test_ultralytics8_table_and_box_validation_header(tmp_path):
+    # ultralytics 8 DetectionTrainer.progress_string: ("\n" + "%11s" * (4 + len(loss_names))) % ("Epoch", "GPU_mem",
+    # *loss_names, "Instances", "Size"); DetectionValidator.get_desc: ("%22s" + "%11s" * 6) % ("Class", "Images",
+    # "Instances", "Box(P", "R", "mAP50", "mAP50-95)")
+    text = ""
+    for e in range(1, 4):
+        text += ("\n" + "%11s" * 7) % ("Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss", "Instances", "Size") + "\n"
+        text += ("%11s" * 2 + "%11.4g" * 5) % (f"{e}/3", "2.61G", 1.3 - e / 10, 1.6, 1.2, 217, 640) \
+            + ": 100%|##########| 8/8 [00:02<00:00,  3.21it/s]\n"
+        text += ("%22s" + "%11s" * 6) % ("Class", "Images", "Instances", "Box(P", "R", "mAP50", "mAP50-95)") \
+            + ": 100%|##########| 1/1 [00:00<00:00,  4.10it/s]\n"
+        text += ("%22s" + "%11i" * 2 + "%11.3g" * 4) % ("all", 4, 17, 0.5, 0.6, 0.5 + e / 100, 0.3) + "\n"
+    read = _read_text(tmp_path, text)
+    assert _xy(read.series["train/box_loss"])[:2] == ([1.0, 2.0, 3.0], pytest.approx([1.2, 1.1, 1.0]))
+    assert _xy(read.series["eval/map50"])[:2] == ([1.0, 2.0, 3.0], pytest.approx([0.51, 0.52, 0.53]))
+    assert primary_loss(merge_reads([read]), "train").name == "train/loss_sum"
