@@ -85,7 +85,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
                 continue
-            if _EXC_RE.match(line) and ("nan" in low or "inf" in low or "scale" in low):
+            if (_EXC_RE.match(line) and ("nan" in low or "inf" in low or "scale" in low)
+                    and (_NONFINITE_MSG_RE.search(line) or _MIN_SCALE_RE.search(line))):
                 _exception(col, lineno, lineno, line.strip())       # the exception line without its traceback
                 exc_line = lineno
                 continue

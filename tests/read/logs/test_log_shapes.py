@@ -374,3 +374,8 @@ def test_ultralytics8_table_and_box_validation_header(tmp_path):
     assert _xy(read.series["train/box_loss"])[:2] == ([1.0, 2.0, 3.0], pytest.approx([1.2, 1.1, 1.0]))
     assert _xy(read.series["eval/map50"])[:2] == ([1.0, 2.0, 3.0], pytest.approx([0.51, 0.52, 0.53]))
     assert primary_loss(merge_reads([read]), "train").name == "train/loss_sum"
+
+
+def test_an_exception_line_outside_a_traceback_is_a_crash_only_when_it_says_non_finite(tmp_path):
+    read = _read_text(tmp_path, "step 1 loss 0.5\nConnectionError: info server unreachable, retrying\nstep 2 loss 0.4\n")
+    assert read.event_counts == {}
