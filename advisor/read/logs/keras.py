@@ -69,6 +69,8 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
     if m is None:
         return False
     n, total = int(m.group(1)), int(m.group(2))
+    if state.phase == "outside" and n > state.last_n and state.pending is not None and state.pending[3] is None:
+        state.phase = "tail"                 # the epoch's counter going on past its total after another line
     if n <= state.last_n and state.phase != "fit":
         flush(col, state)                    # the counter starts again: a new bar (model.evaluate)
         state.phase = "outside"

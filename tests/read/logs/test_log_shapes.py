@@ -379,3 +379,15 @@ def test_ultralytics8_table_and_box_validation_header(tmp_path):
 def test_an_exception_line_outside_a_traceback_is_a_crash_only_when_it_says_non_finite(tmp_path):
     read = _read_text(tmp_path, "step 1 loss 0.5\nConnectionError: info server unreachable, retrying\nstep 2 loss 0.4\n")
     assert read.event_counts == {}
+
+
+def test_keras_update_past_the_total_after_a_warning_stays_in_its_epoch(tmp_path):
+    text = ("Epoch 1/2\n51/51 [==============================] - 1s 2ms/step - loss: 0.5000\n"
+            "WARNING:tensorflow:Your input ran out of data\n"
+            "52/51 [==============================] - 1s 2ms/step - loss: 0.4000\n"
+            "Epoch 2/2\n51/51 [==============================] - 1s 2ms/step - loss: 0.3000\n"
+            " 1/4 [======>.......................] - ETA: 0s - loss: 0.2900\n"
+            "4/4 [==============================] - 0s 1ms/step - loss: 0.2800\n")
+    read = _read_text(tmp_path, text)
+    assert _xy(read.series["train/loss"])[:2] == ([1.0, 2.0], [0.4, 0.3])
+    assert _xy(read.series["test/loss"])[1] == [0.28]                  # model.evaluate's bar
