@@ -391,3 +391,16 @@ def test_keras_update_past_the_total_after_a_warning_stays_in_its_epoch(tmp_path
     read = _read_text(tmp_path, text)
     assert _xy(read.series["train/loss"])[:2] == ([1.0, 2.0], [0.4, 0.3])
     assert _xy(read.series["test/loss"])[1] == [0.28]                  # model.evaluate's bar
+
+
+def test_paddledetection2_log_printer(tmp_path):
+    # ppdet/engine/callbacks.py LogPrinter: ' '.join(['Epoch: [{}]', '[{:>3}/{}]', 'learning_rate: {lr:.6f}',
+    # '{meters}', 'eta: {eta}', 'batch_cost: {btime}', 'data_cost: {dtime}', 'ips: {ips:.4f} images/s']);
+    # meters: '{}: {:.6f}' per loss, space-separated; epochs count from 0
+    lines = "".join(f"[12/01 10:00:00] ppdet.engine INFO: Epoch: [{e}] [{i:>3}/100] learning_rate: 0.000100 "
+                    f"loss_xy: 2.176380 loss_cls: 0.237628 loss: {4.0 - e - i / 100:.6f} eta: 0:54:58 "
+                    f"batch_cost: 2.0509 data_cost: 1.7642 ips: 3.9007 images/s\n"
+                    for e in range(2) for i in range(0, 100, 20))
+    read = _read_text(tmp_path, lines)
+    x, y, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x[:2] == [0.0, 20.0] and x[5] == 100.0 and len(x) == 10 and y[5] == 3.0
