@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, table
+from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 
@@ -108,6 +108,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if kstate.seen and line.startswith("Test") and keras.parse_test(line, lineno, col, kstate):
                 continue
             if ("Iteration " in line or "net output #" in line) and caffe.parse(line, lineno, col, cstate):
+                continue
+            if "Epoch[" in line and mxnet.parse(line, lineno, col):
                 continue
             if " " in line and (":" not in line or "%|" in line) and table.header(line, tstate):
                 continue

@@ -404,3 +404,32 @@ def test_paddledetection2_log_printer(tmp_path):
     read = _read_text(tmp_path, lines)
     x, y, unit = _xy(read.series["train/loss"])
     assert unit == "step" and x[:2] == [0.0, 20.0] and x[5] == 100.0 and len(x) == 10 and y[5] == 3.0
+
+
+def mxnet_lines(epochs: int, batches: int, every: int) -> str:
+    """MXNet 1.x ``Speedometer``: ``'Epoch[%d] Batch [%d-%d]\\tSpeed: %.2f samples/sec' + '\\t%s=%f' * n`` and
+    ``Module.fit``: ``'Epoch[%d] Train-%s=%f'``, ``'Epoch[%d] Time cost=%.3f'``, ``'Epoch[%d] Validation-%s=%f'``
+    (through ``logging.info`` of the root logger: ``INFO:root:``)."""
+    out = []
+    for e in range(epochs):
+        for b in range(every, batches + 1, every):
+            ce = 2.3 / (1 + (e * batches + b) / 100)
+            out.append(f"INFO:root:Epoch[{e}] Batch [{b - every}-{b}]\tSpeed: 1234.56 samples/sec\t"
+                       f"accuracy={0.5 + e / 10:f}\tcross-entropy={ce:f}\n")
+        out.append(f"INFO:root:Epoch[{e}] Train-accuracy={0.55 + e / 10:f}\n")
+        out.append(f"INFO:root:Epoch[{e}] Train-cross-entropy={1.5 - e / 10:f}\n")
+        out.append(f"INFO:root:Epoch[{e}] Time cost=12.345\n")
+        out.append(f"INFO:root:Epoch[{e}] Validation-accuracy={0.6 + e / 10:f}\n")
+        out.append(f"INFO:root:Epoch[{e}] Validation-cross-entropy={1.4 - e / 10:f}\n")
+    return "".join(out)
+
+
+def test_mxnet_speedometer_and_epoch_summaries(tmp_path):
+    read = _read_text(tmp_path, mxnet_lines(epochs=3, batches=300, every=100))
+    x, y, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x == [100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0, 900.0]
+    assert y[0] == pytest.approx(2.3 / 2)
+    assert _xy(read.series["train/loss@epoch"])[:2] == ([0.0, 1.0, 2.0], pytest.approx([1.5, 1.4, 1.3]))
+    assert _xy(read.series["eval/loss"])[1] == pytest.approx([1.4, 1.3, 1.2])
+    assert _xy(read.series["eval/accuracy"])[1] == pytest.approx([0.6, 0.7, 0.8])
+    assert primary_loss(merge_reads([read]), "train").name == "train/loss"
