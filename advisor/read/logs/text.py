@@ -22,7 +22,7 @@ TRIGGER_WORDS = ("loss", "lr", "learn", "acc", "overflow", "scale", "norm", "epo
                  "ppl", "auc", "iou", "dice", "error")
 _EVAL_LINE_RE = re.compile(r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluation|eval)\b:|^\s*(?:val|valid|eval|test)\b",
                            re.I)
-_EXC_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b")
+_EXC_RE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit)\b")
 _NONFINITE_MSG_RE = re.compile(r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
                                r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b", re.I)
 _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)

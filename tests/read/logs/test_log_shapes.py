@@ -433,3 +433,14 @@ def test_mxnet_speedometer_and_epoch_summaries(tmp_path):
     assert _xy(read.series["eval/loss"])[1] == pytest.approx([1.4, 1.3, 1.2])
     assert _xy(read.series["eval/accuracy"])[1] == pytest.approx([0.6, 0.7, 0.8])
     assert primary_loss(merge_reads([read]), "train").name == "train/loss"
+
+
+def test_deepspeed_minimum_loss_scale_exception(tmp_path):
+    # deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler.update_scale: raise Exception("Current loss scale
+    # already at minimum - cannot decrease scale anymore. Exiting run.")
+    text = ("step 1 loss 2.31\nstep 2 loss 2.25\nTraceback (most recent call last):\n"
+            '  File "train.py", line 88, in <module>\n    engine.step()\n'
+            "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.\n")
+    read = _read_text(tmp_path, text)
+    assert read.event_counts == {"traceback": 1, "nonfinite_message": 1}
+    assert read.events[-1].step == 2.0 and not read.events[0].followed_by_points
