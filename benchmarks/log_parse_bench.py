@@ -2,7 +2,7 @@
 
 Writes a log of SIZE bytes (default 1 GiB) that mixes the styles of
 run-layout.md (hand-written key/value prints, Hugging Face dicts, torchvision
-MetricLogger, detectron2 events, MindSpore LossMonitor, Keras progress, DeepSpeed
+MetricLogger, detectron2 events, MindSpore LossMonitor, Keras progress under its ``Epoch k/N`` header, DeepSpeed
 overflow messages, warnings and noise), then in the same run measures
 
 - the baseline: reading the same bytes line by line without parsing
@@ -37,7 +37,8 @@ _STYLES = (
     "Epoch: [{e1}]  [{j:>4}/1000]  eta: 0:10:00  lr: 0.020000  loss: {loss:.4f} ({avg:.4f})  time: 0.5012  data: 0.0101  max mem: 2547\n",
     "[11/29 10:00:00 d2.utils.events]:  eta: 1:00:00  iter: {i}  total_loss: {loss:.4g}  loss_cls: 0.3  lr: 0.01  max_mem: 2725M\n",
     "epoch: {e2} step: {j1}, loss is {loss}\n",
-    "1000/1000 [==============================] - 2s 20ms/step - loss: {loss:.4f} - accuracy: 0.81 - val_loss: 0.61\n",
+    "Epoch {e3}/100000000\n1000/1000 [==============================] - 2s 20ms/step - loss: {loss:.4f} - accuracy: "
+    "0.81 - val_loss: 0.61\n",
     "/usr/lib/python3/site-packages/numpy/core/fromnumeric.py:3504: RuntimeWarning: Mean of empty slice.\n",
     "  return _methods._mean(a, axis=axis, dtype=dtype, out=out, **kwargs)\n",
     "INFO:root:saving checkpoint to /checkpoints/model_{i}.pth (this may take a while)\n",
@@ -65,7 +66,7 @@ def generate(path: Path, size: int) -> int:
             block = []
             for k in range(2000):
                 loss = 2.0 / (1 + i * 1e-5)
-                block.append(style.format(e=i // 100000, e1=i // 1000, e2=i // 1000 + 1, i=i, j=i % 1000,
+                block.append(style.format(e=i // 100000, e1=i // 1000, e2=i // 1000 + 1, e3=i + 1, i=i, j=i % 1000,
                                           j1=i % 1000 + 1, loss=loss, avg=loss * 1.01, g=1.5, ep=i / 1000))
                 if k % 4 == 3:
                     block.append(noise[k % len(noise)].format(i=i))
@@ -75,7 +76,7 @@ def generate(path: Path, size: int) -> int:
             chunk = "".join(block)
             fh.write(chunk)
             written += len(chunk)
-            lines += len(block)
+            lines += chunk.count("\n")
             section += 1
     return lines
 
