@@ -82,6 +82,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.baseline and Path(args.baseline).is_dir() and Path(args.run).is_dir() \
             and Path(args.baseline).resolve() == Path(args.run).resolve():
         raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
+    if args.baseline and Path(args.baseline).is_file() and Path(args.run).is_file() \
+            and Path(args.baseline).resolve() == Path(args.run).resolve():
+        raise _Usage("--baseline is the run log itself: give the benchmark run's log or folder")
     if args.only_rules and not args.rules:
         raise _Usage("--only-rules without --rules leaves no rule to run")
     for path in args.rules or ():

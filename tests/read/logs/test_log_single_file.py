@@ -83,3 +83,10 @@ def test_text_report_lists_ignored_inputs(tmp_path, capsys):
     assert main(["diagnose", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "Not read (ignored):\n  notes.bin: not a file advisor reads" in out
+
+
+def test_baseline_may_not_be_the_run_log_itself(tmp_path, capsys):
+    log = tmp_path / "train.log"
+    log.write_text(DIVERGING)
+    assert main(["diagnose", str(log), "--baseline", str(log)]) == 2
+    assert "--baseline is the run log itself" in capsys.readouterr().err
