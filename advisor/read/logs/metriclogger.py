@@ -10,6 +10,9 @@
 - tqdm progress bars with a postfix (Lightning's bar, hand-written loops):
   ``Epoch 3:  40%|████      | 40/100 [00:04<00:06, 9.5it/s, loss=0.41, v_num=0]``: ``40`` is the
   iteration inside the epoch (the epoch comes from the ``Epoch 3`` key/value)
+- the PyTorch examples' loops (mnist, and the many scripts copied from it):
+  ``Train Epoch: 3 [12800/60000 (21%)]\tLoss: 0.2312``: x = (3 - 1) * 60000 + 12800 samples; the epoch's
+  ``Test set: Average loss: 0.0500, Accuracy: 9837/10000 (98%)`` is evaluation at that epoch
 - detectron2 ``iter: 19  total_loss: 1.986`` needs no prefix (key/value).
 """
 
@@ -20,6 +23,8 @@ import re
 _EPOCH_ITER_RE = re.compile(
     r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*,?\s*((?:Step|Iter(?:ation)?|Batch)\s*)?"
     r"\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+#: pytorch/examples mnist: ``Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}`` (samples seen of the epoch)
+_EXAMPLE_RE = re.compile(r"Train Epoch:\s*(\d+)\s*\[(\d+)/(\d+)\s*\(")
 _TQDM_RE = re.compile(r"\|\s*(\d+)/(\d+)\s*\[[\d:]+<[\d:?]+")
 _ITER_RE = re.compile(r"Iter\s*\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 
@@ -37,6 +42,10 @@ def position(line: str) -> tuple[float | None, float | None, str | None, str | N
         # MetricLogger epochs start at 0, mmdet/mmengine at 1
         base = epoch if fam == "metriclogger" else epoch - 1
         return float(base * n + i), float(epoch), split, fam
+    m = _EXAMPLE_RE.search(line)
+    if m:       # epochs from 1; x counts samples: (epoch - 1) * dataset size + samples seen in the epoch
+        epoch, n, total = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        return float((epoch - 1) * total + n), float(epoch), None, "pytorch_example"
     if "it/s" in line or "s/it" in line:
         m = _TQDM_RE.search(line)
         if m:

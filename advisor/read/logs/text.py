@@ -29,6 +29,8 @@ _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)
 #: the loss scaler gave up (apex/fairseq ``FloatingPointError: Minimum loss scale reached (0.0001)``,
 #: DeepSpeed ``Current loss scale already at minimum - cannot decrease scale anymore``)
 _MIN_SCALE_RE = re.compile(r"minimum loss scale reached|loss scale already at minimum", re.I)
+#: a count out of a total with its percentage after it: ``Accuracy: 9837/10000 (98%)``
+_FRACTION_RE = re.compile(r"\b([A-Za-z_]\w*)\s*[:=]\s*(\d+)/(\d+)\s*\(")
 #: terminal colour and cursor codes (Keras 3, rich, tqdm nested bars)
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 #: a printed dict of losses at a crash (detectron2 ``loss_dict = {'loss_cls': tensor(nan, device='cuda:0'), ...}``)
@@ -123,6 +125,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 step = pstep if pstep is not None else step
                 epoch = pepoch if pepoch is not None else epoch
                 strong = strong or bool(values)
+                if fam == "pytorch_example":
+                    epoch_ctx = epoch                # the epoch of the "Test set:" line that follows
                 if fam == "tqdm" and values:
                     if step == 0:
                         continue                 # no batch done yet: the postfix still shows the last epoch's
@@ -132,6 +136,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     continue
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
+            if values and "/" in line:
+                for m in _FRACTION_RE.finditer(line):       # "Accuracy: 9837/10000 (98%)": the ratio
+                    if m.group(1) in values and int(m.group(3)):
+                        values[m.group(1)] = int(m.group(2)) / int(m.group(3))
             if not strong and "loss" in low:
                 token = unreadable_loss(line)
                 if token is not None:

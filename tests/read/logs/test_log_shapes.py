@@ -444,3 +444,18 @@ def test_deepspeed_minimum_loss_scale_exception(tmp_path):
     read = _read_text(tmp_path, text)
     assert read.event_counts == {"traceback": 1, "nonfinite_message": 1}
     assert read.events[-1].step == 2.0 and not read.events[0].followed_by_points
+
+
+def test_pytorch_examples_mnist_loop(tmp_path):
+    # pytorch/examples mnist/main.py: 'Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}' every log_interval batches
+    # and '\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n' after each epoch
+    text = ""
+    for e in (1, 2):
+        for b in range(0, 938, 300):
+            text += f"Train Epoch: {e} [{b * 64}/60000 ({100. * b / 938:.0f}%)]\tLoss: {2.3 / (e + b / 938):.6f}\n"
+        text += f"\nTest set: Average loss: {0.1 / e:.4f}, Accuracy: {9800 + e * 10}/10000 ({98 + e / 10:.0f}%)\n\n"
+    read = _read_text(tmp_path, text)
+    x, _, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x[:2] == [0.0, 19200.0] and x[4] == 60000.0 and len(x) == 8
+    assert _xy(read.series["eval/loss"])[:2] == ([1.0, 2.0], [0.1, 0.05])
+    assert _xy(read.series["eval/accuracy"])[1] == [0.981, 0.982]
