@@ -9,6 +9,10 @@
   (``Class Images Instances P R mAP50 mAP50-95`` then ``all 128 929 0.577 0.525 0.577 0.363``) gives eval
   scores at that epoch.
 
+- a pandas ``DataFrame`` of metrics printed with its index (``print(pd.DataFrame(history.history))``): a header of
+  metric names only (``loss  accuracy  val_loss  val_accuracy``), rows ``0  0.6931  0.50  0.6900  0.55``: the
+  index is the epoch (from 0); ``...`` rows are skipped.
+
 Rows must have as many cells as the header; cells that are not numbers (``3.53G``) are not read. A row
 that repeats the position (step or epoch) of the previous row replaces it (a progress bar's updates).
 """
@@ -38,6 +42,7 @@ class TableState:
         self.is_val = False                        # a YOLOv5 validation table (Class Images ... mAP50-95)
         self.pending: tuple[dict[str, float], int, float | None, float | None, str | None] | None = None
         self.last_epoch: float | None = None
+        self.indexed = False                       # a pandas DataFrame print: an index column before the header's
 
 
 def _head(line: str) -> str:
@@ -74,10 +79,17 @@ def header(line: str, state: TableState) -> bool:
             info = classify_key(name)
             roles.append("metric" if info is not None else None)
     is_val = low[0] == "class" and "metric" in roles
-    if not (("step" in roles or "epoch" in roles) and "metric" in roles) and not is_val:
+    has_pos = "step" in roles or "epoch" in roles
+    indexed = not has_pos and not is_val and roles.count("metric") >= 2 and None not in roles
+    if not (has_pos and "metric" in roles) and not is_val and not indexed:
         return False
     flush(state, None)
     state.columns, state.roles, state.is_val = names, roles, is_val
+    if indexed:          # pandas prints a DataFrame with its index first: the epoch (Keras history.history)
+        state.columns, state.roles = ["epoch", *names], ["epoch", *roles]
+        state.indexed = True
+    else:
+        state.indexed = False
     return True
 
 
@@ -95,6 +107,8 @@ def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
     if cols is None:
         return False
     cells = _cells(line)
+    if state.indexed and cells and all(c.strip(".") == "" for c in cells):
+        return True                                  # the rows pandas leaves out of a long frame
     if len(cells) != len(cols):
         if cells:
             flush(state, col)

@@ -459,3 +459,20 @@ def test_pytorch_examples_mnist_loop(tmp_path):
     assert unit == "step" and x[:2] == [0.0, 19200.0] and x[4] == 60000.0 and len(x) == 8
     assert _xy(read.series["eval/loss"])[:2] == ([1.0, 2.0], [0.1, 0.05])
     assert _xy(read.series["eval/accuracy"])[1] == [0.981, 0.982]
+
+
+def test_pandas_frame_of_keras_history(tmp_path):
+    # print(pd.DataFrame(history.history)) with display.max_rows=10: the index right-aligned first, the columns
+    # right-aligned under their names, '...' rows for the rows left out, then '[20 rows x 4 columns]'
+    text = ("        loss  accuracy  val_loss  val_accuracy\n"
+            "0   0.690000  0.500000  0.680000      0.550000\n"
+            "1   0.500000  0.700000  0.550000      0.660000\n"
+            "2   0.400000  0.800000  0.500000      0.700000\n"
+            "..       ...       ...       ...           ...\n"
+            "18  0.400000  0.800000  0.500000      0.700000\n"
+            "19  0.350000  0.850000  0.520000      0.690000\n"
+            "\n[20 rows x 4 columns]\n")
+    read = _read_text(tmp_path, text)
+    x, y, unit = _xy(read.series["train/loss"])
+    assert unit == "epoch" and x == [0.0, 1.0, 2.0, 18.0, 19.0] and y[:2] == [0.69, 0.5]
+    assert _xy(read.series["eval/accuracy"])[1][-1] == 0.69
