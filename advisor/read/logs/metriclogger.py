@@ -42,7 +42,7 @@ def position(line: str) -> tuple[float | None, float | None, str | None, str | N
         # MetricLogger epochs start at 0, mmdet/mmengine at 1
         base = epoch if fam == "metriclogger" else epoch - 1
         return float(base * n + i), float(epoch), split, fam
-    m = _EXAMPLE_RE.search(line)
+    m = _EXAMPLE_RE.search(line) if "Train Epoch" in line else None
     if m:       # epochs from 1; x counts samples: (epoch - 1) * dataset size + samples seen in the epoch
         epoch, n, total = int(m.group(1)), int(m.group(2)), int(m.group(3))
         return float((epoch - 1) * total + n), float(epoch), None, "pytorch_example"

@@ -87,8 +87,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
                 continue
-            if (_EXC_RE.match(line) and ("nan" in low or "inf" in low or "scale" in low)
-                    and (_NONFINITE_MSG_RE.search(line) or _MIN_SCALE_RE.search(line))):
+            if (("nan" in low or "inf" in low or "scale" in low) and ("error" in low or "exception" in low)
+                    and _EXC_RE.match(line) and (_NONFINITE_MSG_RE.search(line) or _MIN_SCALE_RE.search(line))):
                 _exception(col, lineno, lineno, line.strip())       # the exception line without its traceback
                 exc_line = lineno
                 continue
@@ -136,7 +136,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     continue
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
-            if values and "/" in line:
+            if values and "%)" in line:
                 for m in _FRACTION_RE.finditer(line):       # "Accuracy: 9837/10000 (98%)": the ratio
                     if m.group(1) in values and int(m.group(3)):
                         values[m.group(1)] = int(m.group(2)) / int(m.group(3))
