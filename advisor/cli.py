@@ -82,6 +82,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.baseline and Path(args.baseline).is_dir() and Path(args.run).is_dir() \
             and Path(args.baseline).resolve() == Path(args.run).resolve():
         raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
+    if args.baseline and Path(args.baseline).is_file() and Path(args.run).is_file() \
+            and Path(args.baseline).resolve() == Path(args.run).resolve():
+        raise _Usage("--baseline is the run log itself: give the benchmark run's log or folder")
     if args.only_rules and not args.rules:
         raise _Usage("--only-rules without --rules leaves no rule to run")
     for path in args.rules or ():
@@ -162,10 +165,18 @@ def cmd_facts(args: argparse.Namespace) -> int:
     from advisor.inventory import RunFolder
 
     for p, what in ((args.run, "RUN"), (args.baseline, "baseline")):
-        if p is not None and not Path(p).is_dir():
-            raise _Usage(f"{what} '{p}' is not a folder")
-    pair = RunPair(run=RunFolder.scan(args.run, "run"),
-                   baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None,
+        if p is not None and not (Path(p).is_dir() or Path(p).is_file() or (what == "RUN" and p == "-")):
+            raise _Usage(f"{what} '{p}' is not a folder or a file")
+    stdin = None
+    if args.run == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise _Usage(str(exc)) from None
+    pair = RunPair(run=RunFolder.open(args.run, "run", stdin),
+                   baseline=RunFolder.open(args.baseline, "baseline") if args.baseline else None,
                    options=_params(args.threshold, "--threshold"))
     from advisor.read.runs import pick_latest
 
@@ -314,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("diagnose", help="diagnose a run folder (optionally against a baseline run)",
                        description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.")
-    d.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    d.add_argument("run", metavar="RUN", help="the run folder, one log file, or - for a log on standard input (read-only)")
     d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
     d.add_argument("--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)")
     d.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (.html, .json, .md, .txt)")
@@ -330,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
-    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder")
+    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder, one log file, or - (standard input)")
     f.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder (facts of both sides)")
     f.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     f.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")

@@ -207,7 +207,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
              rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
              params: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
              engine: str | None = None) -> Report:
-    """Diagnose a run folder (optionally against a baseline folder).
+    """Diagnose a run folder, one log file or ``-`` (standard input), optionally against a baseline.
 
     ``rules``: extra rule files/folders; ``only_rules``: drop the built-in rules;
     ``params``: rule parameter overrides ``{"rule-id.param": value}``;
@@ -215,10 +215,18 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     ('durable', 'python' or 'auto'; see rulebase/backends.py). Nothing in the folders is written.
     """
     run_path = Path(run)
-    if not run_path.is_dir():
-        raise UsageError(f"RUN '{run}' is not a folder")
-    if baseline is not None and not Path(baseline).is_dir():
-        raise UsageError(f"baseline '{baseline}' is not a folder")
+    if not (run_path.is_dir() or run_path.is_file() or str(run) == "-"):
+        raise UsageError(f"RUN '{run}' is not a folder, a file or '-' (standard input)")
+    if baseline is not None and not (Path(baseline).is_dir() or Path(baseline).is_file()):
+        raise UsageError(f"baseline '{baseline}' is not a folder or a file")
+    stdin = None
+    if str(run) == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise UsageError(str(exc)) from None
     if options and "compare.kernel" in options:
         from advisor.compare.engine import use_compiled
 
@@ -227,8 +235,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     rule_list, diags = load_rule_set(rules, only_rules)
-    pair = RunPair(run=RunFolder.scan(run_path, "run"),
-                   baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,
+    pair = RunPair(run=RunFolder.open(run_path, "run", stdin),
+                   baseline=RunFolder.open(Path(baseline), "baseline") if baseline is not None else None,
                    options=dict(options or {}))
     from advisor.read.runs import pick_latest
 
