@@ -30,6 +30,11 @@ outputs has a verdict other than pass.
 - **first difference**: the first operator whose outputs are not bit-identical
   (random-error detection compares two runs of one configuration).
 
+A module that encloses others (``attn.forward`` around ``attn.q.forward`` ...
+in a dump of module calls) is judged when its output is produced, after the
+last operator inside it: its inputs are recorded first, but an error inside
+it is born in one of its children, which must be found first.
+
 These are rules of the data flow, not causes: the rule base names causes.
 """
 
@@ -155,14 +160,47 @@ def _forward_clean(v: OpView, by_name: dict[str, OpView]) -> bool:
     return f.inputs_match and not f.deviates
 
 
+def _module_prefix(op: str) -> str | None:
+    """``attn.forward`` -> ``attn``; ``Functional.gelu.0.forward`` -> ``Functional.gelu.0`` (None: no direction)."""
+    for suffix in (".forward", ".backward"):
+        if op.endswith(suffix):
+            return op[: -len(suffix)]
+    return None
+
+
+def judging_order(ops: list[OpView], inner_of: dict[str, list[str]] | None = None) -> list[OpView]:
+    """Execution order, with each enclosing module moved after the last operator inside it
+    (``inner_of`` receives, for each enclosing module, the operators inside it)."""
+    import bisect
+
+    names = sorted(v.op for v in ops)
+    order = {v.op: v.order for v in ops}
+    end: dict[str, float] = {}
+    for v in ops:
+        prefix = _module_prefix(v.op)
+        last = float(v.order)
+        if prefix is not None:
+            lo = bisect.bisect_left(names, prefix + ".")
+            hi = bisect.bisect_left(names, prefix + "/")  # '/' follows '.' in code-point order
+            inner = [order[n] for n in names[lo:hi] if n not in (prefix + ".forward", prefix + ".backward")]
+            if inner and max(inner) > v.order:
+                last = max(inner) + 0.5
+                if inner_of is not None:
+                    inner_of[v.op] = [n for n in names[lo:hi] if n not in (prefix + ".forward", prefix + ".backward")]
+        end[v.op] = last
+    return sorted(ops, key=lambda v: (end[v.op], v.order))
+
+
 def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
     ops = group_ops(rows)
     loc = Localisation(ops=ops)
     by_name = {v.op: v for v in ops}
-    for v in ops:
+    inner_of: dict[str, list[str]] = {}
+    for v in judging_order(ops, inner_of):
         if has_baseline:
             if v.deviates:
-                clean = v.inputs_match and _forward_clean(v, by_name)
+                clean = v.inputs_match and _forward_clean(v, by_name) and \
+                    not any(by_name[n].deviates for n in inner_of.get(v.op, ()))
                 if clean and loc.source is None:
                     loc.source = v
                 elif clean and v.inputs_compared:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.compare.engine import Comparison, compare_dumps, scan_dump
 from advisor.compare.localise import Localisation, OpView, localise
+from advisor.compare.op_kinds import op_kind
 from advisor.compare.tolerances import tolerance_for
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.facts.base import Fact, Source
@@ -91,24 +93,63 @@ def _same_config(pair: RunPair) -> bool | None:
     return flat[0] == flat[1]
 
 
-def _not_a_rerun(rd: Dump, bd: Dump, loc: Localisation) -> str | None:
-    """Why equal configuration files do not make these dumps two runs of one configuration (None: they may).
+#: --baseline-kind values (option ``compare.baseline_kind``)
+BASELINE_KINDS = ("auto", "rerun", "port")
 
-    Another framework; or the very first operator computing something else from bit-identical inputs,
-    as across devices or frameworks (a rerun is bit-identical until its first nondeterministic
-    operator; an unseeded rerun differs earlier, in the inputs themselves: still a rerun).
-    """
-    if rd.framework and bd.framework and rd.framework.lower() != bd.framework.lower():
-        return f"the dumps come from {rd.framework} and {bd.framework}"
-    compared = [v for v in loc.ops if any(r.metrics is not None or r.stat_rel_diff is not None for r in v.outputs)]
-    if not compared or loc.first_difference is not compared[0]:
+
+def _inputs_identical(v: OpView) -> bool | None:
+    """All compared inputs of the operator bit-identical (None: no input was compared)."""
+    inputs = [r for r in v.inputs if r.verdict != "skipped"]
+    if not inputs:
         return None
-    first = compared[0]
-    inputs = [r for r in first.inputs if r.verdict != "skipped"]
-    if inputs and all((r.metrics.identical if r.metrics is not None else r.stat_rel_diff == 0) for r in inputs):
-        return (f"the first operator ({first.op}) already computes other outputs from bit-identical inputs, as "
-                "across devices or frameworks (a rerun is bit-identical until its first nondeterministic operator)")
-    return None
+    return all((r.metrics.identical if r.metrics is not None else r.stat_rel_diff == 0) for r in inputs)
+
+
+@dataclass
+class Reading:
+    """How the dump pair is read: a rerun (differences are random errors) or a port (accuracy differences)."""
+
+    kind: str | None                  # rerun | port | None (nothing to decide on)
+    why: str
+    op_kind: str | None = None        # kind of the first differing operator (op_kinds.op_kind)
+    inputs_identical: bool | None = None
+    forced: bool = False
+
+
+def read_pair(choice: str, same: bool | None, rd: Dump, bd: Dump, loc: Localisation) -> Reading:
+    """Rerun or port, from what the dumps say (``choice`` auto) or as the user forces it.
+
+    A rerun is bit-identical until its first nondeterministic or random operator; a deterministic
+    operator that computes other outputs from bit-identical inputs computes something else (a port).
+    Equal configuration files alone decide nothing: a port keeps its script and config files.
+    """
+    fd = loc.first_difference
+    device = None
+    kind = op_kind(fd.op, fd.op_type, device) if fd else None
+    ident = _inputs_identical(fd) if fd else None
+    if choice in ("rerun", "port"):
+        return Reading(choice, f"--baseline-kind {choice} given", kind, ident, forced=True)
+    if rd.framework and bd.framework and rd.framework.lower() != bd.framework.lower():
+        return Reading("port", f"the dumps come from {rd.framework} and {bd.framework}", kind, ident)
+    if fd is None:
+        return Reading("rerun" if same else None, "no operator output differs", kind, ident)
+    at = f"the first difference is at {fd.op}" + (f" ({fd.op_type})" if fd.op_type else "")
+    if same is False:
+        return Reading("port", "the hyper-parameter files differ", kind, ident)
+    if kind in ("random", "nondeterministic"):
+        what = "a random operator" if kind == "random" else \
+            "an operator with atomics-based (order-dependent) accumulation"
+        return Reading("rerun", f"{at}, {what}, as in two runs of one configuration", kind, ident)
+    if ident and kind == "deterministic":
+        return Reading("port", f"{at}, a deterministic operator that computes other outputs from bit-identical "
+                               "inputs (a rerun is bit-identical until its first nondeterministic operator)", kind, ident)
+    if ident:  # a matmul / convolution / reduction: split-K or atomics on an accelerator, deterministic on CPU
+        return Reading("rerun" if same else None, f"{at}, a reduction whose result may depend on the kernel's "
+                       "accumulation order on an accelerator, from bit-identical inputs", kind, ident)
+    if same:
+        return Reading("rerun", f"equal hyper-parameter files and {at}, whose inputs already differ (an unseeded "
+                                "input pipeline or initialisation)", kind, ident)
+    return Reading(None, "no hyper-parameter files to compare and no operator kind that decides", kind, ident)
 
 
 def _num(x: float | None) -> float | None:
@@ -136,7 +177,7 @@ def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[
 
 
 def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | None, options: dict[str, Any],
-                     source: Source, fused_baseline: int) -> list[Fact]:
+                     source: Source, fused_baseline: int, reading: Reading | None = None) -> list[Fact]:
     """Facts of one compared dump pair: the interesting operators and one summary."""
     facts: list[Fact] = []
     chosen: list[tuple[OpView, str]] = []
@@ -172,6 +213,9 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
         is_same_config=same_config,
         fused_ops_run=sum(is_fused(v.op) for v in loc.ops), fused_ops_baseline=fused_baseline,
         first_dtype_change_op=loc.first_dtype_change.op if loc.first_dtype_change else None,
+        baseline_kind=reading.kind if reading else None, baseline_kind_why=reading.why if reading else None,
+        first_difference_op_kind=reading.op_kind if reading else None,
+        first_difference_inputs_identical=reading.inputs_identical if reading else None,
         source=source))
     return facts
 
@@ -249,14 +293,15 @@ def extract(pair: RunPair) -> Extraction:
             loc = localise(comp.rows, has_baseline=True)
             src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
             fused_base = sum(is_fused(op) for op in bd.ops())
-            rerun, note = same, ""
-            if same and "op_compare.same_config" not in pair.options:
-                why = _not_a_rerun(rd, bd, loc)
-                if why:
-                    rerun = None
-                    note = (f"; equal hyper-parameter files, but {why}: compared as a port "
-                            "(--threshold op_compare.same_config=true reads the differences as random errors)")
-            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base))
+            choice = str(pair.options.get("compare.baseline_kind", "auto")).lower()
+            if "op_compare.same_config" in pair.options and "compare.baseline_kind" not in pair.options:
+                choice = "rerun" if pair.options["op_compare.same_config"] else "port"
+            reading = read_pair(choice, same, rd, bd, loc)
+            rerun = True if reading.kind == "rerun" else (False if same is False else None)
+            other = "port" if reading.kind == "rerun" else "rerun"
+            note = (f"; read as {reading.kind or 'undecided'}: {reading.why}"
+                    + (f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""))
+            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base, reading))
             out.facts.extend(anomaly_facts(loc, src))
             series, markers = _series(loc, shown)
             out.series.extend(series)
@@ -265,7 +310,7 @@ def extract(pair: RunPair) -> Extraction:
                                        note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode{note}"))
             out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator"))
             if rerun:
-                out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note="same configuration: differences are random errors"))
+                out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note=f"read as a rerun: {reading.why}"))
             if is_fused_any(rd) or fused_base:
                 out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))
         return out

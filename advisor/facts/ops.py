@@ -69,7 +69,20 @@ class OpComparisonSummary(Fact):
     first_difference_op: str | None = Field(default=None, description="first operator whose outputs are not bit-identical")
     differing_ops: int = Field(default=0, description="operators with an output that is not bit-identical")
     max_euclid_rel_dist: float | None = Field(default=None, description="largest euclid_rel_dist over all output tensors")
-    is_same_config: bool | None = Field(default=None, description="run and baseline have equal hyper-parameter files (None: unknown)")
+    is_same_config: bool | None = Field(default=None, description="read as two runs of one configuration (a rerun: "
+                                                                  "differences are random errors); False: the "
+                                                                  "hyper-parameter files differ; None: unknown or "
+                                                                  "read as a port")
+    baseline_kind: Literal["rerun", "port"] | None = Field(
+        default=None, description="how the pair was read (--baseline-kind, or auto from the dumps): rerun or port")
+    baseline_kind_why: str | None = Field(default=None, description="why it was read so, in words")
+    first_difference_op_kind: Literal["random", "nondeterministic", "gpu_nondeterministic", "deterministic"] | None = \
+        Field(default=None, description="kind of the first differing operator: random (dropout ...), nondeterministic "
+                                        "(atomics: scatter_add, index_add, ...), gpu_nondeterministic (matmul, conv, "
+                                        "reductions: split-K/atomics on accelerators), deterministic (elementwise, "
+                                        "activations, norms, softmax)")
+    first_difference_inputs_identical: bool | None = Field(
+        default=None, description="the first differing operator's compared inputs are bit-identical (None: none dumped)")
     fused_ops_run: int = Field(default=0, description="operators of the run whose names look fused")
     fused_ops_baseline: int = Field(default=0, description="operators of the baseline whose names look fused")
     first_dtype_change_op: str | None = Field(default=None, description="first operator whose output dtype differs from the baseline's")

@@ -1,0 +1,115 @@
+"""Rerun or port: how a dump pair is read (--baseline-kind auto|rerun|port)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from torch_models import MLP
+
+from advisor.compare.engine import compare_dumps
+from advisor.compare.localise import localise
+from advisor.compare.op_kinds import op_kind
+from advisor.extract.base import RunPair
+from advisor.extract.op_compare import extract
+from advisor.inventory import RunFolder
+from advisor.read.dumps import read_dump
+
+
+@pytest.mark.parametrize("op,op_type,device,kind", [
+    ("Functional.dropout.0.forward", "dropout", None, "random"),
+    ("net.2.forward", "Dropout", None, "random"),
+    ("Torch.scatter_add.0.forward", "scatter_add", None, "nondeterministic"),
+    ("Tensor.index_add_.0.forward", "index_add_", None, "nondeterministic"),
+    ("pool.forward", "ScatterMeanPool", None, "nondeterministic"),
+    ("Functional.embedding.0.backward", "embedding", None, "nondeterministic"),
+    ("Functional.conv2d.3.backward", "conv2d", None, "nondeterministic"),
+    ("Functional.embedding.0.forward", "embedding", None, "deterministic"),
+    ("Functional.gelu.0.forward", "gelu", None, "deterministic"),
+    ("ln1.forward", "LayerNorm", None, "deterministic"),
+    ("attn.softmax.forward", "Softmax16", None, "deterministic"),
+    ("Functional.linear.0.forward", "linear", None, "gpu_nondeterministic"),
+    ("Functional.linear.0.forward", "linear", "cpu", "deterministic"),
+    ("Torch.matmul.1.forward", "matmul", "cuda", "gpu_nondeterministic"),
+])
+def test_operator_kinds(op, op_type, device, kind):
+    assert op_kind(op, op_type, device) == kind
+
+
+def _pair(run, base, **options):
+    ex = extract(RunPair(RunFolder.scan(run), RunFolder.scan(base, side="baseline"), options=options))
+    summary = next(f for f in ex.facts if f.kind == "op_comparison_summary")
+    note = next(c.note for c in ex.checks if c.stage == "network_wide_comparison")
+    return ex, summary, note
+
+
+def test_same_config_gelu_tanh_mid_network_is_a_port(dumps, mlp_input):
+    """Equal config files, first difference at a GELU from bit-identical inputs: operator accuracy, not randomness."""
+    run, base = dumps(MLP, {"gelu": "tanh"}, {"gelu": "none"}, mlp_input)
+    for d in (run, base):
+        (d / "hparams.yaml").write_text("lr: 0.01\nseed: 7\n")
+    ex, summary, note = _pair(run, base)
+    assert summary.first_difference_op == "act.forward"
+    assert summary.baseline_kind == "port" and summary.first_difference_op_kind == "deterministic"
+    assert summary.is_same_config is None
+    assert "random_errors" not in {c.stage for c in ex.checks}
+    assert "read as port" in note and "--baseline-kind rerun" in note
+    _, forced, note = _pair(run, base, **{"compare.baseline_kind": "rerun"})
+    assert forced.baseline_kind == "rerun" and forced.is_same_config is True
+    assert "--baseline-kind rerun given" in note
+
+
+def test_dropout_left_on_is_a_rerun(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch_models import take_dump
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Dropout(0.3), torch.nn.Linear(32, 4))
+    model.train()  # dropout active, as when model.eval() was forgotten before dumping
+    x = torch.randn(8, 16)
+    for name, seed in (("run", 1), ("base", 2)):
+        torch.manual_seed(seed)
+        take_dump(model, x, tmp_path / name / "dump")
+        (tmp_path / name / "hparams.yaml").write_text("lr: 0.01\n")
+    _, summary, note = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.first_difference_op == "2.forward"
+    assert summary.first_difference_op_kind == "random"
+    assert summary.baseline_kind == "rerun" and summary.is_same_config is True
+    assert "a random operator" in note
+    _, forced, _ = _pair(tmp_path / "run", tmp_path / "base", **{"compare.baseline_kind": "port"})
+    assert forced.baseline_kind == "port" and not forced.is_same_config
+
+
+def _write_npy_dump(folder, tensors):
+    """The npy layout as documented: NNNN_<op>.<role>.<index>.npy in execution order, plus manifest.json."""
+    folder.mkdir(parents=True)
+    manifest = []
+    for k, (name, op_type, arr) in enumerate(tensors):
+        file = f"{k:04d}_{name}.npy"
+        np.save(folder / file, arr)
+        manifest.append({"name": name, "file": file, "op_type": op_type})
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_an_enclosing_module_is_judged_after_the_operators_inside_it(tmp_path):
+    """blk.forward encloses blk.act.forward: the error is born in the child, not in the module around it."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    x = torch.randn(6, 12)
+    for side, approx in (("run", "tanh"), ("base", "none")):
+        h = torch.nn.functional.gelu(x, approximate=approx)
+        y = h * 2.0
+        _write_npy_dump(tmp_path / side / "dump", [
+            ("blk.forward.input.0", "Block", x.numpy()),
+            ("blk.act.forward.input.0", "GELU", x.numpy()),
+            ("blk.act.forward.output.0", "GELU", h.numpy()),
+            ("blk.scale.forward.input.0", "Scale", h.numpy()),
+            ("blk.scale.forward.output.0", "Scale", y.numpy()),
+            ("blk.forward.output.0", "Block", y.numpy()),
+        ])
+    comp = compare_dumps(read_dump(tmp_path / "run" / "dump"), read_dump(tmp_path / "base" / "dump"), workers=1)
+    loc = localise(comp.rows)
+    assert loc.first_difference.op == "blk.act.forward"
+    assert loc.source.op == "blk.act.forward"
+    assert "blk.forward" in [v.op for v in loc.propagated]
