@@ -71,7 +71,31 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
     return out
 
 
+#: the routine's next step when the run is worse than its baseline and no stage found why
+NEXT_STEP_DUMP = ("collect per-operator dumps of both runs at step 0 (in each training script: `from advisor.capture "
+                  "import attach; attach(model, optimizer, 'run/', dump_steps=[0])`) and diagnose again with --baseline")
+NEXT_STEP_LATER = ("the step-0 dumps match: dump both runs again at a step after the curves part (dump_steps=[N]), "
+                   "backward included, and diagnose again with --baseline")
+
+
 def _summary(report: Report, n_inputs: int) -> Summary:
+    summary = _summary_core(report, n_inputs)
+    gap = next((f for f in report.findings if f.id == "run_worse_than_baseline"), None)
+    if gap is None:
+        return summary
+    summary.benchmark_gap = (gap.text or "").removeprefix("the run is worse than its baseline: ")
+    if summary.verdict == "cause_found":
+        return summary
+    dumped = any(c.stage == "network_wide_comparison" and c.status == "ran" for c in report.checks)
+    summary.next_step = NEXT_STEP_LATER if dumped else NEXT_STEP_DUMP
+    if summary.verdict == "nothing_found":
+        summary.headline = "The run is worse than its baseline, and no stage that could run explains why."
+        summary.certainty = "the gap is certain; its cause is not found yet"
+    summary.first_remedies = [summary.next_step] + summary.first_remedies[:2]
+    return summary
+
+
+def _summary_core(report: Report, n_inputs: int) -> Summary:
     found = report.found()
     if n_inputs == 0:
         return Summary(verdict="no_input", headline="No artifact the advisor can read was found in the run folder.",
@@ -115,7 +139,7 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     from advisor.extract.curves import CurveThresholds
 
     curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
-    exact = curve | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
+    exact = curve | {"benchmark.score_band"} | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
                      "compare.kernel"}
     from advisor.compare.tolerances import option_problems
 

@@ -57,6 +57,9 @@ class Summary(BaseModel):
     top_confidence: float | None = None
     first_remedies: list[str] = Field(default_factory=list)
     certainty: str = Field(description="how sure the advisor is overall, in words")
+    benchmark_gap: str | None = Field(default=None, description="with a baseline: how the run falls short of it "
+                                                                "(metric, size, step), shown first")
+    next_step: str | None = Field(default=None, description="the routine's next step when no cause explains the gap")
 
 
 class Chart(BaseModel):
