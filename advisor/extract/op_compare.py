@@ -26,7 +26,7 @@ from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.facts.base import Fact, Source
 from advisor.facts.ops import OpAnomaly, OpComparison, OpComparisonSummary
 from advisor.inventory import InputRecord, RunFolder
-from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
+from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump, split_name
 from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, flatten, load_mapping
 
 #: operator names that look like fused kernels
@@ -152,13 +152,50 @@ def read_pair(choice: str, same: bool | None, rd: Dump, bd: Dump, loc: Localisat
     return Reading(None, "no hyper-parameter files to compare and no operator kind that decides", kind, ident)
 
 
+_MISSING = object()
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) or (math.isnan(a) and math.isnan(float(b)))
+    return type(a) is type(b) and a == b
+
+
+def arg_differences(run_args: dict[str, Any], base_args: dict[str, Any]) -> list[str]:
+    """Non-tensor arguments that differ, in words: ``approximate='tanh' in the run, not given in the baseline``."""
+    out = []
+    for key in sorted(set(run_args) | set(base_args)):
+        r, b = run_args.get(key, _MISSING), base_args.get(key, _MISSING)
+        if r is not _MISSING and b is not _MISSING and _same_value(r, b):
+            continue
+        shown_r = "not given (default)" if r is _MISSING else repr(r)
+        shown_b = "not given (default)" if b is _MISSING else repr(b)
+        out.append(f"{key}={shown_r} in the run, {shown_b} in the baseline")
+    return out
+
+
+def arg_diffs(loc: Localisation, rd: Dump, bd: Dump) -> dict[str, str]:
+    """Operator (run name) -> its differing non-tensor arguments, for dumps that record them (msprobe)."""
+    out: dict[str, str] = {}
+    if not rd.args and not bd.args:
+        return out
+    for v in loc.ops:
+        row = next(iter(v.outputs + v.inputs), None)
+        base_op = split_name(row.baseline_name)[0] if row is not None and row.baseline_name else v.op
+        diffs = arg_differences(rd.args.get(v.op, {}), bd.args.get(base_op, {}))
+        if diffs:
+            out[v.op] = "; ".join(diffs)
+    return out
+
+
 def _num(x: float | None) -> float | None:
     if x is None:
         return None
     return float(x) if math.isfinite(x) else None
 
 
-def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[str, Any], source: Source) -> OpComparison:
+def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[str, Any], source: Source,
+             args: dict[str, str] | None = None) -> OpComparison:
     w = v.worst_output()
     m = w.metrics if w else None
     tol = tolerance_for(w.dtype_run if w else None, w.dtype_baseline if w else None, options)
@@ -173,11 +210,12 @@ def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[
         threshold=tol.rel_dist_error if (w and w.mode == "tensor") else tol.stat_error,
         dtype_run=w.dtype_run if w else None, dtype_baseline=w.dtype_baseline if w else None,
         is_dtype_changed=bool(w and w.dtype_changed), is_fused_op=is_fused(v.op),
-        inputs_match=v.inputs_match if v.inputs else None, source=source)
+        inputs_match=v.inputs_match if v.inputs else None, differing_args=(args or {}).get(v.op), source=source)
 
 
 def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | None, options: dict[str, Any],
-                     source: Source, fused_baseline: int, reading: Reading | None = None) -> list[Fact]:
+                     source: Source, fused_baseline: int, reading: Reading | None = None,
+                     args: dict[str, str] | None = None) -> list[Fact]:
     """Facts of one compared dump pair: the interesting operators and one summary."""
     facts: list[Fact] = []
     chosen: list[tuple[OpView, str]] = []
@@ -188,7 +226,7 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
     if loc.first_difference and all(v is not loc.first_difference for v, _ in chosen):
         chosen.append((loc.first_difference, "other"))
     for v, position in chosen:
-        facts.append(_op_fact(v, position, loc.first_difference, options, source))
+        facts.append(_op_fact(v, position, loc.first_difference, options, source, args))
     rows = comp.rows
     dists = [r.metrics.euclid_rel_dist for r in rows if r.role == "output" and r.metrics and
              r.metrics.euclid_rel_dist is not None and math.isfinite(r.metrics.euclid_rel_dist)]
@@ -216,6 +254,8 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
         baseline_kind=reading.kind if reading else None, baseline_kind_why=reading.why if reading else None,
         first_difference_op_kind=reading.op_kind if reading else None,
         first_difference_inputs_identical=reading.inputs_identical if reading else None,
+        ops_with_differing_args=len(args or {}),
+        first_arg_difference_op=next((v.op for v in loc.ops if v.op in (args or {})), None),
         source=source))
     return facts
 
@@ -301,7 +341,8 @@ def extract(pair: RunPair) -> Extraction:
             other = "port" if reading.kind == "rerun" else "rerun"
             note = (f"; read as {reading.kind or 'undecided'}: {reading.why}"
                     + (f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""))
-            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base, reading))
+            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base, reading,
+                                              arg_diffs(loc, rd, bd)))
             out.facts.extend(anomaly_facts(loc, src))
             series, markers = _series(loc, shown)
             out.series.extend(series)

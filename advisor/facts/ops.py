@@ -44,6 +44,9 @@ class OpComparison(Fact):
     is_dtype_changed: bool = Field(default=False, description="the run's output dtype differs from the baseline's")
     is_fused_op: bool = Field(default=False, description="the operator name looks like a fused kernel (fused_*, *fusion*, flash attention, ...)")
     inputs_match: bool | None = Field(default=None, description="all compared inputs of the operator pass")
+    differing_args: str | None = Field(default=None, description="its non-tensor arguments that differ from the "
+                                                                 "baseline's (approximate, eps, dim, keepdim ...), "
+                                                                 "in words; None: equal or not recorded")
     doc = "one operator's outputs compared with the benchmark's: verdict, metrics, and whether it is the source or inherits the error"
 
 
@@ -81,6 +84,8 @@ class OpComparisonSummary(Fact):
                                         "(atomics: scatter_add, index_add, ...), gpu_nondeterministic (matmul, conv, "
                                         "reductions: split-K/atomics on accelerators), deterministic (elementwise, "
                                         "activations, norms, softmax)")
+    ops_with_differing_args: int = Field(default=0, description="operators whose non-tensor arguments differ")
+    first_arg_difference_op: str | None = Field(default=None, description="the first of them in execution order")
     first_difference_inputs_identical: bool | None = Field(
         default=None, description="the first differing operator's compared inputs are bit-identical (None: none dumped)")
     fused_ops_run: int = Field(default=0, description="operators of the run whose names look fused")

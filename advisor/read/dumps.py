@@ -85,6 +85,9 @@ class Dump:
     records: list[TensorRecord] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file shown to the user, why)
     framework: str | None = None
+    #: non-tensor arguments per operator call (msprobe: ``{"type": "str", "value": "tanh"}`` items):
+    #: positional ones as ``arg<i>``, keyword ones by name; values are str, int, float, bool or None
+    args: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def ops(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -277,9 +280,27 @@ def read_msprobe_dump(root: Path) -> Dump:
             else:
                 continue
             for index, item in pairs:
+                if key in ("input_args", "input_kwargs"):
+                    value = _scalar_arg(item)
+                    if value is not _NOT_SCALAR:
+                        dump.args.setdefault(op, {})[f"arg{index}" if key == "input_args" else index] = value
                 for sub_index, rec_json in _tensor_items(index, item):
                     dump.records.append(_msprobe_record(op, role, sub_index, order, op_type, rec_json, mode, data_dir, root))
     return dump
+
+
+_NOT_SCALAR = object()
+_SCALAR_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
+
+
+def _scalar_arg(item: Any) -> Any:
+    """The value of a non-tensor argument record (``{"type": "int", "value": 1}``), else ``_NOT_SCALAR``."""
+    if not isinstance(item, dict) or "value" not in item or "Tensor" in str(item.get("type", "")):
+        return _NOT_SCALAR
+    value = item["value"]
+    if value is None or isinstance(value, (int, float, bool, str)):
+        return value[:200] if isinstance(value, str) else value
+    return _NOT_SCALAR
 
 
 def _tensor_items(index: str, item: Any) -> list[tuple[str, dict]]:
