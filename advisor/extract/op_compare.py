@@ -37,8 +37,16 @@ MAX_PROPAGATED_FACTS = 20
 MAX_POINTS = 1000
 
 
-def is_fused(op: str) -> bool:
-    return bool(FUSED_NAME.search(op))
+def is_fused(op: str, op_type: str | None = None) -> bool:
+    """The operator's name or recorded type looks like a fused kernel."""
+    return bool(FUSED_NAME.search(op) or (op_type and FUSED_NAME.search(op_type)))
+
+
+def _fused_ops(d: Dump) -> int:
+    types: dict[str, str | None] = {}
+    for r in d.records:
+        types.setdefault(r.op, r.op_type)
+    return sum(is_fused(op, t) for op, t in types.items())
 
 
 def _read_side(folder: RunFolder, out: Extraction) -> list[tuple[str, Dump]]:
@@ -188,6 +196,31 @@ def arg_diffs(loc: Localisation, rd: Dump, bd: Dump) -> dict[str, str]:
     return out
 
 
+def removed_ops(comp: Comparison, loc: Localisation, bd: Dump) -> tuple[list[str], str | None, str | None]:
+    """(baseline operators with no counterpart in the run, in order; the first tensor that deviates after the
+    first of them; its operator) -- an operator eliminated or renamed beyond matching by a model conversion."""
+    base_order = {r.name: r.order for r in bd.records}
+    gone: dict[str, int] = {}
+    for r in sorted(comp.unmatched_baseline, key=lambda r: r.order):
+        gone.setdefault(r.op, r.order)
+    matched_ops = {split_name(row.baseline_name)[0] for row in comp.rows if row.baseline_name}
+    gone = {op: o for op, o in gone.items() if op not in matched_ops}  # a span's inner tensors are not removals
+    if not gone:
+        return [], None, None
+    first_gone = min(gone.values())
+    for v in judging_order_of(loc):
+        for row in v.inputs + v.outputs:
+            if row.verdict in ("warning", "error") and base_order.get(row.baseline_name or "", -1) > first_gone:
+                return list(gone), row.name, v.op
+    return list(gone), None, None
+
+
+def judging_order_of(loc: Localisation) -> list[OpView]:
+    from advisor.compare.localise import judging_order
+
+    return judging_order(loc.ops)
+
+
 def _num(x: float | None) -> float | None:
     if x is None:
         return None
@@ -209,13 +242,14 @@ def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[
         stat_rel_diff=_num(w.stat_rel_diff) if w else None,
         threshold=tol.rel_dist_error if (w and w.mode == "tensor") else tol.stat_error,
         dtype_run=w.dtype_run if w else None, dtype_baseline=w.dtype_baseline if w else None,
-        is_dtype_changed=bool(w and w.dtype_changed), is_fused_op=is_fused(v.op),
+        is_dtype_changed=bool(w and w.dtype_changed), is_fused_op=is_fused(v.op, v.op_type),
         inputs_match=v.inputs_match if v.inputs else None, differing_args=(args or {}).get(v.op), source=source)
 
 
 def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | None, options: dict[str, Any],
                      source: Source, fused_baseline: int, reading: Reading | None = None,
-                     args: dict[str, str] | None = None) -> list[Fact]:
+                     args: dict[str, str] | None = None,
+                     removed: tuple[list[str], str | None, str | None] | None = None) -> list[Fact]:
     """Facts of one compared dump pair: the interesting operators and one summary."""
     facts: list[Fact] = []
     chosen: list[tuple[OpView, str]] = []
@@ -249,12 +283,16 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
         first_difference_op=loc.first_difference.op if loc.first_difference else None,
         differing_ops=loc.differing_ops, max_euclid_rel_dist=max(dists) if dists else None,
         is_same_config=same_config,
-        fused_ops_run=sum(is_fused(v.op) for v in loc.ops), fused_ops_baseline=fused_baseline,
+        fused_ops_run=sum(is_fused(v.op, v.op_type) for v in loc.ops), fused_ops_baseline=fused_baseline,
         first_dtype_change_op=loc.first_dtype_change.op if loc.first_dtype_change else None,
         baseline_kind=reading.kind if reading else None, baseline_kind_why=reading.why if reading else None,
         first_difference_op_kind=reading.op_kind if reading else None,
         first_difference_inputs_identical=reading.inputs_identical if reading else None,
         ops_with_differing_args=len(args or {}),
+        removed_ops=len(removed[0]) if removed else 0,
+        first_removed_op=removed[0][0] if removed and removed[0] else None,
+        first_deviation_after_removed=removed[1] if removed else None,
+        first_deviation_after_removed_op=removed[2] if removed else None,
         first_arg_difference_op=next((v.op for v in loc.ops if v.op in (args or {})), None),
         source=source))
     return facts
@@ -332,7 +370,7 @@ def extract(pair: RunPair) -> Extraction:
                                               why=f"{count} tensor pairs: {why}"))
             loc = localise(comp.rows, has_baseline=True)
             src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
-            fused_base = sum(is_fused(op) for op in bd.ops())
+            fused_base = _fused_ops(bd)
             choice = str(pair.options.get("compare.baseline_kind", "auto")).lower()
             if "op_compare.same_config" in pair.options and "compare.baseline_kind" not in pair.options:
                 choice = "rerun" if pair.options["op_compare.same_config"] else "port"
@@ -342,7 +380,7 @@ def extract(pair: RunPair) -> Extraction:
             note = (f"; read as {reading.kind or 'undecided'}: {reading.why}"
                     + (f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""))
             out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base, reading,
-                                              arg_diffs(loc, rd, bd)))
+                                              arg_diffs(loc, rd, bd), removed_ops(comp, loc, bd)))
             out.facts.extend(anomaly_facts(loc, src))
             series, markers = _series(loc, shown)
             out.series.extend(series)
@@ -366,7 +404,7 @@ def extract(pair: RunPair) -> Extraction:
 
 
 def is_fused_any(d: Dump) -> bool:
-    return any(is_fused(op) for op in d.ops())
+    return _fused_ops(d) > 0
 
 
 __all__ = ["extract", "comparison_facts", "anomaly_facts", "is_fused"]

@@ -85,6 +85,13 @@ class OpComparisonSummary(Fact):
                                         "reductions: split-K/atomics on accelerators), deterministic (elementwise, "
                                         "activations, norms, softmax)")
     ops_with_differing_args: int = Field(default=0, description="operators whose non-tensor arguments differ")
+    removed_ops: int = Field(default=0, description="baseline operators with no counterpart in the run (none of "
+                                                    "their tensors matched by name, order, shape or span)")
+    first_removed_op: str | None = Field(default=None, description="the first of them in the baseline's order")
+    first_deviation_after_removed: str | None = Field(
+        default=None, description="the first run tensor judged warning/error whose baseline counterpart comes after "
+                                  "the first removed operator")
+    first_deviation_after_removed_op: str | None = Field(default=None, description="its operator")
     first_arg_difference_op: str | None = Field(default=None, description="the first of them in execution order")
     first_difference_inputs_identical: bool | None = Field(
         default=None, description="the first differing operator's compared inputs are bit-identical (None: none dumped)")

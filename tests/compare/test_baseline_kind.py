@@ -113,3 +113,82 @@ def test_an_enclosing_module_is_judged_after_the_operators_inside_it(tmp_path):
     assert loc.first_difference.op == "blk.act.forward"
     assert loc.source.op == "blk.act.forward"
     assert "blk.forward" in [v.op for v in loc.propagated]
+
+
+def test_two_fused_kernels_in_a_row_each_take_their_own_span(tmp_path):
+    """fc1+act1 and fc2+act2 fused in the run (bias added after the GELU): each fused kernel is matched with its
+    own pair of baseline operators, and the first is the source."""
+    torch = pytest.importorskip("torch")
+    from torch_models import take_dump
+
+    nn = torch.nn
+
+    class Unfused(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.act1 = nn.Linear(12, 16), nn.GELU()
+            self.fc2, self.act2 = nn.Linear(16, 16), nn.GELU()
+            self.fc3 = nn.Linear(16, 3)
+
+        def forward(self, x):
+            return self.fc3(self.act2(self.fc2(self.act1(self.fc1(x)))))
+
+    class FusedLinearGELU(nn.Module):
+        def __init__(self, lin):
+            super().__init__()
+            self.weight, self.bias = lin.weight, lin.bias
+
+        def forward(self, x):
+            return nn.functional.gelu(x @ self.weight.T) + self.bias  # the fault: bias after the activation
+
+    class Fused(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.fc1_act1, self.fc2_act2, self.fc3 = FusedLinearGELU(m.fc1), FusedLinearGELU(m.fc2), m.fc3
+
+        def forward(self, x):
+            return self.fc3(self.fc2_act2(self.fc1_act1(x)))
+
+    torch.manual_seed(0)
+    base_model = Unfused().eval()
+    x = torch.randn(8, 12)
+    take_dump(base_model, x, tmp_path / "base" / "dump")
+    take_dump(Fused(base_model).eval(), x, tmp_path / "run" / "dump")
+    comp = compare_dumps(read_dump(tmp_path / "run" / "dump"), read_dump(tmp_path / "base" / "dump"), workers=1)
+    pairs = {(r.name, r.baseline_name) for r in comp.rows if r.matched_by == "span"}
+    assert ("fc1_act1.forward.output.0", "act1.forward.output.0") in pairs
+    assert ("fc2_act2.forward.input.0", "fc2.forward.input.0") in pairs
+    assert ("fc2_act2.forward.output.0", "act2.forward.output.0") in pairs
+    ex, summary, _ = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.source_op == "fc1_act1.forward" and summary.fused_ops_run == 2
+    src = next(f for f in ex.facts if f.kind == "op_comparison" and f.position == "source")
+    assert src.is_fused_op and src.op_type == "FusedLinearGELU"
+
+
+def test_an_operator_eliminated_by_conversion_is_named_with_the_first_tensor_that_deviates_after_it(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch_models import take_dump
+
+    nn = torch.nn
+    torch.manual_seed(0)
+    fc1, fc2 = nn.Linear(10, 16), nn.Linear(16, 3)
+    baseline = nn.Sequential()
+    baseline.add_module("fc1", fc1)
+    baseline.add_module("act", nn.Tanh())
+    baseline.add_module("fc2", fc2)
+    converted = nn.Sequential()  # the export dropped the activation
+    converted.add_module("fc1", fc1)
+    converted.add_module("fc2", fc2)
+    x = torch.randn(6, 10)
+    take_dump(baseline.eval(), x, tmp_path / "base" / "dump")
+    take_dump(converted.eval(), x, tmp_path / "run" / "dump")
+    _, summary, _ = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.source_op is None  # no operator deviates from clean inputs
+    assert summary.removed_ops == 1 and summary.first_removed_op == "act.forward"
+    assert summary.first_deviation_after_removed == "fc2.forward.input.0"
+    from advisor.diagnosis import diagnose
+
+    report = diagnose(tmp_path / "run", baseline=tmp_path / "base")
+    top = report.causes[0]
+    assert top.id == "operator_accuracy" and "baseline-operator-missing-before-first-deviation" in top.rules
+    assert "act.forward" in top.evidence[0].text and "fc2.forward.input.0" in top.evidence[0].text
