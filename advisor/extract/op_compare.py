@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compare.engine import Comparison, compare_dumps, scan_dump
-from advisor.compare.localise import Localisation, OpView, localise
+from advisor.compare.localise import Localisation, OpView, flushed_to_zero, half_dtype, localise
 from advisor.compare.op_kinds import op_kind
 from advisor.compare.tolerances import tolerance_for
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
@@ -301,7 +301,7 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
 def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
     facts: list[Fact] = []
     for anomaly, v in (("nonfinite_from_finite", loc.nonfinite_source), ("beyond_fp16_range", loc.fp16_overflow),
-                       ("integer_valued_output", loc.integer_valued)):
+                       ("integer_valued_output", loc.integer_valued), ("underflow_to_zero", loc.underflow)):
         if v is None:
             continue
         outs = v.outputs
@@ -309,6 +309,8 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
             w = next(r for r in outs if r.run_side.has_nonfinite)
         elif anomaly == "beyond_fp16_range":
             w = max(outs, key=lambda r: r.run_side.abs_max or 0.0)
+        elif anomaly == "underflow_to_zero":
+            w = next(r for r in outs if flushed_to_zero(v, r))
         else:
             w = max(outs, key=lambda r: (r.run_side.abs_max == 0.0, r.run_side.integer_ratio or 0.0))
         s, b = w.run_side, w.base_side
@@ -318,7 +320,8 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
             dtype=w.dtype_run, nan_count=s.nan, inf_count=s.inf, abs_max=_num(s.abs_max),
             integer_ratio=1.0 if all_zero else _num(s.integer_ratio), is_all_zero=all_zero,
             baseline_integer_ratio=_num(b.integer_ratio),
-            baseline_has_nonfinite=b.has_nonfinite,
+            baseline_has_nonfinite=b.has_nonfinite, baseline_abs_max=_num(b.abs_max),
+            compute_dtype=half_dtype(v, w) if anomaly == "underflow_to_zero" else None,
             is_absorbed=anomaly == "nonfinite_from_finite" and loc.nonfinite_absorbed,
             ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None, source=source))
     return facts

@@ -105,9 +105,11 @@ class OpAnomaly(Fact):
     """The first operator (in execution order) showing one kind of numerical anomaly in the run's dump."""
 
     kind: Literal["op_anomaly"] = "op_anomaly"
-    anomaly: Literal["nonfinite_from_finite", "beyond_fp16_range", "integer_valued_output"] = Field(
+    anomaly: Literal["nonfinite_from_finite", "beyond_fp16_range", "integer_valued_output", "underflow_to_zero"] = Field(
         description="nonfinite_from_finite: NaN/Inf out of finite inputs; beyond_fp16_range: |x| > 65504 out of "
-                    "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs")
+                    "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs; "
+                    "underflow_to_zero: a float16/bfloat16 output all zero where the baseline's is nonzero but "
+                    "below that type's smallest normal value")
     op: str = Field(description="the operator call, e.g. Functional.div.0.forward")
     op_type: str | None = Field(default=None, description="operator type")
     order_index: int = Field(description="0-based position in execution order")
@@ -120,6 +122,9 @@ class OpAnomaly(Fact):
     is_all_zero: bool = Field(default=False, description="the output is all zeros (truncated) while the baseline's is not")
     baseline_integer_ratio: float | None = Field(default=None, description="the same for the baseline's output (None: no baseline)")
     baseline_has_nonfinite: bool | None = Field(default=None, description="the baseline's output has NaN/Inf too (None: no baseline)")
+    baseline_abs_max: float | None = Field(default=None, description="largest finite |value| of the baseline's output")
+    compute_dtype: str | None = Field(default=None, description="underflow_to_zero: the half-precision type the "
+                                                                "operator computes in (float16, bfloat16)")
     is_absorbed: bool = Field(default=False, description="nonfinite_from_finite only: no later operator outputs NaN/Inf "
                                                          "(e.g. a -inf attention mask absorbed by softmax)")
     ops_affected: int | None = Field(default=None, description="operators of the run with the same anomaly (for NaN/Inf: all with non-finite outputs)")

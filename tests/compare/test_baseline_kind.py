@@ -192,3 +192,25 @@ def test_an_operator_eliminated_by_conversion_is_named_with_the_first_tensor_tha
     top = report.causes[0]
     assert top.id == "operator_accuracy" and "baseline-operator-missing-before-first-deviation" in top.rules
     assert "act.forward" in top.evidence[0].text and "fc2.forward.input.0" in top.evidence[0].text
+
+
+def test_half_precision_outputs_flushed_to_zero_are_underflow_not_truncation(tmp_path):
+    """A scale of tiny activations computed in float16 (values ~1e-6 turn 0 with flush-to-zero) against float32."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    x = torch.randn(8, 16) * 1e-3
+    base_out = x * 1e-3                                   # float32: ~1e-6, nonzero
+    ftz = (x.half() * 1e-3)                               # float16: subnormal ...
+    ftz = torch.where(ftz.abs() < 6.103515625e-05, torch.zeros_like(ftz), ftz)  # ... flushed to zero, as FTZ kernels do
+    assert float(ftz.abs().max()) == 0.0 and float(base_out.abs().max()) > 0
+    for side, inp, out in (("run", x.half(), ftz), ("base", x, base_out)):
+        _write_npy_dump(tmp_path / side / "dump", [
+            ("scale.forward.input.0", "Scale", inp.numpy()),
+            ("scale.forward.output.0", "Scale", out.numpy()),
+        ])
+    from advisor.diagnosis import diagnose
+
+    report = diagnose(tmp_path / "run", baseline=tmp_path / "base")
+    ids = [c.id for c in report.found()]
+    assert ids and ids[0] == "fp_overflow" and "wrong_operator" not in ids
+    assert "float16" in report.causes[0].evidence[0].text
