@@ -51,15 +51,18 @@ _STAGE_INPUTS = {"loss_curve": ("log", "metrics"), "hyperparameters": ("hparams"
 
 def _checks(extraction: Extraction) -> list[CheckReport]:
     ran: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
     for c in extraction.checks:
         ran.setdefault(c.stage, [])
+        if c.note and c.note not in notes.setdefault(c.stage, []):
+            notes[c.stage].append(c.note)
         for i in c.inputs:
             if i not in ran[c.stage]:
                 ran[c.stage].append(i)
     out = []
     for s in STAGES:
         if s.id in ran:
-            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id]))
+            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id], notes=notes.get(s.id, [])))
         else:
             bad = [i for i in extraction.inputs if i.status == "unreadable" and i.kind in _STAGE_INPUTS.get(s.id, ())]
             if bad:

@@ -48,6 +48,8 @@ class CheckReport(BaseModel):
     inputs: list[str] = Field(default_factory=list)
     why: str | None = None
     enable: str | None = Field(default=None, description="for a skipped stage: what to collect to run it")
+    notes: list[str] = Field(default_factory=list, description="for a stage that ran: what it found out about its "
+                                                               "inputs (e.g. how a dump pair was read: rerun or port)")
 
 
 class Summary(BaseModel):
