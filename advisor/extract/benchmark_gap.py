@@ -87,4 +87,4 @@ def benchmark_gap(devs: list[BaselineDeviation], run_score: FinalScore | None, b
     return BenchmarkGap(text=text, side="run", source=Source(path=path), **fields)
 
 
-__all__ = ["FinalScore", "benchmark_gap", "SCORE_BAND"]
+__all__ = ["SCORE_BAND", "FinalScore", "benchmark_gap"]
