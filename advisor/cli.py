@@ -90,9 +90,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     options = _params(args.threshold, "--threshold")
     if args.baseline_kind != "auto":
         options["compare.baseline_kind"] = args.baseline_kind
+    engine = _engine(args)
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
-                          params=_params(args.param), options=options)
+                          params=_params(args.param), options=options, engine=engine)
     except UsageError as exc:
         raise _Usage(str(exc)) from None
     for w in report.warnings:
@@ -187,6 +188,30 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    from advisor.watch import level, watch
+
+    try:
+        alert = level(args.alert)
+        exit_on = level(args.exit_on) if args.exit_on else None
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    if not Path(args.run).is_dir():
+        raise _Usage(f"RUN '{args.run}' is not a folder")
+    if args.interval <= 0:
+        raise _Usage(f"--interval must be above 0, got {args.interval}")
+
+    def say(alert_) -> None:
+        print(alert_.line(), flush=True)
+
+    try:
+        return watch(args.run, alert=alert, exit_on=exit_on, once=args.once, interval=args.interval,
+                     idle_exit=args.idle_exit, on_alert=say, rules=args.rules or (),
+                     params=_params(args.param), options=_params(args.threshold, "--threshold"))
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
 def _rules_for(args: argparse.Namespace):
     from advisor.diagnosis import load_rule_set
 
@@ -194,6 +219,16 @@ def _rules_for(args: argparse.Namespace):
     for d in diags:
         print(d.format(), file=sys.stderr)
     return rules
+
+
+def _engine(args: argparse.Namespace) -> str:
+    """The rule engine back-end for --engine (advisor/rulebase/backends.py chooses), or a usage error."""
+    from advisor.rulebase.backends import EngineUnavailable, choose
+
+    try:
+        return choose(getattr(args, "engine", None))
+    except (ValueError, EngineUnavailable) as exc:
+        raise _Usage(f"--engine: {exc}") from None
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -220,7 +255,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             return EXIT_FOUND if errors else EXIT_OK
         from advisor.rulebase.testing import run_tests
 
-        results = run_tests(rules)
+        results = run_tests(rules, engine=_engine(args))
         failed = [r for r in results if not r.passed]
         for r in failed:
             print(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}")
@@ -261,6 +296,12 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
+#: the rule engine back-ends (advisor/rulebase/backends.py; listed here so --help does not import it)
+ENGINE_CHOICES = ("auto", "durable", "python")
+ENGINE_HELP = ("rule engine: durable (durable-rules, Python 3.10-3.12), python (built-in matcher, any Python) "
+               "or auto (default: durable where it imports; env ADVISOR_ENGINE)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from advisor import __version__
 
@@ -286,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
     d.add_argument("--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
+    d.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
@@ -310,8 +352,24 @@ def build_parser() -> argparse.ArgumentParser:
     t = rsub.add_parser("test", help="run the rules' inline tests")
     t.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     t.add_argument("--verbose", "-v", action="store_true")
+    t.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
     r.set_defaults(func=cmd_rules)
+
+    w = sub.add_parser("watch", help="follow a run while it trains; print a line when a cause becomes likely",
+                       description="Follow RUN while it trains: re-diagnose when logs, metrics or tensors.jsonl grow, "
+                                   "and print one line when a cause first reaches the --alert confidence.")
+    w.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    w.add_argument("--alert", default="high", metavar="LEVEL",
+                   help="confidence that prints a line: low (0.3), medium (0.5), high (0.8) or a number (default high)")
+    w.add_argument("--exit-on", metavar="LEVEL", help="stop with exit status 1 once a cause reaches this confidence")
+    w.add_argument("--once", action="store_true", help="diagnose once, print the causes at --alert, exit (for cron)")
+    w.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the folder (default 0.5)")
+    w.add_argument("--idle-exit", type=float, metavar="SECONDS", help="stop (status 0) when nothing changed this long")
+    w.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
+    w.add_argument("--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter")
+    w.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
+    w.set_defaults(func=cmd_watch)
 
     try:  # the standalone comparison, where installed (advisor/compare/cli.py)
         from advisor.compare.cli import add_compare_parser

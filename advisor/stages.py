@@ -1,4 +1,4 @@
-"""The stages of the accuracy-tuning routine (../shared/spec/routine.md).
+"""The stages of the accuracy-tuning routine (docs/routine.md).
 
 Each extractor reports the stages it ran; the report lists every stage as
 ran or skipped, and for a skipped stage what the user should collect.

@@ -101,7 +101,7 @@ def _match_spans(left_run: list[TensorRecord], base: list[TensorRecord], matches
     left_base_ops = _ops([b for b in base if id(b) not in taken])
     still: list[TensorRecord] = []
     groups: dict[tuple[int, int], list[list[TensorRecord]]] = {}
-    for op, recs in _ops(left_run).items():
+    for _op, recs in _ops(left_run).items():
         order = recs[0].order
         before = max((b for r, b in anchors if r < order), default=-1)
         after = min((b for r, b in anchors if r > order), default=1 << 62)

@@ -20,7 +20,7 @@ finite; NaN and Inf are counted per side and never make a pair "pass"):
 - ``euclid_rel_dist``   ||d||₂ / ||b||₂ (0 when both are zero, inf when only b is)
 - ``rel_err``           per element |d| / max(|b|, REL_FLOOR); ``max_rel_err``, ``mean_rel_err``
 - ``accum_rel_err``     Σ rel_err (accumulated relative error: the sum of the element-wise relative
-  errors, as ../spec/routine.md defines it; grows with the element count)
+  errors, as docs/routine.md defines it; grows with the element count)
 - ``accum_abs_err_ratio`` Σ|d| / Σ|b| (the accumulated error relative to the accumulated magnitude:
   size-independent)
 - ``rel_err_within_1e3_ratio`` / ``rel_err_within_5e3_ratio``: share of elements whose rel_err is

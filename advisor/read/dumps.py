@@ -1,6 +1,6 @@
 """Per-operator dumps -> tensor records (no judgement, no comparison).
 
-Two layouts (../shared/spec/run-layout.md):
+Two layouts (docs/run-layout.md, docs/comparing-dumps.md):
 
 - the plain layout: a folder of ``.npy`` files, one per tensor, with an
   optional ``manifest.json`` (a list of ``{"name", "file", "op_type"}`` in

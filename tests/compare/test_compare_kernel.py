@@ -37,6 +37,7 @@ def _cases():
 CASES = list(_cases())
 
 
+@pytest.mark.slow  # numba compiles the kernel for each dtype pair
 @pytest.mark.parametrize("name,r,b", CASES, ids=[c[0] for c in CASES])
 def test_compiled_metrics_match_the_float64_formulas(name, r, b):
     m = compare_arrays(r, b, compiled=True)
@@ -172,6 +173,7 @@ def test_unsupported_dtypes_fall_back_to_numpy():
     assert compare_arrays(x, x, compiled=True).identical
 
 
+@pytest.mark.slow
 def test_engine_option_and_cli_flag(tmp_path):
     from advisor.compare.engine import compare_dumps
     from advisor.read.dumps import read_dump
@@ -260,6 +262,7 @@ def test_auto_uses_the_kernel_for_big_comparisons_or_once_loaded(monkeypatch):
         engine.use_compiled("compiled", 1)
 
 
+@pytest.mark.slow
 def test_bfloat16_bits_convert_exactly_and_compare_like_float32():
     torch = pytest.importorskip("torch")
     from advisor.read.dumps import BFloat16Bits, float_chunk
