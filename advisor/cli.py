@@ -90,11 +90,13 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     for path in args.rules or ():
         if not Path(path).exists():
             raise _Usage(f"--rules '{path}': no such rule file or folder")
+    options = _params(args.threshold, "--threshold")
+    if args.baseline_kind != "auto":
+        options["compare.baseline_kind"] = args.baseline_kind
     engine = _engine(args)
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
-                          params=_params(args.param), options=_params(args.threshold, "--threshold"),
-                          engine=engine)
+                          params=_params(args.param), options=options, engine=engine)
     except UsageError as exc:
         raise _Usage(str(exc)) from None
     for w in report.warnings:
@@ -327,6 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.")
     d.add_argument("run", metavar="RUN", help="the run folder, one log file, or - for a log on standard input (read-only)")
     d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
+    d.add_argument("--baseline-kind", choices=("auto", "rerun", "port"), default="auto",
+                   help="rerun: the baseline is the same configuration run again (dump differences are random "
+                        "errors); port: another device, framework or build (differences are accuracy); auto "
+                        "(default): decided from the dumps")
     d.add_argument("--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)")
     d.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (.html, .json, .md, .txt)")
     d.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")

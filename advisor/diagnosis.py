@@ -51,15 +51,18 @@ _STAGE_INPUTS = {"loss_curve": ("log", "metrics"), "hyperparameters": ("hparams"
 
 def _checks(extraction: Extraction) -> list[CheckReport]:
     ran: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
     for c in extraction.checks:
         ran.setdefault(c.stage, [])
+        if c.note and c.note not in notes.setdefault(c.stage, []):
+            notes[c.stage].append(c.note)
         for i in c.inputs:
             if i not in ran[c.stage]:
                 ran[c.stage].append(i)
     out = []
     for s in STAGES:
         if s.id in ran:
-            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id]))
+            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id], notes=notes.get(s.id, [])))
         else:
             bad = [i for i in extraction.inputs if i.status == "unreadable" and i.kind in _STAGE_INPUTS.get(s.id, ())]
             if bad:
@@ -69,6 +72,13 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
                 why, enable = "no input for this stage in the run", s.enable
             out.append(CheckReport(stage=s.id, title=s.title, status="skipped", why=why, enable=enable))
     return out
+
+
+#: the routine's next step when the run is worse than its baseline and no stage found why
+NEXT_STEP_DUMP = ("collect per-operator dumps of both runs at step 0 (in each training script: `from advisor.capture "
+                  "import attach; attach(model, optimizer, 'run/', dump_steps=[0])`) and diagnose again with --baseline")
+NEXT_STEP_LATER = ("the step-0 dumps match: dump both runs again at a step after the curves part (dump_steps=[N]), "
+                   "backward included, and diagnose again with --baseline")
 
 
 #: at most this many "what to collect next" lines when nothing was found
@@ -81,6 +91,27 @@ def _next_steps(report: Report) -> list[str]:
 
 
 def _summary(report: Report, n_inputs: int) -> Summary:
+    summary = _summary_core(report, n_inputs)
+    gap = next((f for f in report.findings if f.id == "run_worse_than_baseline"), None)
+    if gap is None:
+        return summary
+    summary.benchmark_gap = (gap.text or "").removeprefix("the run is worse than its baseline: ")
+    if summary.verdict == "cause_found":
+        return summary
+    dumped = any(c.stage == "network_wide_comparison" and c.status == "ran" for c in report.checks)
+    summary.next_step = NEXT_STEP_LATER if dumped else NEXT_STEP_DUMP
+    if summary.verdict == "nothing_found":
+        summary.headline = "The run is worse than its baseline, and no check that could run explains why."
+        summary.certainty = "the gap is certain; its cause is not found yet"
+    elif summary.verdict == "weak_signals" and report.causes:
+        top = report.causes[0]
+        summary.headline = (f"The run is worse than its baseline; no cause reached {REPORT_THRESHOLD:.0%} confidence "
+                            f"(the strongest signal: {top.title}, {top.confidence:.0%}).")
+    summary.next_steps = [summary.next_step] + [s for s in summary.next_steps if s != summary.next_step][:MAX_NEXT_STEPS - 1]
+    return summary
+
+
+def _summary_core(report: Report, n_inputs: int) -> Summary:
     found = report.found()
     if n_inputs == 0:
         return Summary(verdict="no_input", headline="No artifact the advisor can read was found in the run folder.",
@@ -143,7 +174,7 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     from advisor.extract.curves import CurveThresholds
 
     curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
-    exact = curve | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
+    exact = curve | {"benchmark.score_band"} | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
                      "compare.kernel"}
     from advisor.compare.tolerances import option_problems
 

@@ -152,6 +152,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     _nonfinite_message(col, lineno, line)
                 continue
             if not strong and step is None and epoch is None:
+                last = read.last_step
+                if mindspore.is_scale_line(line) and last is not None and last == last:
+                    col.add_record(values, lineno, step=last)  # the loss scale of the step just logged
                 continue             # e.g. "Namespace(lr=0.01, ...)": a setting, not a logged value
             if epoch is None and step is None:
                 epoch = epoch_ctx
