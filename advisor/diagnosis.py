@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -172,6 +173,26 @@ def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
         if numeric and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
             out.append(f"advisor: warning: --param '{key}' needs a number (default {default}), got {value!r}; ignored")
             del params[key]
+        elif numeric and not math.isfinite(value):  # NaN/1e999/-Infinity: no comparison with them means anything
+            out.append(f"advisor: warning: --param '{key}' needs a finite number (default {default}), got {value}; ignored")
+            del params[key]
+    return out
+
+
+def _threshold_problems(options: dict[str, Any]) -> list[str]:
+    """Warnings for numeric extractor thresholds given a value that is not a finite number; those
+    overrides are removed from ``options`` (the documented default stays)."""
+    from dataclasses import fields
+
+    from advisor.extract.curves import CurveThresholds
+
+    numeric = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)} | {"training_dynamics.max_records"}
+    out = []
+    for key in [k for k in options if k in numeric]:
+        value = options[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            out.append(f"advisor: warning: threshold '{key}' needs a finite number, got {value!r}; ignored")
+            del options[key]
     return out
 
 
@@ -197,6 +218,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     rule_list, diags = load_rule_set(rules, only_rules)
+    options = dict(options or {})
+    threshold_warnings = _threshold_problems(options)
     pair = RunPair(run=RunFolder.scan(run_path, "run"),
                    baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,
                    options=dict(options or {}))
@@ -216,7 +239,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
-                    + param_warnings + _several_runs(pair.run, "RUN")
+                    + param_warnings + threshold_warnings + _several_runs(pair.run, "RUN")
                     + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []),
                     facts_count=len(extraction.facts), rules_count=len(rule_list),
                     rule_errors=sum(1 for d in diags if d.severity == "error"), charts=_charts(extraction),

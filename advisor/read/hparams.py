@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from advisor.read.safe import UnsafeInput, loads_json, yaml_int
+
 MAX_BYTES = 5_000_000
 MAX_ALIASES = 100
 MAX_DEPTH = 32
@@ -52,6 +54,10 @@ class _CountingLoader(yaml.SafeLoader):
                                       "wins, as YAML loaders do)")
                 seen.add(key_node.value)
         return super().construct_mapping(node, deep=deep)
+
+
+#: an integer of thousands of digits is read as +-inf with a note (not a ValueError for the whole file)
+_CountingLoader.add_constructor("tag:yaml.org,2002:int", yaml_int)
 
 
 def _safe_load(text: str, notes: list[str] | None = None) -> Any:
@@ -111,11 +117,13 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     text = path.read_bytes().decode("utf-8", errors="strict")
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text, object_pairs_hook=_json_pairs(notes))
+            data = loads_json(text, notes, object_pairs_hook=_json_pairs(notes))
         else:
             data = _safe_load(text, notes)
     except HparamReadError:
         raise
+    except UnsafeInput as exc:
+        raise HparamReadError(str(exc)) from None
     except RecursionError:
         raise HparamReadError(f"nested deeper than Python can parse (over {MAX_DEPTH} levels)") from None
     except yaml.constructor.ConstructorError as exc:

@@ -8,10 +8,11 @@ it with, and for ``binary``/``empty`` the reason.
 from __future__ import annotations
 
 import codecs
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from advisor.read.safe import loads_json
 
 SAMPLE_BYTES = 65536
 Kind = Literal["text", "csv", "jsonl", "trainer_state", "tfevents", "empty", "binary"]
@@ -97,7 +98,7 @@ def sniff(path: Path) -> Sniff:
 
 def _json_obj(line: str) -> dict | None:
     try:
-        obj = json.loads(line)
+        obj = loads_json(line)
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None
