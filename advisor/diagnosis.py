@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -235,6 +236,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                 for f in firings if f.rule.finding]
     inputs = _dedupe_inputs(extraction)
     inputs += _unread_files(pair.run, inputs) + (_unread_files(pair.baseline, inputs) if pair.baseline else [])
+    inputs = _cap_ignored(inputs)
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
@@ -269,6 +271,30 @@ def _unread_files(folder: RunFolder, inputs: list[InputRecord]) -> list[InputRec
     if len(unread) > MAX_UNREAD_LISTED:
         out.append(InputRecord(path=f"(and {len(unread) - MAX_UNREAD_LISTED} more files)", kind="other",
                                status="ignored", side=folder.side, why="not files advisor reads"))
+    return out
+
+
+def _cap_ignored(inputs: list[InputRecord]) -> list[InputRecord]:
+    """At most MAX_UNREAD_LISTED ignored inputs by name per side, the rest counted in one line
+    (50,000 stray files must not make a 10 MB report)."""
+    out: list[InputRecord] = []
+    listed: dict[str, int] = {}
+    hidden: dict[str, int] = {}
+    for i in inputs:
+        if i.status != "ignored":
+            out.append(i)
+            continue
+        more = re.fullmatch(r"\(and (\d+) more files\)", i.path)
+        if more:
+            hidden[i.side] = hidden.get(i.side, 0) + int(more.group(1))
+        elif listed.get(i.side, 0) < MAX_UNREAD_LISTED:
+            listed[i.side] = listed.get(i.side, 0) + 1
+            out.append(i)
+        else:
+            hidden[i.side] = hidden.get(i.side, 0) + 1
+    for side, n in hidden.items():
+        out.append(InputRecord(path=f"(and {n} more files)", kind="other", status="ignored", side=side,  # type: ignore[arg-type]
+                               why="not files advisor reads, or not read as what their names suggest"))
     return out
 
 

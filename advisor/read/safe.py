@@ -128,6 +128,18 @@ def resolve_within(root: str | os.PathLike, rel: str, what: str = "folder") -> P
     return candidate
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run: text starting with ``= + - @``, tab or CR gets a
+    leading apostrophe (OWASP's CSV-injection rule); control characters escaped; numbers unchanged."""
+    if not isinstance(value, str):
+        return value
+    value = shown(value, newlines=False)
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
 # -- numbers ---------------------------------------------------------------------------------
 def parse_number(text: str) -> tuple[float | int | None, str | None]:
     """(value, None) for a number; (None, why) for text that is not one; (+-inf, why) for a
