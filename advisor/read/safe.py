@@ -64,6 +64,18 @@ def shown(text: object, newlines: bool = True) -> str:
     return out
 
 
+#: terminal escape sequences: CSI (colours, cursor moves), OSC (titles, links), and single-character escapes
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+
+
+def clean_log_line(line: str) -> str:
+    """A log line without terminal colour codes and NUL bytes (a coloured ``loss \x1b[32m0.5\x1b[0m``
+    reads as ``loss 0.5``)."""
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    return line.replace("\x00", "") if "\x00" in line else line
+
+
 def name_problem(name: str) -> str | None:
     """Why a file name cannot be shown as it is (None: it can)."""
     if "\x00" in name:
