@@ -609,7 +609,13 @@ class _RuleChecker:
 def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser)."""
     diags: list[Diagnostic] = []
-    loader = (_FastLoader if trusted else _Loader)(text)
+    try:
+        loader = (_FastLoader if trusted else _Loader)(text)
+    except yaml.YAMLError as exc:  # a control character: the reader refuses the text before parsing
+        at = getattr(exc, "position", 0) or 0
+        line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
+                               message=f"not valid YAML: {str(exc).splitlines()[0]}")]
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
