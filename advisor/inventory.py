@@ -93,7 +93,7 @@ class RunFolder:
                                                    why="symbolic link to a file outside the run folder", side=side))
                         continue
                 problem = file_problem(full)
-                if problem and not problem.startswith("a symbolic link to nothing"):
+                if problem:
                     skipped.append(InputRecord(path=rel.as_posix(), kind="other", status="unreadable",
                                                why=f"{problem}; not read", side=side))
                     continue

@@ -144,3 +144,9 @@ def test_device_file_is_named_not_read(run_dir, cli):
     report = diagnose_json(cli, run_dir)
     rec = inputs_by_path(report)["zero.log"]
     assert rec["status"] == "unreadable" and "device" in rec["why"]
+
+
+def test_link_to_nothing_is_named(run_dir, cli):
+    os.symlink("gone.log", run_dir / "dangling.log")
+    rec = inputs_by_path(diagnose_json(cli, run_dir))["dangling.log"]
+    assert rec["status"] == "unreadable" and "link to nothing" in rec["why"]
