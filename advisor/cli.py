@@ -243,7 +243,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if action == "list":
         for r in sorted(rules, key=lambda r: (r.concludes, r.id)):
             kind = "cause" if r.cause else "finding"
-            print(f"{r.id:45s} {kind} {r.concludes:24s} {r.confidence:+.2f} {r.severity:6s} {r.title}")
+            print(shown(f"{r.id:45s} {kind} {r.concludes:24s} {r.confidence:+.2f} {r.severity:6s} {r.title}"))
         print(f"{len(rules)} rules", file=sys.stderr)
         return EXIT_OK
     if action in ("show", "explain"):
@@ -255,16 +255,16 @@ def cmd_rules(args: argparse.Namespace) -> int:
             raise _Usage(f"no rule '{args.id}'" + (f" (did you mean: {', '.join(close)}?)" if close else ""))
         r = match[0]
         if action == "show":
-            print(Path(r.path).read_text(encoding="utf-8") if Path(r.path).is_file() else r)
+            print(shown(Path(r.path).read_text(encoding="utf-8", errors="replace") if Path(r.path).is_file() else r))
             return EXIT_OK
-        print(f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
-              f"confidence {r.confidence:+.2f}, severity {r.severity}\n")
+        print(shown(f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
+              f"confidence {r.confidence:+.2f}, severity {r.severity}\n"))
         for part in ("what", "why", "fix"):
-            print(f"{part.upper()}\n  {r.doc.get(part, '')}\n")
+            print(shown(f"{part.upper()}\n  {r.doc.get(part, '')}\n"))
         for ref in r.doc.get("references", []) or []:
-            print(f"  see: {ref}")
+            print(shown(f"  see: {ref}"))
         if r.params:
-            print("PARAMS\n" + "\n".join(f"  {k} = {v}" for k, v in r.params.items()))
+            print(shown("PARAMS\n" + "\n".join(f"  {k} = {v}" for k, v in r.params.items())))
         return EXIT_OK
     raise _Usage(f"unknown rules action '{action}'")
 
