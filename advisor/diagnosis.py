@@ -15,7 +15,7 @@ from advisor.extract import extract_facts
 from advisor.extract.base import Extraction, RunPair
 from advisor.inventory import InputRecord, RunFolder
 from advisor.rank import rank
-from advisor.report.model import Chart, CheckReport, FindingReport, Report, Summary
+from advisor.report.model import Chart, CheckReport, CrashReport, FindingReport, Report, Summary
 from advisor.rulebase import builtin_rules_dir
 from advisor.rulebase.infer import RuleBase
 from advisor.rulebase.load import load_rules, merge_rule_sets
@@ -73,11 +73,21 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
     return out
 
 
+#: at most this many "what to collect next" lines when nothing was found
+MAX_NEXT_STEPS = 3
+
+
+def _next_steps(report: Report) -> list[str]:
+    """What to collect so that skipped checks can run: the routine's order, a few lines."""
+    return [f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable][:MAX_NEXT_STEPS]
+
+
 def _summary(report: Report, n_inputs: int) -> Summary:
     found = report.found()
     if n_inputs == 0:
         return Summary(verdict="no_input", headline="No artifact the advisor can read was found in the run folder.",
-                       certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps")
+                       certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps",
+                       next_steps=_next_steps(report))
     if found:
         top = found[0]
         second = found[1].confidence if len(found) > 1 else 0.0
@@ -88,15 +98,33 @@ def _summary(report: Report, n_inputs: int) -> Summary:
         return Summary(verdict="cause_found", headline=f"Most likely cause: {top.title} ({top.id})",
                        top_cause=top.id, top_confidence=top.confidence, first_remedies=top.remedies[:3],
                        certainty=certainty)
+    ran = sum(1 for c in report.checks if c.status == "ran")
+    # a run that crashed is not "fine": say what is known instead of "nothing is wrong"
+    opening = ("The run stopped with an exception (below), and" if report.crashes else
+               f"Nothing is clearly wrong in the {ran} check(s) that could run:")
     if report.causes:
         top = report.causes[0]
-        return Summary(verdict="weak_signals", headline=f"No cause reached {REPORT_THRESHOLD:.0%} confidence; "
-                       f"the strongest signal is {top.title} ({top.confidence:.0%})", top_cause=top.id,
-                       top_confidence=top.confidence, first_remedies=top.remedies[:3],
-                       certainty="unsure: only weak signals")
-    ran = sum(1 for c in report.checks if c.status == "ran")
-    return Summary(verdict="nothing_found", headline=f"No cause found in the {ran} stage(s) that could run.",
-                   certainty="nothing found in what was checked; skipped stages may still hide a cause")
+        return Summary(verdict="weak_signals",
+                       headline=f"{opening} no cause reached {REPORT_THRESHOLD:.0%} confidence (the strongest "
+                                f"signal: {top.title}, {top.confidence:.0%}).",
+                       top_cause=top.id, top_confidence=top.confidence,
+                       certainty="unsure: only weak signals, listed below for a look, not to act on",
+                       next_steps=_next_steps(report))
+    return Summary(verdict="nothing_found", headline=f"{opening} no rule found a cause.",
+                   certainty="nothing found in what was checked; skipped checks may still hide a cause",
+                   next_steps=_next_steps(report))
+
+
+def _crashes(extraction: Extraction) -> list[CrashReport]:
+    out: list[CrashReport] = []
+    seen: set[tuple[str, str, int | None]] = set()
+    for f in extraction.facts:
+        if f.kind == "training_crash" and (f.side, f.exception, f.step) not in seen:  # traceback + message: once
+            seen.add((f.side, f.exception, f.step))
+            cite = f.source.cite() if f.source is not None else None
+            out.append(CrashReport(exception=f.exception, step=f.step, is_nonfinite=f.is_nonfinite,
+                                   source=("baseline: " + cite) if cite and f.side == "baseline" else cite))
+    return out
 
 
 def _charts(extraction: Extraction) -> list[Chart]:
@@ -239,7 +267,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     inputs = _cap_ignored(inputs)
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
-                    causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
+                    causes=causes, ruled_out=ruled_out, findings=findings, crashes=_crashes(extraction),
+                    checks=_checks(extraction),
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
                     + param_warnings + threshold_warnings + _several_runs(pair.run, "RUN")
                     + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []),

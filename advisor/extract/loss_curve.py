@@ -230,11 +230,12 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     end_drop_share, drop_beyond_noise = _end_gain_share(ex, -es, th)
     fields: dict = dict(eval_end_drop_share=end_drop_share, eval_rise_of_range_ratio=(
         rise_of_range if math.isfinite(rise_of_range) else None))
-    score_share, score_beyond_noise = None, True
+    score_share, score_beyond_noise, score_points = None, True, 0
     if score is not None:
         scx, sy, _, _, sstart = curve_xy(score)
         fin = np.isfinite(sy[sstart:])
         scx, sy = scx[sstart:][fin], sy[sstart:][fin]
+        score_points = int(sy.size)
         if sy.size:
             lower_better = score.key.base in ("wer", "cer", "perplexity", "ppl")
             best = float(sy.min() if lower_better else sy.max())
@@ -248,7 +249,8 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     at_best = ey.size - 1 - smin_i == 0 or send <= smin * (1 + th.eval_rise / 2)
     fields["is_eval_still_improving"] = bool(
         end_drop_share is not None and end_drop_share >= th.improving_share and drop_beyond_noise and at_best
-        and (score_share is None or (score_share >= th.improving_share and score_beyond_noise)))
+        and (score_points < 2 or (score_share is not None and score_share >= th.improving_share
+                                  and score_beyond_noise)))  # a score that never improved is not improving
     return GeneralizationGap(
         eval_points=int(ev.buf.count), train_last=t_end, eval_last=elast, eval_min=emin,
         eval_min_step=_int(float(ex[imin])), eval_rise_ratio=rise, evals_after_min=after,
