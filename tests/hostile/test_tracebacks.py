@@ -75,7 +75,7 @@ def test_huge_integer_in_hparams_is_a_note_and_the_others_are_read(run_dir, cli,
     _no_internal(report)
     assert inputs_by_path(report)[name]["status"] == "used"
     assert "hyperparameters" in ran(report) and "loss_curve" in ran(report)
-    code, out, _ = cli("facts", run_dir, "-f", "json")
+    _code, out, _ = cli("facts", run_dir, "-f", "json")
     hp = {f["name"]: f["value"] for f in json.loads(out)["facts"] if f["kind"] == "hyperparameter" and f["side"] == "run"}
     assert hp.get("learning_rate", hp.get("lr")) == 0.05
 
@@ -127,7 +127,7 @@ def test_huge_integer_in_dump_json(tmp_path, cli):
                                                                                          "output": [item]}}})
         (root / "dump.json").write_text(text.replace('"Max": 1.0', f'"Max": {big}'))
         return root
-    code, out, err = cli("compare", dump(tmp_path / "r", BIG), dump(tmp_path / "b", "1" + "0" * 400))
+    code, _out, err = cli("compare", dump(tmp_path / "r", BIG), dump(tmp_path / "b", "1" + "0" * 400))
     assert code in (0, 1), err
 
 
@@ -146,19 +146,17 @@ def test_non_utf8_and_escape_file_names_in_every_format(run_dir, cli):
 
 @pytest.mark.parametrize("value", ["NaN", "1e999", "-Infinity", "abc"])
 def test_non_finite_param_is_a_warning_not_a_crash(run_dir, cli, value):
-    code, out, err = cli("rules", "list")
-    rule_id, param = next((line.split()[0], None) for line in out.splitlines())
     from advisor.diagnosis import load_rule_set
 
     rule = next(r for r in load_rule_set()[0] if r.params and any(isinstance(v, float) for v in r.params.values()))
     param = next(k for k, v in rule.params.items() if isinstance(v, float))
-    code, out, err = cli("diagnose", run_dir, "--param", f"{rule.id}.{param}={value}")
+    code, _out, err = cli("diagnose", run_dir, "--param", f"{rule.id}.{param}={value}")
     assert code == 0
     assert "--param" in err and "ignored" in err
 
 
 @pytest.mark.parametrize("value", ["NaN", "1e999", "-Infinity", "abc", "[1]"])
 def test_non_numeric_threshold_is_a_warning(run_dir, cli, value):
-    code, out, err = cli("diagnose", run_dir, "--threshold", f"loss_curve.spike_z={value}")
+    code, _out, err = cli("diagnose", run_dir, "--threshold", f"loss_curve.spike_z={value}")
     assert code == 0
     assert "loss_curve.spike_z" in err and "ignored" in err
