@@ -309,7 +309,14 @@ def _cap_ignored(inputs: list[InputRecord]) -> list[InputRecord]:
     out: list[InputRecord] = []
     listed: dict[str, int] = {}
     hidden: dict[str, int] = {}
+    same_why: dict[tuple[str, str, str | None], int] = {}  # unreadable files: 10 per reason, the rest counted
     for i in inputs:
+        if i.status == "unreadable":
+            key = (i.side, i.kind, i.why)
+            same_why[key] = same_why.get(key, 0) + 1
+            if same_why[key] <= MAX_UNREAD_LISTED:
+                out.append(i)
+            continue
         if i.status != "ignored":
             out.append(i)
             continue
@@ -324,6 +331,10 @@ def _cap_ignored(inputs: list[InputRecord]) -> list[InputRecord]:
     for side, n in hidden.items():
         out.append(InputRecord(path=f"(and {n} more files)", kind="other", status="ignored", side=side,  # type: ignore[arg-type]
                                why="not files advisor reads, or not read as what their names suggest"))
+    for (side, kind, why), n in same_why.items():
+        if n > MAX_UNREAD_LISTED:
+            out.append(InputRecord(path=f"(and {n - MAX_UNREAD_LISTED} more files)", kind=kind, status="unreadable",
+                                   side=side, why=why))  # type: ignore[arg-type]
     return out
 
 

@@ -100,9 +100,12 @@ def test_markdown_report_has_no_live_link_image_or_html(run_dir, tmp_path, cli):
 def test_inputs_list_is_capped(run_dir, cli):
     for i in range(60):
         (run_dir / f"note{i:03d}.txt").write_text("x")
+        (run_dir / f"empty{i:03d}.txt").touch()
     report = diagnose_json(cli, run_dir)
     ignored = [i for i in report["inputs"] if i["status"] == "ignored"]
     assert len(ignored) <= 11 and any("more files" in i["path"] for i in ignored)
+    empty = [i for i in report["inputs"] if i["status"] == "unreadable" and i["why"] == "empty file"]
+    assert len(empty) == 11 and empty[-1]["path"] == "(and 50 more files)"
 
 
 @pytest.mark.slow
