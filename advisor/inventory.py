@@ -36,6 +36,10 @@ class InputRecord(BaseModel):
 def output_problem(out: str | os.PathLike, folders: Iterable[tuple[str | os.PathLike | None, str]]) -> str | None:
     """Why a report may not be written to ``out`` (None: it may): its folder is missing, or it lies
     inside one of ``folders`` ((path, what) pairs), which advisor never writes to."""
+    from advisor.read.safe import resolve
+
+    if "\x00" in os.fspath(out) or resolve(out) is None:
+        return "is not a usable path (a NUL byte, or a symbolic-link loop)"
     target = Path(out).resolve()
     if Path(out).is_dir():
         return "is a folder; name a file to write the report to"

@@ -45,7 +45,9 @@ def test_output_that_cannot_be_written_is_a_usage_error(dump_pair, tmp_path, cli
     args = [run] if cmd == "diagnose" else [run, base]
     folder = tmp_path / "out.csv"
     folder.mkdir()
-    targets = [folder, tmp_path / "missing" / "r.csv"]
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to("loop.csv")
+    targets = [folder, tmp_path / "missing" / "r.csv", loop]
     if os.path.exists("/dev/full"):
         targets.append("/dev/full")
     for target in targets:
