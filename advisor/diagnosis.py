@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -231,6 +233,26 @@ def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
         if numeric and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
             out.append(f"advisor: warning: --param '{key}' needs a number (default {default}), got {value!r}; ignored")
             del params[key]
+        elif numeric and not math.isfinite(value):  # NaN/1e999/-Infinity: no comparison with them means anything
+            out.append(f"advisor: warning: --param '{key}' needs a finite number (default {default}), got {value}; ignored")
+            del params[key]
+    return out
+
+
+def _threshold_problems(options: dict[str, Any]) -> list[str]:
+    """Warnings for numeric extractor thresholds given a value that is not a finite number; those
+    overrides are removed from ``options`` (the documented default stays)."""
+    from dataclasses import fields
+
+    from advisor.extract.curves import CurveThresholds
+
+    numeric = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)} | {"training_dynamics.max_records"}
+    out = []
+    for key in [k for k in options if k in numeric]:
+        value = options[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            out.append(f"advisor: warning: threshold '{key}' needs a finite number, got {value!r}; ignored")
+            del options[key]
     return out
 
 
@@ -266,6 +288,8 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     rule_list, diags = load_rule_set(rules, only_rules)
+    options = dict(options or {})
+    threshold_warnings = _threshold_problems(options)
     pair = RunPair(run=RunFolder.open(run_path, "run", stdin),
                    baseline=RunFolder.open(Path(baseline), "baseline") if baseline is not None else None,
                    options=dict(options or {}))
@@ -290,12 +314,13 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                 for f in firings if f.rule.finding]
     inputs = _dedupe_inputs(extraction)
     inputs += _unread_files(pair.run, inputs) + (_unread_files(pair.baseline, inputs) if pair.baseline else [])
+    inputs = _cap_ignored(inputs)
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, crashes=_crashes(extraction),
                     checks=_checks(extraction),
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
-                    + param_warnings + _several_runs(pair.run, "RUN")
+                    + param_warnings + threshold_warnings + _several_runs(pair.run, "RUN")
                     + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []) + runs_notes,
                     facts_count=len(extraction.facts), rules_count=len(rule_list),
                     rule_errors=sum(1 for d in diags if d.severity == "error"), charts=_charts(extraction),
@@ -325,6 +350,41 @@ def _unread_files(folder: RunFolder, inputs: list[InputRecord]) -> list[InputRec
     if len(unread) > MAX_UNREAD_LISTED:
         out.append(InputRecord(path=f"(and {len(unread) - MAX_UNREAD_LISTED} more files)", kind="other",
                                status="ignored", side=folder.side, why="not files advisor reads"))
+    return out
+
+
+def _cap_ignored(inputs: list[InputRecord]) -> list[InputRecord]:
+    """At most MAX_UNREAD_LISTED ignored inputs by name per side, the rest counted in one line
+    (50,000 stray files must not make a 10 MB report)."""
+    out: list[InputRecord] = []
+    listed: dict[str, int] = {}
+    hidden: dict[str, int] = {}
+    same_why: dict[tuple[str, str, str | None], int] = {}  # unreadable files: 10 per reason, the rest counted
+    for i in inputs:
+        if i.status == "unreadable":
+            key = (i.side, i.kind, i.why)
+            same_why[key] = same_why.get(key, 0) + 1
+            if same_why[key] <= MAX_UNREAD_LISTED:
+                out.append(i)
+            continue
+        if i.status != "ignored":
+            out.append(i)
+            continue
+        more = re.fullmatch(r"\(and (\d+) more files\)", i.path)
+        if more:
+            hidden[i.side] = hidden.get(i.side, 0) + int(more.group(1))
+        elif listed.get(i.side, 0) < MAX_UNREAD_LISTED:
+            listed[i.side] = listed.get(i.side, 0) + 1
+            out.append(i)
+        else:
+            hidden[i.side] = hidden.get(i.side, 0) + 1
+    for side, n in hidden.items():
+        out.append(InputRecord(path=f"(and {n} more files)", kind="other", status="ignored", side=side,  # type: ignore[arg-type]
+                               why="not files advisor reads, or not read as what their names suggest"))
+    for (side, kind, why), n in same_why.items():
+        if n > MAX_UNREAD_LISTED:
+            out.append(InputRecord(path=f"(and {n - MAX_UNREAD_LISTED} more files)", kind=kind, status="unreadable",
+                                   side=side, why=why))  # type: ignore[arg-type]
     return out
 
 
