@@ -94,11 +94,10 @@ def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> Lo
     in a Keras/TensorFlow run takes probabilities (unless from_logits), sparse or one-hot unknown.
     """
     s = _squash(name)
-    for names, family, variant, targets, expects in _LOSS_TABLE:
-        if s in names:
-            break
-    else:
+    row = next((r for r in _LOSS_TABLE if s in r[0]), None)
+    if row is None:
         return None
+    _, family, variant, targets, expects = row
     if variant == "torch_cross_entropy" and framework in ("keras", "tensorflow"):
         # a bare "cross_entropy" in a Keras run: probabilities unless from_logits, sparse or not unknown
         variant, expects = "other", "logits" if from_logits else "probabilities"
