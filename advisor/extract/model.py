@@ -37,6 +37,7 @@ from advisor.read.hparams import (
     flatten,
     load_mapping,
 )
+from advisor.read.safe import file_problem
 from advisor.read.samples import SampleReadError, find_samples
 
 TEXT_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "model.txt", "model_summary*")
@@ -117,6 +118,9 @@ def _text_files(folder: RunFolder) -> list[Path]:
 
 def _read_text(folder: RunFolder, rel: Path) -> str:
     path = folder.abs(rel)
+    problem = file_problem(path)
+    if problem is not None:
+        raise OSError(problem)
     with open(path, "rb") as fh:
         data = fh.read(MAX_TEXT_BYTES)
     return data.decode("utf-8", errors="replace")
@@ -141,6 +145,8 @@ def _setting(found: _Found, name: str, value: Any, where: str) -> None:
 def _read_json_model(folder: RunFolder, rel: Path, found: _Found, out: Extraction) -> bool:
     """A Keras model config or a Hugging Face config in a .json / .keras file; True when one was read."""
     path = folder.abs(rel)
+    if file_problem(path, MAX_JSON_BYTES) is not None:
+        return False
     try:
         if rel.suffix.lower() == ".keras":
             obj = md.read_keras_file(path)

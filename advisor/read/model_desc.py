@@ -479,7 +479,7 @@ def find_compile_settings(text: str, path: str = "") -> CompileSettings | None:
     """The loss (and from_logits, metrics) a log states in so many words; None when it does not."""
     found = CompileSettings(path=path)
     for no, line in enumerate(text.splitlines(), start=1):
-        if len(line) > 20_000:
+        if len(line) > 10_000:  # a compile config is a few hundred characters
             continue
         if _DICT_LINE.match(line) and "'loss'" in line:  # print(model.get_compile_config())
             try:
