@@ -53,7 +53,7 @@ _PASS_THROUGH = ("dropout", "norm", "pool", "reshape", "other", "input")
 _CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "n_class", "class_num")
 _TASK_KEYS = ("task", "task_type", "problem_type", "objective")
 _METRIC_KEYS = ("metrics", "metric", "eval_metric", "metric_for_best_model", "monitor")
-_ACC = re.compile(r"(?i)(acc|accuracy|top1|top-1|f1|auc|map|precision|recall)")
+_ACC = re.compile(r"(?i)(?:^|[_\-/. ])(acc|accuracy|top1|top-1|top5|f1|auc|map|precision|recall)(?:$|[_\-/. @])")
 _REG = re.compile(r"(?i)(^|_)(mae|rmse|r2|mean_absolute_error|mape|msle)($|_)")
 
 
