@@ -86,6 +86,7 @@ def _torch_run(folder: Path, model, loss_name: str, extra: str = "", steps: int 
     (folder / "hparams.yaml").write_text(f"framework: pytorch\noptimizer: adam\nlr: 0.01\nbatch_size: 150\n{extra}")
 
 
+@pytest.mark.slow
 def test_torch_softmax_into_cross_entropy(tmp_path):
     torch = pytest.importorskip("torch")
     from torch import nn
@@ -101,6 +102,7 @@ def test_torch_softmax_into_cross_entropy(tmp_path):
     assert torch is not None
 
 
+@pytest.mark.slow
 def test_torch_logits_into_cross_entropy_is_quiet(tmp_path):
     pytest.importorskip("torch")
     from torch import nn
@@ -115,6 +117,7 @@ def test_torch_logits_into_cross_entropy_is_quiet(tmp_path):
     assert not {c for c, p in conf.items() if p >= 0.5}, conf
 
 
+@pytest.mark.slow
 def test_torch_units_differ_from_num_classes(tmp_path):
     pytest.importorskip("torch")
     from torch import nn
@@ -125,6 +128,7 @@ def test_torch_units_differ_from_num_classes(tmp_path):
     assert conf.get("loss_function_error", 0) >= 0.7, conf
 
 
+@pytest.mark.slow
 def test_hf_config_and_keras_file(tmp_path):
     transformers = pytest.importorskip("transformers")
     cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,

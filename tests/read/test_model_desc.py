@@ -39,6 +39,7 @@ def test_torch_repr_nested_sequential():
                              ("Softmax", "activation", None, "softmax", None)]
 
 
+@pytest.mark.slow
 def test_mindspore_repr_with_fused_activation():
     pytest.importorskip("mindspore")
     from mindspore import nn
@@ -84,6 +85,7 @@ def keras_model():
     return model, buf.getvalue()
 
 
+@pytest.mark.slow
 def test_keras_summary(keras_model):
     _, text = keras_model
     [desc] = md.parse_keras_summary("Epoch 1/2\n" + text)
@@ -92,6 +94,7 @@ def test_keras_summary(keras_model):
                              ("Dense", "dense", 10, None, None)]
 
 
+@pytest.mark.slow
 def test_keras_compile_config_printed_in_a_log(keras_model):
     _, text = keras_model
     comp = md.find_compile_settings(text, "train.log")
@@ -101,6 +104,7 @@ def test_keras_compile_config_printed_in_a_log(keras_model):
     assert comp.line == text.splitlines().index(next(x for x in text.splitlines() if "'loss'" in x)) + 1
 
 
+@pytest.mark.slow
 def test_keras_to_json_and_keras_file(keras_model, tmp_path):
     model, _ = keras_model
     desc = md.parse_keras_config(json.loads(model.to_json()), "model.json")
@@ -121,6 +125,7 @@ def test_keras_file_too_large_member_is_refused(tmp_path):
         md.read_keras_file(path, max_bytes=1000)
 
 
+@pytest.mark.slow
 def test_hf_config_from_transformers(tmp_path):
     transformers = pytest.importorskip("transformers")
     cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
