@@ -145,6 +145,10 @@ def test_hparams_model_keys():
                              ("Dense", "dense", 10, "softmax", None)]
     assert desc.activations_known
     assert md.parse_hparams_model({"lr": 0.1, "batch_size": 32}) is None
+    # hidden sizes alone: the output layer is not described (its units and activation unknown)
+    desc = md.parse_hparams_model({"hidden_sizes": [64], "activation": "relu"})
+    assert _layers(desc) == [("Dense", "dense", 64, "relu", None), ("Dense", "dense", None, None, None)]
+    assert not desc.activations_known
 
 
 def test_loss_spelled_in_a_torch_log_and_metric_names():
