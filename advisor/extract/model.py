@@ -381,12 +381,15 @@ def _summarise(desc: md.ModelDescription, side: str, framework: str | None = Non
             first_stacked = first_stacked or layers[i].name
     hidden = Counter(hidden_acts).most_common(1)[0][0] if hidden_acts else None
     out_layer = layers[out_i] if out_i is not None else None
+    # a custom module prints its submodules in definition order: its last Linear need not be the output (several
+    # heads, a projection used earlier), so its units are not taken for the model's
+    units_known = desc.activations_known or desc.format not in ("torch_repr", "mindspore_repr")
     summary = ModelSummary(
         framework=framework if framework in ("keras", "pytorch", "mindspore") and desc.framework == "unknown" else
         desc.framework if desc.framework in ("keras", "pytorch", "mindspore", "transformers") else "unknown",  # type: ignore[arg-type]
         description_format=desc.format, n_layers=len(layers), n_weighted_layers=len(weighted_idx),  # type: ignore[arg-type]
         total_params=desc.total_params, activations_known=desc.activations_known,
-        output_units=out_layer.units if out_layer else None, output_layer_type=out_layer.layer_type if out_layer else None,
+        output_units=out_layer.units if out_layer and units_known else None, output_layer_type=out_layer.layer_type if out_layer else None,
         output_activation=out_act, hidden_activation=hidden, hidden_saturating_layers=saturating,
         stacked_without_activation=stacked, first_stacked_layer=first_stacked, has_dropout_after_output=has_drop,
         output_dropout_rate=drop_rate, architecture=desc.architecture, side=side, source=src)  # type: ignore[arg-type]

@@ -68,6 +68,12 @@ class RawLayer:
     units: int | None = None
     activation: str | None = None
     dropout_rate: float | None = None
+    #: printed inside a Sequential / SequentialCell, whose printed order is the execution order (a custom
+    #: module prints its submodules in definition order and may apply activations as functions in forward)
+    in_sequence: bool = True
+
+
+_SEQUENTIAL = {"sequential", "sequentialcell"}
 
 
 @dataclass
@@ -183,13 +189,13 @@ def parse_module_repr(text: str, path: str = "") -> list[ModelDescription]:
         if top is None or i + 1 >= len(lines) or not _MODULE_LINE.match(lines[i + 1]):
             i += 1
             continue
-        closer = ">" if top.group("open") == "<" else ")"
         desc = ModelDescription(format="torch_repr", framework="pytorch", path=path, line=i + 1,
                                 architecture=top.group("type"))
         mindspore_hint = top.group("open") == "<"
         j = i + 1
-        # a stack of open containers: (indent, RawLayer-or-None for a layer whose args span lines)
-        open_layers: list[tuple[int, RawLayer | None]] = []
+        # a stack of open containers: (indent, RawLayer-or-None for a layer whose args span lines, class name)
+        open_layers: list[tuple[int, RawLayer | None, str]] = []
+        top_type = top.group("type")
         while j < len(lines):
             line = lines[j]
             stripped = line.strip()
@@ -206,18 +212,22 @@ def parse_module_repr(text: str, path: str = "") -> list[ModelDescription]:
                 this_closer = ">" if m.group("open") == "<" else ")"
                 opened = rest.strip() == ""  # the line ends after '(' or '<': a container or multi-line args
                 parent = open_layers[-1][1] if open_layers else None
+                parent_type = open_layers[-1][2] if open_layers else top_type
+                in_seq = parent_type.lower() in _SEQUENTIAL
                 if opened:
                     holder = None
                     if role_of(layer_type) in ("dense", "conv"):
-                        holder = RawLayer(name=m.group("name"), layer_type=layer_type, role=role_of(layer_type))
+                        holder = RawLayer(name=m.group("name"), layer_type=layer_type, role=role_of(layer_type),
+                                          in_sequence=in_seq)
                         desc.layers.append(holder)
-                    open_layers.append((indent, holder))
+                    open_layers.append((indent, holder, layer_type))
                 elif parent is not None and m.group("name") == "activation":
                     pass  # the fused activation of a MindSpore Dense, already taken from its arguments
                 else:
                     args = rest[:-len(this_closer)] if rest.rstrip().endswith(this_closer) else rest
-                    desc.layers.append(_leaf_from(m.group("name"), layer_type, args,
-                                                  "mindspore" if mindspore_hint else "pytorch"))
+                    leaf = _leaf_from(m.group("name"), layer_type, args, "mindspore" if mindspore_hint else "pytorch")
+                    leaf.in_sequence = in_seq
+                    desc.layers.append(leaf)
             elif stripped in (")", ">"):
                 if open_layers and indent <= open_layers[-1][0]:
                     open_layers.pop()
@@ -231,8 +241,8 @@ def parse_module_repr(text: str, path: str = "") -> list[ModelDescription]:
             elif indent == 0:
                 break
             j += 1
-        if stripped == closer or (j > i + 1):
-            pass
+        # activations are known only where the printed order is the execution order
+        desc.activations_known = all(la.in_sequence for la in desc.layers if la.role in ("dense", "conv"))
         if mindspore_hint:
             desc.format, desc.framework = "mindspore_repr", "mindspore"
         if desc.layers:
