@@ -113,7 +113,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if "Epoch[" in line and mxnet.parse(line, lineno, col):
                 continue
-            if " " in line and (":" not in line or "%|" in line) and table.header(line, tstate):
+            if (" " in line or "\t" in line) and (":" not in line or "%|" in line) and table.header(line, tstate):
                 continue
             pos = (metriclogger.position(line) if ("Epoch" in line or "Iter(" in line or "it/s" in line
                                                    or "s/it" in line) else None)

@@ -476,3 +476,17 @@ def test_pandas_frame_of_keras_history(tmp_path):
     x, y, unit = _xy(read.series["train/loss"])
     assert unit == "epoch" and x == [0.0, 1.0, 2.0, 18.0, 19.0] and y[:2] == [0.69, 0.5]
     assert _xy(read.series["eval/accuracy"])[1][-1] == 0.69
+
+
+def test_hf_notebook_table_copied_as_text(tmp_path):
+    # transformers.utils.notebook.NotebookProgressCallback: columns "Step" (or "Epoch"), "Training Loss",
+    # "Validation Loss", then each eval metric as " ".join(part.capitalize() ...) of its name without "eval_";
+    # "No log" where no training loss was logged yet; a rendered HTML table copies as tab-separated text
+    text = ("Step\tTraining Loss\tValidation Loss\tAccuracy\n"
+            "50\tNo log\t0.690000\t0.550000\n"
+            "100\t0.654300\t0.640000\t0.620000\n"
+            "150\t0.601200\t0.611000\t0.650000\n")
+    read = _read_text(tmp_path, text)
+    assert _xy(read.series["train/loss"])[:2] == ([100.0, 150.0], [0.6543, 0.6012])
+    assert _xy(read.series["eval/loss"])[:2] == ([50.0, 100.0, 150.0], [0.69, 0.64, 0.611])
+    assert _xy(read.series["eval/accuracy"])[:2] == ([50.0, 100.0, 150.0], [0.55, 0.62, 0.65])
