@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table
+from advisor.read.logs import (caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table,
+                               timm)
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 
@@ -45,6 +46,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     cstate = caffe.CaffeState()
     tstate = table.TableState()
     bar = _Bar()
+    mstate = timm.TimmState()
     tb_line = 0                  # line of a pending "Traceback (most recent call last):"
     exc_line = -2                # line of the last exception read
     epoch_ctx: float | None = None
@@ -112,6 +114,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if ("Iteration " in line or "net output #" in line) and caffe.parse(line, lineno, col, cstate):
                 continue
             if "Epoch[" in line and mxnet.parse(line, lineno, col):
+                continue
+            if ("Train: " in line or "Test: [" in line) and timm.parse(line, lineno, col, mstate):
                 continue
             if (" " in line or "\t" in line) and (":" not in line or "%|" in line) and table.header(line, tstate):
                 continue

@@ -490,3 +490,28 @@ def test_hf_notebook_table_copied_as_text(tmp_path):
     assert _xy(read.series["train/loss"])[:2] == ([100.0, 150.0], [0.6543, 0.6012])
     assert _xy(read.series["eval/loss"])[:2] == ([50.0, 100.0, 150.0], [0.69, 0.64, 0.611])
     assert _xy(read.series["eval/accuracy"])[:2] == ([50.0, 100.0, 150.0], [0.55, 0.62, 0.65])
+
+
+def timm_lines(epochs: int, updates: int, every: int) -> str:
+    """timm train.py ``train_one_epoch`` / ``validate`` log lines (format strings quoted in advisor.read.logs.timm)."""
+    out = []
+    for e in range(epochs):
+        for u in [*range(0, updates, every), updates - 1]:
+            loss = 6.9 / (1 + (e * updates + u) / 100)
+            out.append(f"Train: {e} [{u:>4d}/{updates} ({100. * (u + 1) / updates:>3.0f}%)]  Loss: {loss:#.3g} "
+                       f"({loss * 1.1:#.3g})  Time: 0.512s,  500.00/s  (0.520s,  492.31/s)  LR: {1e-3:.3e}  "
+                       f"Data: 0.011 (0.012)\n")
+        for b in (0, 50, 97):
+            out.append(f"Test: [{b:>4d}/97]  Time: 0.101 (0.105)  Loss: {0.9:>7.3f} ({1.0 - e / 10:>6.3f})  "
+                       f"Acc@1: {80.0:>7.3f} ({70.0 + e:>7.3f})  Acc@5: {95.0:>7.3f} ({90.0 + e:>7.3f})\n")
+    return "".join(out)
+
+
+def test_timm_train_and_validate_lines(tmp_path):
+    read = _read_text(tmp_path, timm_lines(epochs=2, updates=300, every=100))
+    x, y, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x == [0.0, 100.0, 200.0, 299.0, 300.0, 400.0, 500.0, 599.0] and y[0] == 6.9
+    ex, ey, _ = _xy(read.series["eval/loss"])
+    assert ex == [299.0, 599.0] and ey == [1.0, 0.9]                 # the last batch's running means
+    assert _xy(read.series["eval/acc@1"])[1] == [70.0, 71.0]
+    assert read.series["train/lr"].buf.count == 8
