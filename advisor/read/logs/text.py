@@ -25,7 +25,8 @@ _EVAL_LINE_RE = re.compile(r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluat
                            re.I)
 _EXC_RE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit)\b")
 _NONFINITE_MSG_RE = re.compile(r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
-                               r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b", re.I)
+                               r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b"
+                               r"|\binvalid loss, terminating", re.I)      # Keras TerminateOnNaN
 _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)
 #: the loss scaler gave up (apex/fairseq ``FloatingPointError: Minimum loss scale reached (0.0001)``,
 #: DeepSpeed ``Current loss scale already at minimum - cannot decrease scale anymore``)
@@ -99,8 +100,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 if lineno != exc_line + 1:     # not the second line of the exception just read (detectron2)
                     _nonfinite_message(col, lineno, line)             # a crash's loss dict: not a logged point
                 continue
-            if "\x08" in line:
-                line = line.rsplit("\x08", 1)[-1]
+            if "\x08" in line:     # what the terminal shows: the text after the last backspace (Keras 3 erases
+                line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"   # at the end)
             if "overflow" in low:
                 if mixed_precision.parse(line, lineno, col):
                     continue
@@ -152,7 +153,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if not values:
                 if epoch is not None and step is None:
                     epoch_ctx = epoch
-                if ("nan" in low or "inf" in low) and _NONFINITE_MSG_RE.search(line):
+                if ("nan" in low or "inf" in low or "invalid loss" in low) and _NONFINITE_MSG_RE.search(line):
                     _nonfinite_message(col, lineno, line)
                 continue
             if not strong and step is None and epoch is None:

@@ -515,3 +515,24 @@ def test_timm_train_and_validate_lines(tmp_path):
     assert ex == [299.0, 599.0] and ey == [1.0, 0.9]                 # the last batch's running means
     assert _xy(read.series["eval/acc@1"])[1] == [70.0, 71.0]
     assert read.series["train/lr"].buf.count == 8
+
+
+def test_keras_terminate_on_nan_message_glued_to_the_bar(tmp_path):
+    read = _read_sample("keras_terminate_on_nan.log")   # fit(callbacks=[TerminateOnNaN()]) with SGD(1.0)
+    assert read.event_counts == {"nonfinite_message": 1}
+    assert "Invalid loss, terminating training" in read.events[0].text
+    assert read.series["train/loss"].buf.count == 1 and read.series["train/loss"].buf.nonfinite == 1
+    # printed on a line of its own (verbose=2, or a console without cursor control)
+    read = _read_text(tmp_path, "Epoch 1/3\n12/12 - 0s - 7ms/step - loss: 1.5000\nEpoch 2/3\n"
+                                "Batch 3: Invalid loss, terminating training\n")
+    assert read.event_counts == {"nonfinite_message": 1}
+
+
+def test_keras3_run_cut_inside_an_epoch_keeps_the_last_update(tmp_path):
+    # Keras 3 erases an update with backspaces at its end; a run killed inside epoch 2 still shows that update
+    text = (SAMPLES / "keras_fit.log").read_bytes().decode("utf-8")
+    second = text.index("Epoch 2/4")
+    cut = text.index("\r", text.index("\r", second) + 1)      # after the first update of epoch 2
+    read = _read_text(tmp_path, text[:cut])
+    x, y, _ = _xy(read.series["train/loss"])
+    assert x == [1.0, 2.0] and math.isfinite(y[1])

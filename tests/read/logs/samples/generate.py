@@ -4,7 +4,7 @@ Each sample is the console output (stdout and stderr as a terminal would get
 them, progress-bar carriage returns and backspaces included) of a tiny run,
 a few seconds on CPU::
 
-    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_progbar|transformers|lightning|lightning_tqdm|mindspore]...
+    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_terminate|keras_progbar|transformers|lightning|lightning_tqdm|mindspore]...
 
 Keras 3 runs on the torch backend. MindSpore runs on CPU where it is installed.
 The values differ from run to run; the tests check the shape of what is read
@@ -47,6 +47,8 @@ model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")   # far too large
 model.fit(x[:256], y[:256], batch_size=16, epochs=3, validation_split=0.25, verbose=1)
 print("Test loss:", model.evaluate(x[256:], y[256:], verbose=0))
 '''
+
+KERAS_TERMINATE = KERAS_NAN.replace("verbose=1)", "verbose=1, callbacks=[keras.callbacks.TerminateOnNaN()])")
 
 KERAS_PROGBAR = r'''
 import os
@@ -116,6 +118,7 @@ model.train(3, ds, callbacks=[LossMonitor(2)], dataset_sink_mode=False)
 SAMPLES = {
     "keras": ("keras_fit.log", KERAS.replace("LR", "1e-2")),
     "keras_nan": ("keras_fit_nan.log", KERAS_NAN),
+    "keras_terminate": ("keras_terminate_on_nan.log", KERAS_TERMINATE),
     "keras_progbar": ("keras_progbar_past_total.log", KERAS_PROGBAR),
     "transformers": ("hf_trainer_console.log", TRANSFORMERS),
     "lightning": ("lightning_progress.log", LIGHTNING),
