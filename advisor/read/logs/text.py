@@ -132,9 +132,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 strong = strong or bool(values)
                 if fam == "pytorch_example":
                     epoch_ctx = epoch                # the epoch of the "Test set:" line that follows
-                if fam == "tqdm" and values:
-                    if step == 0:
-                        continue                 # no batch done yet: the postfix still shows the last epoch's
+                if fam in ("tqdm", "rich") and values:
+                    if not step:                 # no batch done yet: the postfix still shows the last epoch's,
+                        bar.end_of_epoch(values)     # with the validation run after it
+                        continue
                     if bar.pending is not None and bar.pending[2:4] != (step, epoch):
                         bar.flush(col)
                     bar.pending = (values, lineno, step, epoch)
@@ -145,6 +146,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 for m in _FRACTION_RE.finditer(line):       # "Accuracy: 9837/10000 (98%)": the ratio
                     if m.group(1) in values and int(m.group(3)):
                         values[m.group(1)] = int(m.group(2)) / int(m.group(3))
+            if pos is None and values and bar.pending is not None and line[:1] in " \t" and step is None \
+                    and epoch is None:
+                bar.pending[0].update(values)    # a bar's metrics wrapped onto the next line (rich, narrow terminal)
+                continue
             if not strong and "loss" in low:
                 token = unreadable_loss(line)
                 if token is not None:
@@ -181,6 +186,16 @@ class _Bar:
     def __init__(self) -> None:
         self.pending: tuple[dict[str, float], int, float | None, float | None] | None = None
         self.last_eval: dict[str, float] = {}
+
+    def end_of_epoch(self, values: dict[str, float]) -> None:
+        """A bar's first line of an epoch (counter 0): eval values new there are the validation run at the end of
+        the epoch before: they join that epoch's last point."""
+        if self.pending is None:
+            return
+        for k, v in values.items():
+            info = classify_key(k)
+            if info is not None and info.split == "eval" and self.last_eval.get(k) != v:
+                self.pending[0][k] = v
 
     def flush(self, col: Collector) -> None:
         if self.pending is None:

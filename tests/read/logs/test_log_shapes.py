@@ -98,10 +98,17 @@ def test_lightning_tqdm_bar_one_point_per_batch_on_global_steps():
     assert ex == [10.0, 20.0, 30.0]                 # val_loss once per validation, not on every bar update
 
 
-def test_lightning_rich_bar_wrapped_metrics_line_keeps_its_epoch():
-    read = _read_sample("lightning_progress.log")   # rich bar: "Epoch 2/2 ━━━ 10/10 ... train_loss: 0.056" + wrap
-    assert _xy(read.series["train/loss"])[0] == [2.0]
-    assert _xy(read.series["eval/loss"])[0] == [2.0]
+def test_lightning_rich_bar_wrapped_metrics_line_joins_its_point():
+    read = _read_sample("lightning_progress.log")   # rich bar, not a terminal: only its end state, metrics wrapped
+    assert _xy(read.series["train/loss"])[:2] == ([30.0], [0.056])    # epoch 2 (from 0) x 10 batches + 10
+    assert _xy(read.series["eval/loss"])[:2] == ([30.0], [0.036])
+
+
+def test_lightning_rich_bar_recorded_from_a_terminal():
+    read = _read_sample("lightning_rich_terminal.log")   # the live bar: redraws at intervals, cursor codes
+    x, _, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x == sorted(x) and x[-1] == 30.0 and len(x) == len(set(x))
+    assert _xy(read.series["eval/loss"])[:2] == ([10.0, 20.0, 30.0], [0.778, 0.162, 0.036])
 
 
 @pytest.mark.skipif(not (SAMPLES / "mindspore_lossmonitor.log").is_file(), reason="sample not generated")
