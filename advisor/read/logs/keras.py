@@ -75,7 +75,8 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
     values, _, _, _ = split_record(parse_pairs(line[m.end(2):]))
     pend = state.pending
     # the same count again with the values it had and more: the epoch's last line, after validation added val_*
-    again = n == state.last_n and pend is not None and pend[3] is None and set(pend[0]) <= set(values)
+    again = (n == state.last_n and state.phase == "tail" and pend is not None and pend[3] is None
+             and set(pend[0]) <= set(values))
     if state.phase == "outside" and n > state.last_n and pend is not None and pend[3] is None:
         state.phase = "tail"                 # the epoch's counter going on past its total after another line
     if n <= state.last_n and state.phase != "fit" and not again:
@@ -86,7 +87,9 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
     state.last_n = n
     if values:
         state.seen = True
-        in_fit = state.phase != "outside"
+        # outside an epoch: model.evaluate's bar, unless no fit header was ever seen (an excerpt of progress
+        # lines only) or it carries val_* values (only fit prints those)
+        in_fit = state.phase != "outside" or state.epoch is None or any(k.startswith("val_") for k in values)
         state.pending = (values, lineno, state.epoch if in_fit else None, None if in_fit else "test")
     if n >= total and state.phase == "fit":
         state.phase = "tail"

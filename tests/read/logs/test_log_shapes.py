@@ -543,3 +543,12 @@ def test_keras3_run_cut_inside_an_epoch_keeps_the_last_update(tmp_path):
     read = _read_text(tmp_path, text[:cut])
     x, y, _ = _xy(read.series["train/loss"])
     assert x == [1.0, 2.0] and math.isfinite(y[1])
+
+
+def test_keras_progress_lines_without_their_epoch_headers_are_training(tmp_path):
+    # an excerpt of fit's epoch lines only (the "Epoch k/N" lines left out): training points, not test points
+    text = "".join(f"12/12 [==============================] - 0s 5ms/step - loss: {0.7 - e / 10:.4f} - "
+                   f"val_loss: {0.75 - e / 10:.4f}\n" for e in range(4))
+    read = _read_text(tmp_path, text)
+    assert read.series["train/loss"].buf.count == 4 and read.series["eval/loss"].buf.count == 4
+    assert "test/loss" not in read.series
