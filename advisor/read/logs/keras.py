@@ -7,7 +7,9 @@ Keras 2 ``100/100 [==============================] - 2s 20ms/step - loss: 0.5123
 reader removes those). The last progress line of an epoch holds its values: one point per epoch, whether the
 in-progress updates were captured too or not, and whether the batch counter stopped at the total or ran past it
 (``52/51``, a generator longer than ``steps_per_epoch``). Progress lines outside a training epoch (after the
-epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch.
+epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch,
+unless they carry ``val_*`` values or no ``Epoch`` header was seen at all (an excerpt of fit's epoch lines).
+``TerminateOnNaN``'s ``Batch 3: Invalid loss, terminating training``, printed into the bar, is a non-finite event.
 (Keras ``CSVLogger`` files are CSV: see ``advisor.read.metrics_csv``.)
 """
 
