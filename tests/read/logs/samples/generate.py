@@ -166,7 +166,7 @@ def main(names: list[str]) -> None:
                 raw, rc = _run_in_terminal([sys.executable, "-c", code], tmp, env)
             else:
                 proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, cwd=tmp, env=env)
+                                      stderr=subprocess.STDOUT, cwd=tmp, env=env, check=False)
                 raw, rc = proc.stdout, proc.returncode
         text = raw.decode("utf-8", "replace")
         (HERE / out).write_text(text, encoding="utf-8", newline="")
