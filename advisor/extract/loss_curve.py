@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
 from advisor.extract.curves import (CurveThresholds, align, diff_sigma, downsample, first_sustained, running_median,
                                     shape)
 from advisor.extract.loss_scale import loss_scale_trend, overflow_events
@@ -247,11 +248,12 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     end_drop_share, drop_beyond_noise = _end_gain_share(ex, -es, th)
     fields: dict = dict(eval_end_drop_share=end_drop_share, eval_rise_of_range_ratio=(
         rise_of_range if math.isfinite(rise_of_range) else None))
-    score_share, score_beyond_noise = None, True
+    score_share, score_beyond_noise, score_points = None, True, 0
     if score is not None:
         scx, sy, _, _, sstart = curve_xy(score)
         fin = np.isfinite(sy[sstart:])
         scx, sy = scx[sstart:][fin], sy[sstart:][fin]
+        score_points = int(sy.size)
         if sy.size:
             lower_better = score.key.base in ("wer", "cer", "perplexity", "ppl")
             best = float(sy.min() if lower_better else sy.max())
@@ -265,7 +267,8 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     at_best = ey.size - 1 - smin_i == 0 or send <= smin * (1 + th.eval_rise / 2)
     fields["is_eval_still_improving"] = bool(
         end_drop_share is not None and end_drop_share >= th.improving_share and drop_beyond_noise and at_best
-        and (score_share is None or (score_share >= th.improving_share and score_beyond_noise)))
+        and (score_points < 2 or (score_share is not None and score_share >= th.improving_share
+                                  and score_beyond_noise)))  # a score that never improved is not improving
     return GeneralizationGap(
         eval_points=int(ev.buf.count), train_last=t_end, eval_last=elast, eval_min=emin,
         eval_min_step=_int(float(ex[imin])), eval_rise_ratio=rise, evals_after_min=after,
@@ -507,6 +510,7 @@ def extract(pair: RunPair) -> Extraction:
         merged_by_side[folder.side] = merged
         _side_facts(folder, merged, used, th, out)
     if "baseline" in merged_by_side:
+        devs = []
         for split in ("train", "eval"):
             r = primary_loss(merged_by_side["run"], split)
             b = primary_loss(merged_by_side["baseline"], split)
@@ -514,8 +518,29 @@ def extract(pair: RunPair) -> Extraction:
                 continue
             dev = baseline_deviation(r, b, split, th)
             if dev is not None:
+                devs.append(dev)
                 out.facts.append(dev)
                 if dev.first_departure_step is not None:
                     out.markers.append(Marker(chart="loss", x=float(dev.first_departure_step),
                                               label=f"{split} loss leaves the baseline's band", kind="baseline"))
+        gap = benchmark_gap(devs, final_score(merged_by_side["run"]), final_score(merged_by_side["baseline"]),
+                            float(pair.options.get("benchmark.score_band", SCORE_BAND)))
+        if gap is not None:
+            out.facts.append(gap)
+            out.checks.append(CheckRun(stage="pre_check", inputs=[gap.source.path] if gap.source else [],
+                                       note="the run against its baseline: " + gap.text))
     return out
+
+
+def final_score(merged: MergedRun) -> FinalScore | None:
+    """The last finite value of the first eval score logged (accuracy, f1, wer ...), with its direction."""
+    score = next((s for s in sorted(merged.series.values(), key=lambda s: s.order)
+                  if s.key.split == "eval" and s.key.metric == "score"), None)
+    if score is None:
+        return None
+    _, y, _, _, start = curve_xy(score)
+    y = y[start:][np.isfinite(y[start:])]
+    if not y.size:
+        return None
+    return FinalScore(name=score.raw_key, last=float(y[-1]), path=score.path,
+                      lower_better=score.key.base in ("wer", "cer", "perplexity", "ppl"))
