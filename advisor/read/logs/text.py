@@ -40,6 +40,11 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CRASH_DICT_RE = re.compile(r"\b\w*loss\w*\s*=\s*\{", re.I)
 
 
+#: a run of digits longer than any float's (1.8e308 has 309) and its cheap length pre-check
+_LONG_DIGITS_MIN = 320
+_LONG_DIGITS_RE = re.compile(r"\d{%d,}" % _LONG_DIGITS_MIN)
+
+
 def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     col = Collector(shown)
     read = col.read
@@ -69,6 +74,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 cut = True
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
+            if len(line) > _LONG_DIGITS_MIN and _LONG_DIGITS_RE.search(line):
+                # a number of hundreds of digits is beyond any float: read it as inf (int() of thousands of
+                # digits would raise, and every parser below would have to guard it)
+                line = _LONG_DIGITS_RE.sub("inf", line)
             if tb_line:
                 if line[:1] in (" ", "\t", "\n") or line.startswith("During handling") or line.startswith("The above"):
                     continue
