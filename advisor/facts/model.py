@@ -46,7 +46,7 @@ class ModelSummary(Fact):
 
     kind: Literal["model_summary"] = "model_summary"
     framework: Literal["keras", "pytorch", "mindspore", "transformers", "unknown"] = Field(
-        default="unknown", description="framework the description comes from")
+        default="unknown", description="framework whose model description was read")
     description_format: DescriptionFormat = Field(description="where the layers were read from")
     n_layers: int = Field(default=0, description="layers read")
     n_weighted_layers: int = Field(default=0, description="dense, conv, recurrent and embedding layers")

@@ -459,12 +459,22 @@ def parse_hparams_model(mapping: dict, path: str = "") -> ModelDescription | Non
         elif isinstance(size, int) and not isinstance(size, bool):
             act = canonical_activation(acts[k]) if k < len(acts) else None
             desc.layers.append(RawLayer(name=str(k), layer_type="Dense", role="dense", units=size, activation=act))
-    # the listed sizes are hidden layers (hidden_sizes: [64] says nothing of the output); the output layer is
-    # what output_units / output_activation state, and unknown (units and activation None) when they do not
-    units_out = out_units[1] if out_units and isinstance(out_units[1], int) and not isinstance(out_units[1], bool) \
-        else None
-    desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense", units=units_out,
-                                activation=canonical_activation(out_act[1]) if out_act else None))
+    # hidden_sizes / hidden_units / ...: the hidden layers only; the output layer is another one, and unknown
+    # unless output_units / output_activation say more (its activation is not the hidden layers' one)
+    hidden_only = layers_v is not None and str(layers_v[0]).lower().startswith("hidden")
+    if out_units and isinstance(out_units[1], int) and not isinstance(out_units[1], bool):
+        desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense", units=out_units[1],
+                                    activation=canonical_activation(out_act[1]) if out_act else None))
+    elif hidden_only and desc.layers:
+        desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense",
+                                    activation=canonical_activation(out_act[1]) if out_act else None))
+    elif out_act:
+        if desc.layers and desc.layers[-1].role == "dense":
+            # the last listed size is the output layer when no separate output_units key says otherwise
+            desc.layers[-1].activation = canonical_activation(out_act[1])
+        else:
+            desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense",
+                                        activation=canonical_activation(out_act[1])))
     desc.activations_known = bool(desc.layers) and all(
         la.activation is not None for la in desc.layers if la.role == "dense")
     return desc

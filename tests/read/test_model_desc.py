@@ -151,6 +151,13 @@ def test_hparams_model_keys():
     assert not desc.activations_known
 
 
+def test_hidden_sizes_do_not_describe_the_output_layer():
+    # examples/healthy's hparams: one hidden layer of 64 ReLU units; the 10-unit output layer is not written
+    desc = md.parse_hparams_model({"hidden_sizes": [64], "activation": "relu", "loss": "cross_entropy"})
+    assert _layers(desc) == [("Dense", "dense", 64, "relu", None), ("Dense", "dense", None, None, None)]
+    assert not desc.activations_known
+
+
 def test_loss_spelled_in_a_torch_log_and_metric_names():
     text = "criterion: CrossEntropyLoss()\nepoch 1 step 5 loss 0.9 lr 0.01\nepoch 1 val_loss 0.8 val_acc 0.7\n"
     comp = md.find_compile_settings(text)
