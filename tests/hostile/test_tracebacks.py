@@ -160,3 +160,18 @@ def test_non_numeric_threshold_is_a_warning(run_dir, cli, value):
     code, _out, err = cli("diagnose", run_dir, "--threshold", f"loss_curve.spike_z={value}")
     assert code == 0
     assert "loss_curve.spike_z" in err and "ignored" in err
+
+
+def test_symlink_loop_in_msprobe_dump_tensor_data(tmp_path, cli):
+    def dump(root):
+        (root / "dump_tensor_data").mkdir(parents=True)
+        np.save(root / "dump_tensor_data" / "in.npy", np.ones(4, np.float32))
+        os.symlink("loop.npy", root / "dump_tensor_data" / "loop.npy")
+        item = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4]}
+        data = {"Functional.relu.0.forward": {"input_args": [dict(item, data_name="in.npy")],
+                                              "output": [dict(item, data_name="loop.npy")]}}
+        (root / "dump.json").write_text(json.dumps({"task": "tensor", "data": data}))
+        return root
+    code, out, err = cli("compare", dump(tmp_path / "r"), dump(tmp_path / "b"))
+    assert code in (0, 1), err
+    assert "loop" in out
