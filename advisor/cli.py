@@ -87,14 +87,21 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.baseline and Path(args.baseline).is_dir() and Path(args.run).is_dir() \
             and Path(args.baseline).resolve() == Path(args.run).resolve():
         raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
+    if args.baseline and Path(args.baseline).is_file() and Path(args.run).is_file() \
+            and Path(args.baseline).resolve() == Path(args.run).resolve():
+        raise _Usage("--baseline is the run log itself: give the benchmark run's log or folder")
     if args.only_rules and not args.rules:
         raise _Usage("--only-rules without --rules leaves no rule to run")
     for path in args.rules or ():
         if not Path(path).exists():
             raise _Usage(f"--rules '{path}': no such rule file or folder")
+    options = _params(args.threshold, "--threshold")
+    if args.baseline_kind != "auto":
+        options["compare.baseline_kind"] = args.baseline_kind
+    engine = _engine(args)
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
-                          params=_params(args.param), options=_params(args.threshold, "--threshold"))
+                          params=_params(args.param), options=options, engine=engine)
     except UsageError as exc:
         raise _Usage(str(exc)) from None
     for w in report.warnings:
@@ -165,16 +172,29 @@ def cmd_facts(args: argparse.Namespace) -> int:
     from advisor.inventory import RunFolder
 
     for p, what in ((args.run, "RUN"), (args.baseline, "baseline")):
-        if p is not None and not Path(p).is_dir():
-            raise _Usage(f"{what} '{p}' is not a folder")
+        if p is not None and not (Path(p).is_dir() or Path(p).is_file() or (what == "RUN" and p == "-")):
+            raise _Usage(f"{what} '{p}' is not a folder or a file")
+    stdin = None
+    if args.run == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise _Usage(str(exc)) from None
     from advisor.diagnosis import _threshold_problems
 
     options = _params(args.threshold, "--threshold")
     for w in _threshold_problems(options):
         print(w, file=sys.stderr)
-    pair = RunPair(run=RunFolder.scan(args.run, "run"),
-                   baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None,
+    pair = RunPair(run=RunFolder.open(args.run, "run", stdin),
+                   baseline=RunFolder.open(args.baseline, "baseline") if args.baseline else None,
                    options=options)
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    pair.run = pick_latest(pair.run)[0]
+    pair.baseline = pick_latest(pair.baseline)[0] if pair.baseline is not None else None
     ex = extract_facts(pair)
     if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
         from advisor.report.render import _escaped
@@ -196,6 +216,30 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    from advisor.watch import level, watch
+
+    try:
+        alert = level(args.alert)
+        exit_on = level(args.exit_on) if args.exit_on else None
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    if not Path(args.run).is_dir():
+        raise _Usage(f"RUN '{args.run}' is not a folder")
+    if args.interval <= 0:
+        raise _Usage(f"--interval must be above 0, got {args.interval}")
+
+    def say(alert_) -> None:
+        print(alert_.line(), flush=True)
+
+    try:
+        return watch(args.run, alert=alert, exit_on=exit_on, once=args.once, interval=args.interval,
+                     idle_exit=args.idle_exit, on_alert=say, rules=args.rules or (),
+                     params=_params(args.param), options=_params(args.threshold, "--threshold"))
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
 def _rules_for(args: argparse.Namespace):
     from advisor.diagnosis import load_rule_set
 
@@ -203,6 +247,16 @@ def _rules_for(args: argparse.Namespace):
     for d in diags:
         print(shown(d.format()), file=sys.stderr)
     return rules
+
+
+def _engine(args: argparse.Namespace) -> str:
+    """The rule engine back-end for --engine (advisor/rulebase/backends.py chooses), or a usage error."""
+    from advisor.rulebase.backends import EngineUnavailable, choose
+
+    try:
+        return choose(getattr(args, "engine", None))
+    except (ValueError, EngineUnavailable) as exc:
+        raise _Usage(f"--engine: {exc}") from None
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -229,7 +283,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             return EXIT_FOUND if errors else EXIT_OK
         from advisor.rulebase.testing import run_tests
 
-        results = run_tests(rules)
+        results = run_tests(rules, engine=_engine(args))
         failed = [r for r in results if not r.passed]
         for r in failed:
             print(shown(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}"))
@@ -270,6 +324,12 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
+#: the rule engine back-ends (advisor/rulebase/backends.py; listed here so --help does not import it)
+ENGINE_CHOICES = ("auto", "durable", "python")
+ENGINE_HELP = ("rule engine: durable (durable-rules, Python 3.10-3.12), python (built-in matcher, any Python) "
+               "or auto (default: durable where it imports; env ADVISOR_ENGINE)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from advisor import __version__
 
@@ -279,8 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("diagnose", help="diagnose a run folder (optionally against a baseline run)",
                        description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.")
-    d.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    d.add_argument("run", metavar="RUN", help="the run folder, one log file, or - for a log on standard input (read-only)")
     d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
+    d.add_argument("--baseline-kind", choices=("auto", "rerun", "port"), default="auto",
+                   help="rerun: the baseline is the same configuration run again (dump differences are random "
+                        "errors); port: another device, framework or build (differences are accuracy); auto "
+                        "(default): decided from the dumps")
     d.add_argument("--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)")
     d.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (.html, .json, .md, .txt)")
     d.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
@@ -291,10 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
     d.add_argument("--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
+    d.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
-    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder")
+    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder, one log file, or - (standard input)")
     f.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder (facts of both sides)")
     f.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     f.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
@@ -315,8 +380,24 @@ def build_parser() -> argparse.ArgumentParser:
     t = rsub.add_parser("test", help="run the rules' inline tests")
     t.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     t.add_argument("--verbose", "-v", action="store_true")
+    t.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
     r.set_defaults(func=cmd_rules)
+
+    w = sub.add_parser("watch", help="follow a run while it trains; print a line when a cause becomes likely",
+                       description="Follow RUN while it trains: re-diagnose when logs, metrics or tensors.jsonl grow, "
+                                   "and print one line when a cause first reaches the --alert confidence.")
+    w.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    w.add_argument("--alert", default="high", metavar="LEVEL",
+                   help="confidence that prints a line: low (0.3), medium (0.5), high (0.8) or a number (default high)")
+    w.add_argument("--exit-on", metavar="LEVEL", help="stop with exit status 1 once a cause reaches this confidence")
+    w.add_argument("--once", action="store_true", help="diagnose once, print the causes at --alert, exit (for cron)")
+    w.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the folder (default 0.5)")
+    w.add_argument("--idle-exit", type=float, metavar="SECONDS", help="stop (status 0) when nothing changed this long")
+    w.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
+    w.add_argument("--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter")
+    w.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
+    w.set_defaults(func=cmd_watch)
 
     try:  # the standalone comparison, where installed (advisor/compare/cli.py)
         from advisor.compare.cli import add_compare_parser

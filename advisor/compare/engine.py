@@ -20,7 +20,7 @@ import numpy as np
 
 from advisor.compare.match import match_records
 from advisor.compare.metrics import (Accumulator, PairMetrics, SideAcc, accumulate, compiled_kernel, kernel_loaded,
-                                     kl_accumulate, ranges, side_stats, single_threaded_blas)
+                                     kl_accumulate, minmax_kl, ranges, side_stats, single_threaded_blas)
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
@@ -216,6 +216,13 @@ def _kl_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | No
     return run
 
 
+def _minmax_kl_thunk(rrec: TensorRecord, brec: TensorRecord, m: PairMetrics) -> Callable[[], float | None]:
+    def run() -> float | None:
+        return minmax_kl(load_tensor(rrec), load_tensor(brec), m.min_run, m.max_run,  # type: ignore[arg-type]
+                         m.min_baseline, m.max_baseline)  # type: ignore[arg-type]
+    return run
+
+
 def _side_thunk(rec: TensorRecord, start: int, stop: int | None, compiled: bool) -> Callable[[], SideAcc]:
     def run() -> SideAcc:
         return side_stats(load_tensor(rec), start=start, stop=stop, compiled=compiled)
@@ -356,6 +363,14 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             verdict, why, worst = judge_stats(m.run.stats or {}, m.base.stats or {}, tol)
             row.verdict, row.stat_rel_diff = verdict, worst
             row.reason = row.reason + why
+    if with_kl:  # MindStudio's KL: a pass with both sides' min and max known, over differing pairs only
+        kl_pairs = [(idx, row.metrics) for idx, row in enumerate(rows) if row.metrics is not None
+                    and not row.metrics.identical and row.metrics.min_run is not None
+                    and row.metrics.min_baseline is not None]
+        thunks = [(idx, _minmax_kl_thunk(matches[idx].run, matches[idx].base, m)) for idx, m in kl_pairs]
+        for (_, m), res in zip(kl_pairs, _run_items(thunks, workers, None, [rows[i].nbytes for i, _ in kl_pairs])):
+            if not isinstance(res, DumpReadError):
+                m.kl_div = res
     mode = "tensor" if any(r.mode == "tensor" for r in rows) else "statistics"
     problems = [("run", r.rel_file or r.name, r.problem) for r in run.records if r.problem]
     problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]

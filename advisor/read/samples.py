@@ -1,6 +1,6 @@
 """Data samples (what the pipeline feeds the model) -> arrays readable in chunks.
 
-Layouts (../shared/spec/run-layout.md):
+Layouts (docs/run-layout.md):
 
 - ``*.npz`` with arrays ``x``/``X``/``features``/``inputs`` and ``y``/``labels``/``label``/``targets``;
 - ``.npy`` pairs: ``x_train.npy`` + ``y_train.npy`` (also ``train_x``, ``features_train``,

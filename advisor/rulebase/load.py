@@ -13,7 +13,7 @@ import re
 import types
 import typing
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import yaml
 from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes
@@ -139,7 +139,7 @@ if _CSafeLoader is not None:
     _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
     _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 else:  # pragma: no cover - PyYAML built without libyaml
-    _FastLoader = _Loader
+    _FastLoader = _Loader  # type: ignore[misc]
 
 
 # --------------------------------------------------------------------------- field types
@@ -215,7 +215,7 @@ class _RuleChecker:
     def _vpos(self, mapping: Any, key: Any, default: S.Pos | None = None) -> S.Pos:
         if isinstance(mapping, PosDict) and key in mapping.val_pos:
             return mapping.val_pos[key]
-        return default or getattr(mapping, "start", (1, 1))
+        return default or cast(S.Pos, getattr(mapping, "start", (1, 1)))
 
     def _kpos(self, mapping: Any, key: Any) -> S.Pos:
         if isinstance(mapping, PosDict) and key in mapping.key_pos:
@@ -259,7 +259,7 @@ class _RuleChecker:
         sev = d.get("severity")
         if "severity" in d and sev not in S.SEVERITIES:
             self.err(self._vpos(d, "severity"), f"severity must be one of low, medium, high, got {sev!r}",
-                     hint=_suggest(sev, S.SEVERITIES))
+                     hint=_suggest(str(sev), S.SEVERITIES))
         conf = d.get("confidence")
         if "confidence" in d and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not -1 <= conf <= 1):
             self.err(self._vpos(d, "confidence"), f"confidence must be a number in -1..1, got {conf!r}")
@@ -303,7 +303,7 @@ class _RuleChecker:
         fires, quiet = self.check_tests(d.get("tests"))
         if self.errors:
             return None
-        return S.Rule(id=rid, title=title.strip(), severity=sev, confidence=float(conf), mode=mode, items=items,
+        return S.Rule(id=rid, title=title.strip(), severity=sev, confidence=float(conf), mode=mode, items=items,  # type: ignore[arg-type,union-attr]  # checked above
                       evidence=evidence.strip(), remedies=list(remedies), doc=dict(doc), cause=cause,
                       finding=finding, params=dict(params), fires=fires, quiet=quiet,
                       tags=list(d.get("tags") or []), path=self.path, pos=d.start)
@@ -329,7 +329,7 @@ class _RuleChecker:
             parsed = self.check_item(item, ipos, top_mode=mode)
             if parsed is not None:
                 items.append(parsed)
-        for ref, rpos, kind, fname in self.pending_refs:
+        for ref, rpos, _kind, _fname in self.pending_refs:
             target = self.aliases.get(ref.alias)
             if target is None:
                 self.err(rpos, f"ref '{ref.alias}.{ref.field}' names no fact of this rule",
@@ -463,7 +463,7 @@ class _RuleChecker:
                     self.err(opos, f"'between' needs a numeric field; '{fname}' holds {'/'.join(sorted(cats))}")
                     continue
                 if all(v is not None for v in vals):
-                    out.append(S.Condition(fname, op, tuple(vals)))
+                    out.append(S.Condition(fname, op, tuple(v for v in vals if v is not None)))
             elif op == "contains":
                 if not isinstance(value, str) or not value:
                     self.err(opos, f"'contains' needs a text, got {value!r}")
@@ -538,7 +538,7 @@ class _RuleChecker:
             if key not in ("fires", "quiet"):
                 self.err(self._kpos(tests, key), f"unknown key '{key}' in tests", expected="fires, quiet",
                          hint=_suggest(key, ("fires", "quiet")))
-        out = []
+        out: list[list[S.TestCase]] = []
         for key in ("fires", "quiet"):
             cases = tests.get(key)
             if not isinstance(cases, list) or not cases:
@@ -597,7 +597,7 @@ class _RuleChecker:
                     elif e["type"] == "missing":
                         msg = f"'{kind}' needs field '{loc}'"
                     self.err(epos, f"test case '{name}': {msg}", code="rule-tests",
-                             hint=_suggest(loc, FACT_KINDS[kind].model_fields) if e["type"] == "extra_forbidden" else None)
+                             hint=_suggest(str(loc), FACT_KINDS[kind].model_fields) if e["type"] == "extra_forbidden" else None)
         ev = case.get("evidence_has")
         if ev is not None and not isinstance(ev, str):
             self.err(self._vpos(case, "evidence_has", pos), "'evidence_has' must be a text")
