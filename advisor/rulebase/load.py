@@ -497,6 +497,9 @@ class _RuleChecker:
             self.err((pos[0] + (exc.lineno or 1) - 1, pos[1]), f"evidence template error: {exc.message}",
                      code="evidence-template")
             return
+        except RecursionError:  # '{{ [[[[...' a few hundred deep: jinja's parser recurses per level
+            self.err(pos, "evidence template error: nested too deep to parse", code="evidence-template")
+            return
         pats = {}
         for item in items:
             if isinstance(item, S.Pattern):
@@ -506,6 +509,9 @@ class _RuleChecker:
         names = set(pats) | set(self.params) | {"params", "rule"}
         try:
             undeclared = meta.find_undeclared_variables(ast)  # compiles: unknown filters/tests surface here
+        except RecursionError:
+            self.err(pos, "evidence template error: nested too deep to compile", code="evidence-template")
+            return
         except TemplateError as exc:
             known = sorted(env.filters)
             text = getattr(exc, "message", None) or str(exc).splitlines()[0]

@@ -108,3 +108,10 @@ def test_distinct_param_values_do_not_accumulate_rulesets(run_dir):
     for i in range(engine.MAX_REGISTERED + 8):
         diagnose(run_dir, params={"loss-diverges-at-large-lr.max_safe_lr": 0.5 + i})
     assert registered() <= engine.MAX_REGISTERED
+
+
+def test_deeply_nested_evidence_template_is_a_rule_error():
+    for evidence in ("{{ " + "[" * 3000 + "]" * 3000 + " }}", "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"):
+        rules, diags = parse_rules_text(RULE.format(evidence=evidence), "deep.yaml")
+        assert not rules
+        assert any(d.code == "evidence-template" and "deep" in d.message for d in diags), [d.format() for d in diags]
