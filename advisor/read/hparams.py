@@ -244,6 +244,8 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise HparamReadError(f"not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
                               f"{str(exc).splitlines()[0]}") from None
+    except (ValueError, OverflowError) as exc:  # a value no constructor can build: a date 2001-13-45
+        raise HparamReadError(f"a value cannot be read: {str(exc).splitlines()[0][:200]}") from None
     if not isinstance(data, dict):
         raise HparamReadError(f"expected a mapping of names to values at the top, got {type(data).__name__}")
     nodes = _expanded_size(data, 0, {})

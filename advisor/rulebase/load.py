@@ -23,6 +23,7 @@ from advisor.causes import CAUSE_BY_ID
 from advisor.errors import Diagnostic
 from advisor.facts import FACT_KINDS
 from advisor.rulebase import schema as S
+from advisor.read.safe import yaml_int
 from advisor.rulebase.evidence import template_env
 
 MAX_RULE_FILE_BYTES = 1_000_000
@@ -122,6 +123,7 @@ def _construct_seq(loader: _Loader, node: yaml.SequenceNode):
 
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+_Loader.add_constructor("tag:yaml.org,2002:int", yaml_int)  # 5000 digits: +-inf, not a ValueError
 
 _CSafeLoader = getattr(yaml, "CSafeLoader", None)
 if _CSafeLoader is not None:
@@ -637,6 +639,9 @@ def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {exc}")]
     except RecursionError:
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message="not valid YAML: nested too deep")]
+    except (ValueError, OverflowError) as exc:  # a value no constructor can build (a date out of range...)
+        return [], [Diagnostic(path=path, line=1, column=1, code="yaml",
+                               message=f"not valid YAML: {str(exc).splitlines()[0][:200]}")]
     finally:
         loader.dispose()
     if not trusted:  # aliases that multiply a structure ("billion laughs") are refused before any walk
