@@ -214,3 +214,41 @@ def test_half_precision_outputs_flushed_to_zero_are_underflow_not_truncation(tmp
     ids = [c.id for c in report.found()]
     assert ids and ids[0] == "fp_overflow" and "wrong_operator" not in ids
     assert "float16" in report.causes[0].evidence[0].text
+
+
+def test_first_difference_at_an_index_add_accumulation_is_a_rerun(tmp_path):
+    """Mean pooling by index_add_ whose accumulation order changes run to run (as atomicAdd does on a GPU):
+    ulp-level differences from the pool on, identical inputs, equal config files -> nondeterminism."""
+    torch = pytest.importorskip("torch")
+    from torch_models import take_dump
+
+    nn = torch.nn
+
+    class IndexAddPool(nn.Module):
+        def __init__(self, order_seed):
+            super().__init__()
+            self.order_seed = order_seed
+
+        def forward(self, x):  # x: (tokens, features) -> (groups, features)
+            groups = torch.arange(x.shape[0]) % 4
+            perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(self.order_seed))
+            out = torch.zeros(4, x.shape[1])
+            for i in perm.tolist():  # one row at a time: the order of the float additions is the permutation's
+                out.index_add_(0, groups[i:i + 1], x[i:i + 1])
+            return out / (x.shape[0] // 4)
+
+    torch.manual_seed(0)
+    proj, head = nn.Linear(8, 16), nn.Linear(16, 2)
+    x = torch.randn(64, 8)
+    for side, seed in (("run", 1), ("base", 2)):
+        model = nn.Sequential()
+        model.add_module("proj", proj)
+        model.add_module("pool", IndexAddPool(seed))
+        model.add_module("head", head)
+        take_dump(model.eval(), x * 1000, tmp_path / side / "dump")
+        (tmp_path / side / "hparams.yaml").write_text("lr: 0.001\n")
+    _, summary, note = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.first_difference_op == "pool.forward"
+    assert summary.first_difference_op_kind == "nondeterministic" and summary.first_difference_inputs_identical
+    assert summary.baseline_kind == "rerun"
+    assert "atomics-based" in note
