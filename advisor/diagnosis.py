@@ -87,7 +87,8 @@ MAX_NEXT_STEPS = 3
 
 def _next_steps(report: Report) -> list[str]:
     """What to collect so that skipped checks can run: the routine's order, a few lines."""
-    return [f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable][:MAX_NEXT_STEPS]
+    return [f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable
+            and c.stage != "pre_check"][:MAX_NEXT_STEPS]  # the hyper-parameter check's line asks for --baseline
 
 
 def _summary(report: Report, n_inputs: int) -> Summary:
