@@ -252,3 +252,37 @@ def test_first_difference_at_an_index_add_accumulation_is_a_rerun(tmp_path):
     assert summary.first_difference_op_kind == "nondeterministic" and summary.first_difference_inputs_identical
     assert summary.baseline_kind == "rerun"
     assert "atomics-based" in note
+
+
+def test_a_manifest_naming_two_devices_makes_a_port(tmp_path):
+    """Equal config files and a first difference at a split-K-prone matmul: a rerun, unless the dumps say that
+    they come from two devices."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    x, w = torch.randn(8, 32), torch.randn(32, 16)
+    y_run = (x @ w).numpy()
+    y_base = (x.double() @ w.double()).float().numpy()  # another accumulation: last-bit differences
+    assert (y_run != y_base).any()
+    for side, y, device in (("run", y_run, "npu:0"), ("base", y_base, "cuda:0")):
+        _write_npy_dump(tmp_path / side / "dump", [("mm.forward.input.0", "MatMul", x.numpy()),
+                                                   ("mm.forward.output.0", "MatMul", y)])
+        (tmp_path / side / "hparams.yaml").write_text("lr: 0.1\n")
+    _, summary, _ = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.first_difference_op_kind == "gpu_nondeterministic" and summary.baseline_kind == "rerun"
+    for side, device in (("run", "npu:0"), ("base", "cuda:0")):
+        man = tmp_path / side / "dump" / "manifest.json"
+        man.write_text(json.dumps({"framework": "pytorch", "device": device, "tensors": json.loads(man.read_text())}))
+    _, summary, note = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.baseline_kind == "port" and "npu:0 and cuda:0" in note
+
+
+def test_a_first_difference_in_another_precision_makes_a_port(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    x = torch.randn(8, 32)
+    for side, y in (("run", torch.softmax(x.half(), -1)), ("base", torch.softmax(x, -1))):
+        _write_npy_dump(tmp_path / side / "dump", [("sm.forward.input.0", "Softmax", x.numpy()),
+                                                   ("sm.forward.output.0", "Softmax", y.numpy())])
+        (tmp_path / side / "hparams.yaml").write_text("lr: 0.1\n")
+    _, summary, note = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.baseline_kind == "port" and "float16 in the run and float32 in the baseline" in note
