@@ -36,7 +36,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from advisor.read.safe import UnsafeInput, finite_float, loads_json, resolve_within
+
 MAX_JSON_BYTES = 200_000_000
+MAX_DUMP_JSON_DEPTH = 200  # dump.json nests lists of tensors of lists; never this deep
 _INDEX_PREFIX = re.compile(r"^\d+_")
 _TENSOR_NAME = re.compile(r"^(?P<op>.+)\.(?P<role>input|output)\.(?P<index>[^.]+(?:\.[^.]+)*)$")
 _NATURAL = re.compile(r"(\d+)")
@@ -122,10 +125,10 @@ def msprobe_op_type(op: str) -> str | None:
 
 
 def _within(root: Path, rel: str) -> Path:
-    candidate = (root / rel).resolve()
-    if not candidate.is_relative_to(root.resolve()):
-        raise DumpReadError(f"'{rel}' points outside the dump folder")
-    return candidate
+    try:  # NUL bytes, link loops and escapes are refused (advisor.read.safe)
+        return resolve_within(root, rel, "dump folder")
+    except UnsafeInput as exc:
+        raise DumpReadError(str(exc)) from None
 
 
 def _read_json(path: Path) -> Any:
@@ -133,7 +136,9 @@ def _read_json(path: Path) -> Any:
     if size > MAX_JSON_BYTES:
         raise DumpReadError(f"{path.name} is {size} bytes, above the {MAX_JSON_BYTES}-byte limit")
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
+        return loads_json(path.read_bytes().decode("utf-8"), max_depth=MAX_DUMP_JSON_DEPTH)
+    except UnsafeInput as exc:
+        raise DumpReadError(f"{path.name}: {exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DumpReadError(f"{path.name} is not valid JSON: {str(exc).splitlines()[0]}") from None
 
@@ -332,12 +337,13 @@ def _msprobe_record(op: str, role: str, index: str, order: int, op_type: str | N
     for k in ("Max", "Min", "Mean", "Norm"):
         v = item.get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            stats[k] = float(v)
+            stats[k] = finite_float(v)  # an integer of 400 digits is +-inf, not an OverflowError
         elif isinstance(v, str) and v.lower() in ("nan", "inf", "-inf"):
             stats[k] = float(v)
     rec = TensorRecord(name=f"{op}.{role}.{index}", op=op, role=role, index=index, order=order,  # type: ignore[arg-type]
                        op_type=op_type, dtype=_dtype_name(item.get("dtype")),
-                       shape=tuple(int(s) for s in shape) if isinstance(shape, list) else None,
+                       shape=tuple(int(s) for s in shape) if isinstance(shape, list)
+                       and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**62 for s in shape) else None,
                        stats=stats or None)
     name = item.get("data_name")
     if mode == "tensor" and isinstance(name, str) and name not in ("-1", ""):
