@@ -8,6 +8,7 @@ laughs" anchor bombs and a nesting cap. JSON and YAML nesting deeper than
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from pathlib import Path
@@ -290,6 +291,11 @@ def numbered_mapping(mapping: dict) -> bool:
     """A non-empty mapping whose keys are all numbers (``id2label``): one value, not sections."""
     return bool(mapping) and all((isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit())
                                  for k in mapping)
+
+
+def is_hparam_file(name: str) -> bool:
+    """Whether a file of this name is read as hyper-parameters (HPARAM_FILE_NAMES holds shell patterns)."""
+    return any(fnmatch.fnmatch(name.lower(), pattern) for pattern in HPARAM_FILE_NAMES)
 
 
 def file_priority(name: str) -> int:
