@@ -97,6 +97,9 @@ def _summary(report: Report, n_inputs: int) -> Summary:
     summary = _summary_core(report, n_inputs)
     gap = next((f for f in report.findings if f.id == "run_worse_than_baseline"), None)
     if gap is None:
+        par = next((f for f in report.findings if f.id == "run_not_worse_than_baseline"), None)
+        if par is not None:
+            summary.benchmark_gap = (par.text or "").removeprefix("the run is not worse than its baseline: ")
         return summary
     summary.benchmark_gap = (gap.text or "").removeprefix("the run is worse than its baseline: ")
     if summary.verdict == "cause_found":
