@@ -82,6 +82,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.baseline and Path(args.baseline).is_dir() and Path(args.run).is_dir() \
             and Path(args.baseline).resolve() == Path(args.run).resolve():
         raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
+    if args.baseline and Path(args.baseline).is_file() and Path(args.run).is_file() \
+            and Path(args.baseline).resolve() == Path(args.run).resolve():
+        raise _Usage("--baseline is the run log itself: give the benchmark run's log or folder")
     if args.only_rules and not args.rules:
         raise _Usage("--only-rules without --rules leaves no rule to run")
     for path in args.rules or ():
@@ -162,11 +165,24 @@ def cmd_facts(args: argparse.Namespace) -> int:
     from advisor.inventory import RunFolder
 
     for p, what in ((args.run, "RUN"), (args.baseline, "baseline")):
-        if p is not None and not Path(p).is_dir():
-            raise _Usage(f"{what} '{p}' is not a folder")
-    pair = RunPair(run=RunFolder.scan(args.run, "run"),
-                   baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None,
+        if p is not None and not (Path(p).is_dir() or Path(p).is_file() or (what == "RUN" and p == "-")):
+            raise _Usage(f"{what} '{p}' is not a folder or a file")
+    stdin = None
+    if args.run == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise _Usage(str(exc)) from None
+    pair = RunPair(run=RunFolder.open(args.run, "run", stdin),
+                   baseline=RunFolder.open(args.baseline, "baseline") if args.baseline else None,
                    options=_params(args.threshold, "--threshold"))
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    pair.run = pick_latest(pair.run)[0]
+    pair.baseline = pick_latest(pair.baseline)[0] if pair.baseline is not None else None
     ex = extract_facts(pair)
     if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
         print(json.dumps(_finite({"facts": [f.model_dump(mode="json") for f in ex.facts],
@@ -184,6 +200,30 @@ def cmd_facts(args: argparse.Namespace) -> int:
     if not ex.facts:
         print("no facts: nothing the extractors could read was found", file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from advisor.watch import level, watch
+
+    try:
+        alert = level(args.alert)
+        exit_on = level(args.exit_on) if args.exit_on else None
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    if not Path(args.run).is_dir():
+        raise _Usage(f"RUN '{args.run}' is not a folder")
+    if args.interval <= 0:
+        raise _Usage(f"--interval must be above 0, got {args.interval}")
+
+    def say(alert_) -> None:
+        print(alert_.line(), flush=True)
+
+    try:
+        return watch(args.run, alert=alert, exit_on=exit_on, once=args.once, interval=args.interval,
+                     idle_exit=args.idle_exit, on_alert=say, rules=args.rules or (),
+                     params=_params(args.param), options=_params(args.threshold, "--threshold"))
+    except KeyboardInterrupt:
+        return EXIT_OK
 
 
 def _rules_for(args: argparse.Namespace):
@@ -285,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("diagnose", help="diagnose a run folder (optionally against a baseline run)",
                        description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.")
-    d.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    d.add_argument("run", metavar="RUN", help="the run folder, one log file, or - for a log on standard input (read-only)")
     d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
     d.add_argument("--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)")
     d.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (.html, .json, .md, .txt)")
@@ -301,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
-    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder")
+    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder, one log file, or - (standard input)")
     f.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder (facts of both sides)")
     f.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     f.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
@@ -325,6 +365,21 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
     r.set_defaults(func=cmd_rules)
+
+    w = sub.add_parser("watch", help="follow a run while it trains; print a line when a cause becomes likely",
+                       description="Follow RUN while it trains: re-diagnose when logs, metrics or tensors.jsonl grow, "
+                                   "and print one line when a cause first reaches the --alert confidence.")
+    w.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    w.add_argument("--alert", default="high", metavar="LEVEL",
+                   help="confidence that prints a line: low (0.3), medium (0.5), high (0.8) or a number (default high)")
+    w.add_argument("--exit-on", metavar="LEVEL", help="stop with exit status 1 once a cause reaches this confidence")
+    w.add_argument("--once", action="store_true", help="diagnose once, print the causes at --alert, exit (for cron)")
+    w.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the folder (default 0.5)")
+    w.add_argument("--idle-exit", type=float, metavar="SECONDS", help="stop (status 0) when nothing changed this long")
+    w.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
+    w.add_argument("--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter")
+    w.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
+    w.set_defaults(func=cmd_watch)
 
     try:  # the standalone comparison, where installed (advisor/compare/cli.py)
         from advisor.compare.cli import add_compare_parser

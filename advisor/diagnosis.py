@@ -13,7 +13,7 @@ from advisor.extract import extract_facts
 from advisor.extract.base import Extraction, RunPair
 from advisor.inventory import InputRecord, RunFolder
 from advisor.rank import rank
-from advisor.report.model import Chart, CheckReport, FindingReport, Report, Summary
+from advisor.report.model import Chart, CheckReport, CrashReport, FindingReport, Report, Summary
 from advisor.rulebase import builtin_rules_dir
 from advisor.rulebase.infer import RuleBase
 from advisor.rulebase.load import load_rules, merge_rule_sets
@@ -71,11 +71,21 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
     return out
 
 
+#: at most this many "what to collect next" lines when nothing was found
+MAX_NEXT_STEPS = 3
+
+
+def _next_steps(report: Report) -> list[str]:
+    """What to collect so that skipped checks can run: the routine's order, a few lines."""
+    return [f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable][:MAX_NEXT_STEPS]
+
+
 def _summary(report: Report, n_inputs: int) -> Summary:
     found = report.found()
     if n_inputs == 0:
         return Summary(verdict="no_input", headline="No artifact the advisor can read was found in the run folder.",
-                       certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps")
+                       certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps",
+                       next_steps=_next_steps(report))
     if found:
         top = found[0]
         second = found[1].confidence if len(found) > 1 else 0.0
@@ -86,15 +96,33 @@ def _summary(report: Report, n_inputs: int) -> Summary:
         return Summary(verdict="cause_found", headline=f"Most likely cause: {top.title} ({top.id})",
                        top_cause=top.id, top_confidence=top.confidence, first_remedies=top.remedies[:3],
                        certainty=certainty)
+    ran = sum(1 for c in report.checks if c.status == "ran")
+    # a run that crashed is not "fine": say what is known instead of "nothing is wrong"
+    opening = ("The run stopped with an exception (below), and" if report.crashes else
+               f"Nothing is clearly wrong in the {ran} check(s) that could run:")
     if report.causes:
         top = report.causes[0]
-        return Summary(verdict="weak_signals", headline=f"No cause reached {REPORT_THRESHOLD:.0%} confidence; "
-                       f"the strongest signal is {top.title} ({top.confidence:.0%})", top_cause=top.id,
-                       top_confidence=top.confidence, first_remedies=top.remedies[:3],
-                       certainty="unsure: only weak signals")
-    ran = sum(1 for c in report.checks if c.status == "ran")
-    return Summary(verdict="nothing_found", headline=f"No cause found in the {ran} stage(s) that could run.",
-                   certainty="nothing found in what was checked; skipped stages may still hide a cause")
+        return Summary(verdict="weak_signals",
+                       headline=f"{opening} no cause reached {REPORT_THRESHOLD:.0%} confidence (the strongest "
+                                f"signal: {top.title}, {top.confidence:.0%}).",
+                       top_cause=top.id, top_confidence=top.confidence,
+                       certainty="unsure: only weak signals, listed below for a look, not to act on",
+                       next_steps=_next_steps(report))
+    return Summary(verdict="nothing_found", headline=f"{opening} no rule found a cause.",
+                   certainty="nothing found in what was checked; skipped checks may still hide a cause",
+                   next_steps=_next_steps(report))
+
+
+def _crashes(extraction: Extraction) -> list[CrashReport]:
+    out: list[CrashReport] = []
+    seen: set[tuple[str, str, int | None]] = set()
+    for f in extraction.facts:
+        if f.kind == "training_crash" and (f.side, f.exception, f.step) not in seen:  # traceback + message: once
+            seen.add((f.side, f.exception, f.step))
+            cite = f.source.cite() if f.source is not None else None
+            out.append(CrashReport(exception=f.exception, step=f.step, is_nonfinite=f.is_nonfinite,
+                                   source=("baseline: " + cite) if cite and f.side == "baseline" else cite))
+    return out
 
 
 def _charts(extraction: Extraction) -> list[Chart]:
@@ -179,7 +207,7 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
              rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
              params: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
              engine: str | None = None) -> Report:
-    """Diagnose a run folder (optionally against a baseline folder).
+    """Diagnose a run folder, one log file or ``-`` (standard input), optionally against a baseline.
 
     ``rules``: extra rule files/folders; ``only_rules``: drop the built-in rules;
     ``params``: rule parameter overrides ``{"rule-id.param": value}``;
@@ -187,10 +215,18 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     ('durable', 'python' or 'auto'; see rulebase/backends.py). Nothing in the folders is written.
     """
     run_path = Path(run)
-    if not run_path.is_dir():
-        raise UsageError(f"RUN '{run}' is not a folder")
-    if baseline is not None and not Path(baseline).is_dir():
-        raise UsageError(f"baseline '{baseline}' is not a folder")
+    if not (run_path.is_dir() or run_path.is_file() or str(run) == "-"):
+        raise UsageError(f"RUN '{run}' is not a folder, a file or '-' (standard input)")
+    if baseline is not None and not (Path(baseline).is_dir() or Path(baseline).is_file()):
+        raise UsageError(f"baseline '{baseline}' is not a folder or a file")
+    stdin = None
+    if str(run) == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise UsageError(str(exc)) from None
     if options and "compare.kernel" in options:
         from advisor.compare.engine import use_compiled
 
@@ -199,9 +235,18 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     rule_list, diags = load_rule_set(rules, only_rules)
-    pair = RunPair(run=RunFolder.scan(run_path, "run"),
-                   baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,
+    pair = RunPair(run=RunFolder.open(run_path, "run", stdin),
+                   baseline=RunFolder.open(Path(baseline), "baseline") if baseline is not None else None,
                    options=dict(options or {}))
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    pair.run, run_note = pick_latest(pair.run)
+    base_note = None
+    if pair.baseline is not None:
+        pair.baseline, base_note = pick_latest(pair.baseline)
+    runs_notes = [f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note))
+                  if note]
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = _param_problems(rule_list, params)
@@ -216,10 +261,11 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     inputs += _unread_files(pair.run, inputs) + (_unread_files(pair.baseline, inputs) if pair.baseline else [])
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
-                    causes=causes, ruled_out=ruled_out, findings=findings, checks=_checks(extraction),
+                    causes=causes, ruled_out=ruled_out, findings=findings, crashes=_crashes(extraction),
+                    checks=_checks(extraction),
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
                     + param_warnings + _several_runs(pair.run, "RUN")
-                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []),
+                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []) + runs_notes,
                     facts_count=len(extraction.facts), rules_count=len(rule_list),
                     rule_errors=sum(1 for d in diags if d.severity == "error"), charts=_charts(extraction),
                     report_threshold=REPORT_THRESHOLD)

@@ -13,7 +13,7 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Callable, Iterable, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -40,6 +40,8 @@ def output_problem(out: str | os.PathLike, folders: Iterable[tuple[str | os.Path
     if not target.parent.is_dir():
         return f"the folder '{Path(out).parent}' does not exist"
     for folder, what in folders:
+        if folder and folder != "-" and Path(folder).is_file() and target == Path(folder).resolve():
+            return f"is the {what} log itself; advisor never writes there"
         if folder and Path(folder).is_dir() and target.is_relative_to(Path(folder).resolve()):
             return (f"is inside the {what} folder; advisor never writes there (a report left there would "
                     "also be read back as an input next time)")
@@ -58,6 +60,22 @@ class RunFolder:
     side: Side = "run"
     files: list[Path] = field(default_factory=list)  # relative paths, sorted
     skipped: list[InputRecord] = field(default_factory=list)  # links leading outside etc.
+    #: RUN given as one file or as standard input: every file is a log candidate, whatever its name
+    single: bool = False
+    #: files held in memory (standard input), by relative name; never written anywhere
+    memory: dict[str, bytes] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, arg: str | os.PathLike, side: Side = "run", stdin: bytes | None = None) -> "RunFolder":
+        """A folder, one file (``train.log``) or ``-`` (``stdin``: the bytes read from standard input)."""
+        if str(arg) == "-" and stdin is not None:
+            from advisor.read.stdin import STDIN_NAME
+
+            return cls(root=Path("-"), side=side, files=[Path(STDIN_NAME)], single=True, memory={STDIN_NAME: stdin})
+        path = Path(arg)
+        if path.is_file():
+            return cls(root=path.parent, side=side, files=[Path(path.name)], single=True)
+        return cls.scan(path, side)
 
     @classmethod
     def scan(cls, root: str | os.PathLike, side: Side = "run") -> "RunFolder":
@@ -84,12 +102,18 @@ class RunFolder:
     # -- lookups ---------------------------------------------------------
     def rel(self, path: Path) -> str:
         """The path as shown to the user: relative to the run folder, with '/'."""
+        if self.memory and getattr(path, "name", None) in self.memory:
+            return path.name
         try:
             return Path(path).relative_to(self.root).as_posix()
         except ValueError:
             return Path(path).as_posix()
 
     def abs(self, rel: Path | str) -> Path:
+        if self.memory and str(rel) in self.memory:
+            from advisor.read.stdin import MemoryFile
+
+            return cast(Path, MemoryFile(str(rel), self.memory[str(rel)]))   # has the Path methods readers use
         return self.root / rel
 
     def find(self, predicate: Callable[[Path], bool]) -> list[Path]:

@@ -4,7 +4,12 @@ Combination (documented in docs/writing-rules.md, tested in tests/test_rank.py):
 
 - a rule that fired several times counts once, with its own confidence
   (several matching facts are one piece of evidence, not many);
-- supporting rules (c > 0) combine by noisy-OR: P = 1 - Π(1 - c);
+- rules of one cause that matched the same facts read one observation (two
+  rules on one loss curve are not two witnesses): they count once, at the
+  strongest rule's confidence; a rule whose facts are a subset of another's
+  (the learning rate alone, and the learning rate with the curve it explains)
+  is absorbed by the larger one;
+- supporting groups (c > 0) combine by noisy-OR: P = 1 - Π(1 - c);
 - opposing rules (c < 0) the same on |c|: N = 1 - Π(1 - |c|);
 - the two merge with the certainty-factor formula CF = (P - N) / (1 - min(P, N)),
   reported as max(CF, 0).
@@ -18,6 +23,7 @@ either alone, which is what an expert expects of independent evidence.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Iterable
 
@@ -45,6 +51,43 @@ def combine(confidences: Iterable[float]) -> float:
     return (p - n) / denom
 
 
+def pooled_confidences(firings: list[Firing]) -> list[float]:
+    """One confidence per distinct observation among firings of one sign.
+
+    Firings that matched the same set of facts read one observation: they count once, at the strongest
+    (largest |c|). A firing whose facts are a strict subset of another's is absorbed by it: the larger
+    rule saw the same thing and more, so it counts at no less than the smaller one and the smaller one
+    not again. What remains is independent evidence, pooled by noisy-OR in ``combine``.
+    """
+    best: dict[frozenset[int], float] = {}
+    for f in firings:
+        key = frozenset(id(fact) for fact in f.facts.values())
+        c = f.rule.confidence
+        best[key] = max(best.get(key, c), c, key=abs)
+    keys = list(best)
+    out = []
+    for k in keys:
+        supersets = [o for o in keys if k < o]
+        if supersets:
+            for o in supersets:
+                best[o] = max(best[o], best[k], key=abs)
+    for k in keys:
+        if not any(k < o for o in keys):
+            out.append(best[k])
+    return out
+
+
+_CLAUSE_END = re.compile(r"[.;:!?(,\u2014]| - | (?:until|so that|before|after|if|when|unless|while) ")
+
+
+def remedy_key(text: str) -> str:
+    """A remedy's leading clause, normalised: 'Train longer (more epochs ...)' and 'Train longer until the eval
+    loss levels off.' say the same first thing and are shown once."""
+    head = _CLAUSE_END.split(text, maxsplit=1)[0]
+    words = re.findall(r"[a-z0-9_]+", head.lower())
+    return " ".join(words[:6])
+
+
 def _cite(firing: Firing) -> str | None:
     cites = []
     for fact in firing.facts.values():
@@ -70,16 +113,19 @@ def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
         per_rule: dict[str, Firing] = {}
         for f in fs:  # firings arrive sorted; keep each rule's first
             per_rule.setdefault(f.rule.id, f)
-        conf = combine(f.rule.confidence for f in per_rule.values())
         support = [f for f in per_rule.values() if f.rule.confidence > 0]
         oppose = [f for f in per_rule.values() if f.rule.confidence < 0]
+        conf = combine(pooled_confidences(support) + pooled_confidences(oppose))
         support.sort(key=lambda f: (-f.rule.confidence, f.rule.id))
         oppose.sort(key=lambda f: (f.rule.confidence, f.rule.id))
         severity = max((f.rule.severity for f in support), key=lambda s: SEVERITY_RANK[s], default="low")
         remedies: list[str] = []
-        for f in support:
+        seen: set[str] = set()
+        for f in support:  # strongest rule first: its wording of a shared remedy is kept
             for r in f.rule.remedies:
-                if r not in remedies:
+                key = remedy_key(r) or r
+                if key not in seen:
+                    seen.add(key)
                     remedies.append(r)
         known = CAUSE_BY_ID.get(cause_id)
         title = known.title if known else (support or oppose)[0].rule.title

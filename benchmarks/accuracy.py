@@ -7,6 +7,13 @@ run folder, baseline folder) written by examples/generate.py, calls
 - top-1: share of faulty runs whose true cause is ranked first;
 - top-3: share whose true cause is among the first three;
 - false-alarm rate: share of healthy runs with any cause at confidence >= 0.5;
+- calibration: every reported cause of every run is one prediction, right when
+  it is the run's true cause (or one of the label's ``also_ok`` ids), wrong
+  otherwise (every cause of a healthy run is wrong). The reliability table
+  bins the predictions by confidence and sets each bin's mean confidence
+  against its observed hit rate; the expected calibration error is
+  ECE = sum over bins of (n_bin / n) * |hit rate - mean confidence|
+  (Guo et al. 2017, https://arxiv.org/abs/1706.04599).
 
 overall and per cause, then every miss with what was ranked instead, so the
 rule owners can see which rule to look at.
@@ -15,9 +22,13 @@ Usage::
 
     python examples/generate.py -j 2                    # once: writes examples/generated/
     python benchmarks/accuracy.py [--runs examples/generated] [--json out.json] [-v]
+    python benchmarks/accuracy.py --labels OTHER/labels.json ...  # any other labelled set
 
 The small runs committed under examples/ (examples/labels.json) are diagnosed
-too unless ``--no-committed`` is given.
+too unless ``--no-committed`` is given. ``--labels`` takes more labelled sets:
+a JSON object (run name -> {"run", "baseline", "cause", "also_ok"}) as
+examples/generate.py writes, or a JSON list of such entries; paths are
+relative to the labels file's folder, or to its parent when they start there.
 """
 
 from __future__ import annotations
@@ -44,24 +55,37 @@ class Outcome:
     ranked: list[tuple[str, float]] = field(default_factory=list)  # (cause id, confidence), best first
     error: str | None = None
     seconds: float = 0.0
+    also_ok: tuple[str, ...] = ()  # ids an expert accepts as equally right
+
+    def is_right(self, cause: str) -> bool:
+        return self.truth is not None and (cause == self.truth or cause in self.also_ok)
 
     @property
     def top1(self) -> bool:
-        return bool(self.ranked) and self.ranked[0][0] == self.truth
+        return bool(self.ranked) and self.is_right(self.ranked[0][0])
 
     @property
     def top3(self) -> bool:
-        return self.truth in [c for c, _ in self.ranked[:3]]
+        return any(self.is_right(c) for c, _ in self.ranked[:3])
 
     @property
     def alarms(self) -> list[tuple[str, float]]:
         return [(c, p) for c, p in self.ranked if p >= THRESHOLD]
 
 
-def load_labels(path: Path) -> list[tuple[str, dict, Path]]:
-    """(name, label, folder the label's paths are relative to) for each entry of a labels file."""
+def load_labels(path: Path, prefix: str = "") -> list[tuple[str, dict, Path]]:
+    """(name, label, folder the label's paths are relative to) for each entry of a labels file:
+    a JSON object of name -> label, or a JSON list of labels (named by their run folder)."""
     labels = json.loads(path.read_text(encoding="utf-8"))
-    return [(name, lab, path.parent) for name, lab in sorted(labels.items())]
+    if isinstance(labels, list):
+        labels = {Path(lab["run"]).name: lab for lab in labels}
+    out = []
+    for name, lab in sorted(labels.items()):
+        base = path.parent
+        if not (base / lab["run"]).exists() and (base.parent / lab["run"]).exists():
+            base = base.parent
+        out.append((prefix + name, lab, base))
+    return out
 
 
 def _diagnose_here(run: Path, baseline: Path | None) -> dict:
@@ -80,7 +104,7 @@ def _diagnose_here(run: Path, baseline: Path | None) -> dict:
 def diagnose_one(name: str, label: dict, base: Path, isolate: bool = True, tries: int = 2) -> Outcome:
     """Diagnose one labelled run, by default in a child process so that a crash of the
     engine's native code is recorded as that run's result instead of ending the benchmark."""
-    out = Outcome(name, label.get("cause"))
+    out = Outcome(name, label.get("cause"), also_ok=tuple(label.get("also_ok") or ()))
     run = base / label["run"]
     baseline = base / label["baseline"] if label.get("baseline") else None
     if not isolate:
@@ -130,7 +154,28 @@ def summarise(outcomes: list[Outcome]) -> dict:
         "errors": [{"run": o.name, "error": o.error} for o in outcomes if o.error],
         "per_cause": dict(sorted(per.items())),
         "seconds_per_run": sum(o.seconds for o in outcomes) / len(outcomes) if outcomes else None,
+        "calibration": reliability(outcomes),
     }
+
+
+BINS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0001)
+
+
+def reliability(outcomes: list[Outcome]) -> dict:
+    """Every reported cause is a prediction: confidence bins vs observed hit rate, and the ECE."""
+    preds = [(p, o.is_right(c)) for o in outcomes if not o.error for c, p in o.ranked]
+    rows = []
+    ece = 0.0
+    for lo, hi in zip(BINS[:-1], BINS[1:]):
+        inside = [(p, hit) for p, hit in preds if lo <= p < hi]
+        if not inside:
+            continue
+        conf = sum(p for p, _ in inside) / len(inside)
+        rate = sum(hit for _, hit in inside) / len(inside)
+        ece += len(inside) / len(preds) * abs(rate - conf)
+        rows.append({"bin": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": len(inside), "mean_confidence": round(conf, 3),
+                     "hit_rate": round(rate, 3)})
+    return {"predictions": len(preds), "ece": round(ece, 4) if preds else None, "bins": rows}
 
 
 def _pct(v: float | None) -> str:
@@ -143,6 +188,12 @@ def print_summary(s: dict) -> None:
         print(f"{cause:24s} {d['runs']:4d} {_pct(d['top1'] / d['runs']):>6s} {_pct(d['top3'] / d['runs']):>6s}")
     print(f"\nfaulty runs {s['faulty']}: top-1 {_pct(s['top1'])}  top-3 {_pct(s['top3'])}   (aim >= 0.90 / 0.98)")
     print(f"healthy runs {s['healthy']}: false-alarm rate {_pct(s['false_alarm_rate'])}   (aim <= 0.05)")
+    cal = s["calibration"]
+    if cal["predictions"]:
+        print(f"\ncalibration over {cal['predictions']} reported causes: ECE {cal['ece']:.3f}   (aim <= 0.10)")
+        print(f"  {'confidence':12s} {'n':>5s} {'mean':>6s} {'right':>6s}")
+        for b in cal["bins"]:
+            print(f"  {b['bin']:12s} {b['n']:5d} {b['mean_confidence']:6.2f} {b['hit_rate']:6.2f}")
     if s["seconds_per_run"] is not None:
         print(f"diagnosis time: {s['seconds_per_run']:.2f} s per run on average")
     misses = [(c, m) for c, d in s["per_cause"].items() for m in d["misses"]]
@@ -174,6 +225,12 @@ def markdown(s: dict) -> str:
     lines += ["", f"Faulty runs: {s['faulty']}, top-1 **{_pct(s['top1']).strip()}**, top-3 **{_pct(s['top3']).strip()}**"
               f" (aim >= 0.90 / 0.98). Healthy runs: {s['healthy']}, false-alarm rate"
               f" **{_pct(s['false_alarm_rate']).strip()}** (aim <= 0.05)."]
+    cal = s["calibration"]
+    if cal["predictions"]:
+        lines += ["", f"Calibration over {cal['predictions']} reported causes: expected calibration error "
+                  f"**{cal['ece']:.3f}** (aim <= 0.10).", "", "| confidence | causes | mean confidence | right |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {b['bin']} | {b['n']} | {b['mean_confidence']:.2f} | {b['hit_rate']:.2f} |" for b in cal["bins"]]
     misses = [(c, m) for c, d in s["per_cause"].items() for m in d["misses"]]
     if misses:
         lines += ["", "Misses (true cause not ranked first):", ""]
@@ -189,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", default=str(ROOT / "examples" / "generated"),
                     help="folder holding labels.json of generated runs (default examples/generated)")
     ap.add_argument("--no-committed", action="store_true", help="skip the runs committed under examples/")
+    ap.add_argument("--no-generated", action="store_true", help="skip examples/generated (the --runs folder)")
+    ap.add_argument("--labels", action="append", default=[], metavar="FILE",
+                    help="another labelled set (labels.json; repeatable), e.g. ../shared/eval-dev/corpus/labels.json")
     ap.add_argument("--only", nargs="+", default=[], metavar="CAUSE", help="cause ids (or 'healthy') to benchmark")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--markdown", metavar="FILE", help="also write the figures as a Markdown table")
@@ -204,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
 
     entries: list[tuple[str, dict, Path]] = []
     gen_labels = Path(args.runs) / "labels.json"
-    if gen_labels.is_file():
+    if args.no_generated:
+        pass
+    elif gen_labels.is_file():
         entries += load_labels(gen_labels)
     else:
         print(f"accuracy.py: no {gen_labels}; generate the runs first: python examples/generate.py -j 2",
@@ -212,6 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     committed = ROOT / "examples" / "labels.json"
     if not args.no_committed and committed.is_file():
         entries += [(f"examples/{n}", lab, base) for n, lab, base in load_labels(committed)]
+    for extra in args.labels:
+        path = Path(extra)
+        if not path.is_file():
+            print(f"accuracy.py: error: {path}: no such labels file", file=sys.stderr)
+            return 2
+        entries += load_labels(path, prefix=f"{path.parent.parent.name}/")
     if args.only:
         entries = [e for e in entries if (e[1].get("cause") or "healthy") in args.only]
     if not entries:

@@ -32,22 +32,26 @@ from either limit. Non-finite statistics are written as ``null``; ``nan`` and
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-#: module class name -> (low limit, high limit) of its output
-SATURATING = {
-    "Sigmoid": (0.0, 1.0), "Hardsigmoid": (0.0, 1.0), "Tanh": (-1.0, 1.0),
-    "Hardtanh": (-1.0, 1.0), "Softsign": (-1.0, 1.0),
-}
-#: share of the output range counted as "at the limit"
-SAT_MARGIN = 0.01
+from advisor.capture.writer import (
+    MAX,
+    MIN,
+    SAT,
+    SAT_MARGIN,
+    SATURATING,
+    DumpWriter,
+    TensorsFile,
+    add_update,
+    finite,
+    record,
+)
 
-# positions in a statistics vector (device tensor of float64)
-_SUM, _SUMSQ, _MIN, _MAX, _ZEROS, _NAN, _INF, _SAT = range(8)
+__all__ = ["SATURATING", "SAT_MARGIN", "Capture", "attach", "capture"]
 
 
 class Capture:
@@ -55,7 +59,7 @@ class Capture:
 
     def __init__(self, model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10, *,
                  activations: bool = True, updates: bool = True, dump_steps: Iterable[int] = (),
-                 start_step: int = 0, filename: str = "tensors.jsonl"):
+                 start_step: int = 0, filename: str = "tensors.jsonl", hook_optimizer: bool = True):
         import torch  # lazily: the advisor itself does not need torch
 
         self._torch = torch
@@ -65,11 +69,11 @@ class Capture:
         self.optimizer = optimizer
         self.every = int(every)
         self.step = int(start_step)
-        self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.out_dir / filename
         # a fresh run starts a fresh file; a resumed one (start_step > 0) appends
-        self._fh = self.path.open("a" if start_step else "w", encoding="utf-8")
+        self._file = TensorsFile(out_dir, filename, append=bool(start_step))
+        self.out_dir = self._file.out_dir
+        self.path = self._file.path
+        self._dumps = DumpWriter(self.out_dir)
         self._updates = bool(updates) and optimizer is not None
         self._dump_steps = {int(s) for s in dump_steps}
         # tied parameters appear under each of their names
@@ -82,14 +86,12 @@ class Capture:
         self._snap: dict[int, Any] = {}  # id(param) -> copy before the optimizer step
         self._weights: dict[int, tuple] = {}  # id(param) -> (weight stats, grad stats | None, numel)
         self._row_std_done = False
-        self._dump: list[dict] = []
-        self._dump_calls: dict[str, int] = {}
         self._handles: list[Any] = []
         if activations or self._dump_steps:
             for name, module in model.named_modules():
                 if next(module.children(), None) is None:  # leaf modules only
                     self._handles.append(module.register_forward_hook(self._forward_hook(name or "model", module)))
-        if optimizer is not None:
+        if optimizer is not None and hook_optimizer:
             self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: self._before_update()))
             self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after_update()))
         self._record_activations = bool(activations)
@@ -99,6 +101,14 @@ class Capture:
     def recording(self) -> bool:
         """Whether the current step is one whose statistics are written."""
         return self.step % self.every == 0
+
+    def before_update(self) -> None:
+        """With ``hook_optimizer=False``: call when the gradients are ready, before the weights change."""
+        self._before_update()
+
+    def after_update(self) -> None:
+        """With ``hook_optimizer=False``: call once the step's update is applied (counts the step)."""
+        self._after_update()
 
     def step_done(self) -> None:
         """Without an optimizer: call once per step after ``backward()`` (and the update)."""
@@ -112,14 +122,14 @@ class Capture:
         for h in self._handles:
             h.remove()
         self._handles.clear()
-        if not self._fh.closed:
+        if not self._file.closed:
             if self._acts:
                 self._flush()
-            elif self._dump:
-                self._write_manifest()
-            self._fh.close()
+            elif self._dumps.pending:
+                self._dumps.write_manifests()
+            self._file.close()
 
-    def __enter__(self) -> "Capture":
+    def __enter__(self) -> Capture:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -178,8 +188,8 @@ class Capture:
                     self._acts[key] = [st, t.numel(), mtype, 1]
                 else:
                     merged = acc[0] + st
-                    merged[_MIN] = self._torch.minimum(acc[0][_MIN], st[_MIN])
-                    merged[_MAX] = self._torch.maximum(acc[0][_MAX], st[_MAX])
+                    merged[MIN] = self._torch.minimum(acc[0][MIN], st[MIN])
+                    merged[MAX] = self._torch.maximum(acc[0][MAX], st[MAX])
                     acc[0], acc[1], acc[3] = merged, acc[1] + t.numel(), acc[3] + 1
 
         return hook
@@ -231,8 +241,8 @@ class Capture:
             self._flush(updates)
             self._snap.clear()
             self._row_std_done = True
-        elif self._dump:
-            self._write_manifest()
+        elif self._dumps.pending:
+            self._dumps.write_manifests()
         self.step += 1
 
     # -- output ------------------------------------------------------------
@@ -267,20 +277,20 @@ class Capture:
 
         in_optimizer = ({id(p) for group in self.optimizer.param_groups for p in group["params"]}
                         if self.optimizer is not None else None)
-        lines: list[str] = []
+        records: list[dict] = []
         for key, (_, numel, mtype, calls) in self._acts.items():
-            rec = _record(self.step, key, "activation", numel, get(("a", key)))
+            rec = record(self.step, key, "activation", numel, get(("a", key)))
             rec["module_type"] = mtype
             if calls > 1:
                 rec["calls"] = calls
             if mtype in SATURATING:
-                rec["sat_frac"] = get(("a", key))[_SAT] / numel
-            lines.append(json.dumps(rec))
+                rec["sat_frac"] = get(("a", key))[SAT] / numel
+            records.append(rec)
         for name, p in self._params:
             pid = id(p)
             if pid not in self._weights:
                 continue
-            w = _record(self.step, name, "weight", p.numel(), get(("w", pid)))
+            w = record(self.step, name, "weight", p.numel(), get(("w", pid)))
             w["shape"] = list(p.shape)
             if name in self._owner:
                 w["module_type"] = self._owner[name]
@@ -289,53 +299,26 @@ class Capture:
                 w["in_optimizer"] = pid in in_optimizer
             row = get(("r", pid))
             if row is not None:
-                w["row_std"] = _finite(row[0])
-            upd = get(("u", pid))
-            if upd is not None:
-                w["update_norm"] = _finite(math.sqrt(upd[0])) if upd[0] >= 0 else None
-                g = get(("g", pid))
-                gn = math.sqrt(g[_SUMSQ]) if g is not None and g[_SUMSQ] >= 0 else 0.0
-                denom = math.sqrt(upd[0]) * gn if upd[0] >= 0 else 0.0
-                w["update_grad_cos"] = _finite(max(-1.0, min(1.0, upd[1] / denom))) if denom > 0 else None
-                w["update_resid_weight_cos"] = _resid_cos(upd, gn * gn, get(("w", pid))[_SUMSQ])
-            lines.append(json.dumps(w))
+                w["row_std"] = finite(row[0])
+            add_update(w, get(("u", pid)), get(("g", pid)), get(("w", pid)))
+            records.append(w)
             g = get(("g", pid))
             if g is not None:
-                lines.append(json.dumps(_record(self.step, name, "grad", p.numel(), g)))
-        if lines:
-            self._fh.write("\n".join(lines) + "\n")
-            self._fh.flush()
-        if self._dump:
-            self._write_manifest()
+                records.append(record(self.step, name, "grad", p.numel(), g))
+        self._file.write(records)
+        if self._dumps.pending:
+            self._dumps.write_manifests()
         self._acts.clear()
         self._weights.clear()
 
     def _save_dump(self, name: str, mtype: str, tensors: list) -> None:
-        import numpy as np
-
-        folder = self.out_dir / "dump" / f"step_{self.step:06d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        calls = self._dump_calls.get(name, 0)
-        self._dump_calls[name] = calls + 1
-        base = name if calls == 0 else f"{name}.call{calls}"
-        for i, t in enumerate(tensors):
-            tname = f"{base}.forward.output.{i}"
-            fname = f"{len(self._dump):04d}_{tname}.npy"
+        arrays = []
+        for t in tensors:
             arr = t.detach().to("cpu")
             if arr.dtype in (self._torch.bfloat16,):
                 arr = arr.float()
-            np.save(folder / fname, arr.numpy(), allow_pickle=False)
-            self._dump.append({"name": tname, "file": fname, "op_type": mtype, "step": self.step})
-
-    def _write_manifest(self) -> None:
-        by_step: dict[int, list[dict]] = {}
-        for e in self._dump:
-            by_step.setdefault(e["step"], []).append({k: v for k, v in e.items() if k != "step"})
-        for step, entries in by_step.items():
-            folder = self.out_dir / "dump" / f"step_{step:06d}"
-            (folder / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
-        self._dump.clear()
-        self._dump_calls.clear()
+            arrays.append(arr.numpy())
+        self._dumps.save(self.step, name, mtype, arrays)
 
 
 def _to_host(torch: Any, tensors: list) -> list[float]:
@@ -353,40 +336,6 @@ def _to_host(torch: Any, tensors: list) -> list[float]:
         out.extend(parts[t.device][pos[t.device]:pos[t.device] + n])
         pos[t.device] += n
     return out
-
-
-def _resid_cos(upd: list[float], gg: float, ww: float) -> float | None:
-    """cos(r, w) for r = the part of the update not along the gradient, w = the weights before it.
-
-    ``upd`` = [|d|^2, d.g, d.w, g.w]. About 0.2-0.5 for momentum and Adam, negative
-    with weight decay, near +1 when the update adds a multiple of w (decay with the
-    wrong sign). None when the update is (numerically) all along the gradient.
-    """
-    dd, dg, dw, gw = upd
-    if not all(map(math.isfinite, (dd, dg, dw, gw, gg, ww))) or dd <= 0 or ww <= 0:
-        return None
-    k = dg / gg if gg > 0 else 0.0
-    rr = dd - k * dg
-    if rr <= 1e-4 * dd:
-        return None
-    return max(-1.0, min(1.0, (dw - k * gw) / math.sqrt(rr * ww)))
-
-
-def _finite(v: float) -> float | None:
-    return v if math.isfinite(v) else None
-
-
-def _record(step: int, name: str, kind: str, numel: int, st: list[float]) -> dict:
-    n = float(numel)
-    mean = st[_SUM] / n
-    var = max(st[_SUMSQ] / n - mean * mean, 0.0) if math.isfinite(mean) else math.nan
-    return {
-        "step": step, "name": name, "kind": kind, "numel": int(numel),
-        "mean": _finite(mean), "std": _finite(math.sqrt(var)) if math.isfinite(var) else None,
-        "min": _finite(st[_MIN]), "max": _finite(st[_MAX]),
-        "norm": _finite(math.sqrt(st[_SUMSQ])) if st[_SUMSQ] >= 0 else None,
-        "zero_frac": st[_ZEROS] / n, "nan": int(st[_NAN]), "inf": int(st[_INF]),
-    }
 
 
 def attach(model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10, **kwargs: Any) -> Capture:

@@ -295,6 +295,8 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     for p, b, a in zip(params, before, after):
         if b and a:
             p.fact = p.fact.model_copy(update={"is_between_trained": True})
+        elif a and not b:
+            p.fact = p.fact.model_copy(update={"is_before_trained": True})
     matrices = [p for p in params if p.fact.is_matrix]
     if matrices:
         last = matrices[-1]
@@ -310,7 +312,8 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
                     first_step=scan.first_step, last_step=scan.last_step,
                     param_count=sum(1 for p in params if p.fact.steps_recorded),
                     trained_param_count=sum(1 for p in params if p.fact.is_unchanged is False),
-                    unchanged_param_count=sum(1 for p in params if p.fact.is_unchanged))
+                    unchanged_param_count=sum(1 for p in params if p.fact.is_unchanged),
+                    grad_param_count=sum(1 for p in params if p.fact.has_grad))
     if finite.any():
         fs, fn = gsteps[finite], gnorm[finite]
         imax = int(np.argmax(fn))

@@ -48,6 +48,8 @@ EXTRA_MAX_BYTES = 200_000_000
 
 def _candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
     """(relative path, is an extra candidate) of the files that may hold logs or metrics."""
+    if folder.single:                     # RUN named one file (or '-'): it is the log, whatever its name
+        return [(rel, False) for rel in folder.files]
     main = set(folder.glob(LOG_PATTERNS))
     out = []
     for rel in folder.files:
@@ -149,6 +151,18 @@ def _int(v: float | None) -> int | None:
 
 
 # -- facts ----------------------------------------------------------------------------
+def is_window(x: np.ndarray, unit: str) -> bool:
+    """Whether a curve starts mid-run: its first step (or epoch) lies well past where logging starts, i.e.
+    more than two logging intervals (plus one, for counters from 1) after 0."""
+    if unit not in ("step", "epoch") or x.size < 2 or not np.isfinite(x[0]):
+        return False
+    gaps = np.diff(x[np.isfinite(x)])
+    gaps = gaps[gaps > 0]
+    if gaps.size == 0:
+        return False
+    return bool(x[0] > 2.0 * float(np.median(gaps)) + 1.0)
+
+
 def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
               classes: tuple[int, str] | None = None) -> LossCurve:
     x, y, lines, unit, start = curve_xy(s)
@@ -173,6 +187,9 @@ def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
             is_plateau=sh.is_plateau, is_stagnant=sh.is_stagnant, is_oscillating=sh.is_oscillating,
             is_slow=sh.is_slow, min_step=_int(float(xf[sh.smooth_min_index])),
             plateau_start_step=_int(float(xf[sh.plateau_start_index])) if sh.plateau_start_index is not None else None)
+    window = is_window(xs, unit)
+    if window and fields:        # the start of training is not in the log: no "never fell from the start"
+        fields.update(drop_ratio=None, is_stagnant=False, is_slow=False)
     diverged = first_nf is not None or bool(sh and sh.diverged_rise)
     div_step = first_nf if first_nf is not None else (float(xf[sh.smooth_min_index]) if sh and sh.diverged_rise else None)
     # chance level ln C
@@ -193,7 +210,7 @@ def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
         last_value=float(y[np.isfinite(y)][-1]) if np.isfinite(y).any() else None,
         min_value=float(np.min(y[np.isfinite(y)])) if np.isfinite(y).any() else None,
         first_nonfinite_step=_int(first_nf), nonfinite_count=int(s.buf.nonfinite), diverged=diverged,
-        divergence_step=_int(div_step), restarts=len(s.restarts), resumes=s.resumes, side=side,
+        divergence_step=_int(div_step), restarts=len(s.restarts), resumes=s.resumes, side=side, is_window=window,
         source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else Source(path=s.path),
         **fields)
 
@@ -230,11 +247,12 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     end_drop_share, drop_beyond_noise = _end_gain_share(ex, -es, th)
     fields: dict = dict(eval_end_drop_share=end_drop_share, eval_rise_of_range_ratio=(
         rise_of_range if math.isfinite(rise_of_range) else None))
-    score_share, score_beyond_noise = None, True
+    score_share, score_beyond_noise, score_points = None, True, 0
     if score is not None:
         scx, sy, _, _, sstart = curve_xy(score)
         fin = np.isfinite(sy[sstart:])
         scx, sy = scx[sstart:][fin], sy[sstart:][fin]
+        score_points = int(sy.size)
         if sy.size:
             lower_better = score.key.base in ("wer", "cer", "perplexity", "ppl")
             best = float(sy.min() if lower_better else sy.max())
@@ -248,7 +266,8 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     at_best = ey.size - 1 - smin_i == 0 or send <= smin * (1 + th.eval_rise / 2)
     fields["is_eval_still_improving"] = bool(
         end_drop_share is not None and end_drop_share >= th.improving_share and drop_beyond_noise and at_best
-        and (score_share is None or (score_share >= th.improving_share and score_beyond_noise)))
+        and (score_points < 2 or (score_share is not None and score_share >= th.improving_share
+                                  and score_beyond_noise)))  # a score that never improved is not improving
     return GeneralizationGap(
         eval_points=int(ev.buf.count), train_last=t_end, eval_last=elast, eval_min=emin,
         eval_min_step=_int(float(ex[imin])), eval_rise_ratio=rise, evals_after_min=after,
@@ -469,7 +488,9 @@ def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: Curve
         if side == "run" and first_at is not None:
             out.markers.append(Marker(chart="loss_scale" if scale is not None else "loss", x=float(first_at),
                                       label=f"first of {n_over} overflows", kind="overflow"))
-    crashes = [e for e in merged.events if e.kind in ("traceback", "nonfinite_message")]
+    # a traceback the run went on logging after (a warning's, a failed optional import's) did not end it
+    crashes = [e for e in merged.events if e.kind == "nonfinite_message"
+               or (e.kind == "traceback" and (not e.followed_by_points or re.search(r"nan|inf|non-finite", e.text, re.I)))]
     for e in crashes[:5]:
         out.facts.append(TrainingCrash(exception=e.text, step=_int(e.step), side=side,
                                        is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),

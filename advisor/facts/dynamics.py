@@ -28,6 +28,8 @@ class TensorDynamics(Fact):
     trained_param_count: int = Field(default=0, description="parameters whose weights changed during the run")
     unchanged_param_count: int = Field(default=0, description="parameters whose weights never changed (of those "
                                                               "recorded at two steps or with an update norm)")
+    grad_param_count: int = Field(default=0, description="parameters with gradient records (0: the recorder wrote "
+                                                         "no gradients, so a missing one says nothing)")
     grad_norm_first: float | None = Field(default=None, description="global gradient norm (all parameters) at the "
                                                                     "first recorded step")
     grad_norm_max: float | None = Field(default=None, description="largest finite global gradient norm")
@@ -99,6 +101,9 @@ class ParamDynamics(Fact):
                                                                 "parameter groups; None if not written")
     is_between_trained: bool = Field(default=False, description="parameters before AND after it in model order "
                                                                 "changed during training")
+    is_before_trained: bool = Field(default=False, description="no parameter before it in model order changed "
+                                                               "during training and one after it did (a frozen "
+                                                               "backbone's place)")
     has_grad: bool = Field(default=False, description="at least one gradient record")
     is_grad_always_zero: bool | None = Field(default=None, description="every gradient record has norm 0; None "
                                                                        "without gradient records")

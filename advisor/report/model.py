@@ -55,8 +55,20 @@ class Summary(BaseModel):
     headline: str
     top_cause: str | None = None
     top_confidence: float | None = None
-    first_remedies: list[str] = Field(default_factory=list)
+    first_remedies: list[str] = Field(default_factory=list, description="the top cause's first remedies; empty when "
+                                                                      "no cause reached the report threshold")
     certainty: str = Field(description="how sure the advisor is overall, in words")
+    next_steps: list[str] = Field(default_factory=list, description="when no cause was found: what to collect so "
+                                                                  "that the checks that could not run can run")
+
+
+class CrashReport(BaseModel):
+    """A traceback or non-finite-loss abort found in a log (the training_crash fact), shown as it was read."""
+
+    exception: str
+    step: int | None = None
+    is_nonfinite: bool = False
+    source: str | None = None
 
 
 class Chart(BaseModel):
@@ -76,6 +88,7 @@ class Report(BaseModel):
     causes: list[CauseReport] = Field(default_factory=list)
     ruled_out: list[CauseReport] = Field(default_factory=list, description="causes that rules argued away")
     findings: list[FindingReport] = Field(default_factory=list)
+    crashes: list[CrashReport] = Field(default_factory=list, description="the run stopped with an exception")
     checks: list[CheckReport] = Field(default_factory=list)
     inputs: list[InputRecord] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch import nn  # noqa: E402
+from torch import nn
 
-from advisor.capture import Capture, attach, capture  # noqa: E402
+from advisor.capture import Capture, attach, capture
 
 
 @pytest.fixture(autouse=True)

@@ -48,3 +48,30 @@ def test_labels_paths_are_relative_to_the_labels_file(acc, tmp_path):
     (tmp_path / "labels.json").write_text('{"x": {"cause": null, "run": "x/run", "baseline": null}}')
     [(name, label, base)] = acc.load_labels(tmp_path / "labels.json")
     assert (name, label["run"], base) == ("x", "x/run", tmp_path)
+
+
+def test_also_ok_counts_and_calibration_table(acc):
+    O = acc.Outcome
+    outcomes = [
+        O("a", "lr_too_high", [("gradient_explosion", 0.75), ("lr_too_high", 0.3)], also_ok=("gradient_explosion",)),
+        O("b", "outliers", [("not_normalized", 0.72), ("outliers", 0.35)]),
+        O("h", None, [("overfitting", 0.31)]),
+    ]
+    s = acc.summarise(outcomes)
+    assert s["top1"] == 0.5                                     # also_ok is right
+    cal = s["calibration"]
+    assert cal["predictions"] == 5
+    bins = {b["bin"]: b for b in cal["bins"]}
+    assert bins["0.7-0.8"]["n"] == 2 and bins["0.7-0.8"]["hit_rate"] == 0.5
+    assert bins["0.3-0.4"]["n"] == 3 and bins["0.3-0.4"]["hit_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    # ECE = 2/5 * (0.735 - 0.5) + 3/5 * (2/3 - 0.32)
+    assert cal["ece"] == pytest.approx(2 / 5 * 0.235 + 3 / 5 * (2 / 3 - 0.32), abs=1e-3)
+    assert "expected calibration error" in acc.markdown(s)
+
+
+def test_eval_dev_style_labels_list(acc, tmp_path):
+    (tmp_path / "corpus" / "runs" / "r1").mkdir(parents=True)
+    (tmp_path / "corpus" / "labels.json").write_text(
+        '[{"run": "runs/r1", "baseline": null, "cause": "overfitting", "also_ok": ["insufficient_epochs"]}]')
+    [(name, label, base)] = acc.load_labels(tmp_path / "corpus" / "labels.json", prefix="set/")
+    assert (name, label["also_ok"], base) == ("set/r1", ["insufficient_epochs"], tmp_path / "corpus")

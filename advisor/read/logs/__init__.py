@@ -8,14 +8,23 @@ TensorBoard events. ``merge.merge_reads`` joins the files of one run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from advisor.read.logs.records import LogRead
 from advisor.read.logs.sniff import sniff
 
+#: set by ``advisor watch`` (advisor/follow.py) while it diagnoses: (path, shown) -> the LogRead of a log
+#: it reads incrementally, or None to read the file here
+override: Callable[[Path, str], LogRead | None] | None = None
+
 
 def read_file(path: Path, shown: str | None = None) -> LogRead:
     """Read one file of any supported kind; problems end up in ``LogRead.problem``, never raised."""
+    if override is not None:
+        pre = override(path, shown or path.name)
+        if pre is not None:
+            return pre
     from advisor.read import metrics_csv, metrics_jsonl, tensorboard
     from advisor.read.logs import hf_trainer, text
 

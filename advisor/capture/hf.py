@@ -1,0 +1,77 @@
+"""Hugging Face ``Trainer``: ``AdvisorCallback`` records ``tensors.jsonl`` (and dumps) while it trains.
+
+Two lines::
+
+    from advisor.capture.hf import AdvisorCallback
+    trainer = Trainer(model=model, args=args, ..., callbacks=[AdvisorCallback("runs/exp7", every=10)])
+
+It drives the PyTorch hook (``advisor.capture.hook.Capture``) from the
+Trainer's events: weights and gradients in ``on_pre_optimizer_step`` (after
+gradient clipping, before the update), the update in ``on_optimizer_step``;
+activations of the model's leaf modules in training forward passes
+(evaluation runs without a graph and is skipped). Steps are optimizer steps
+(``state.global_step``); with gradient accumulation an activation record
+covers every micro-batch of the step (``calls``). The Trainer's logs
+(``loss``, ``grad_norm``, ``learning_rate``, ``eval_loss`` ...) go to
+``metrics.jsonl`` beside it. Only the world's process zero writes. Without
+``out_dir`` it writes into ``args.output_dir``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from advisor.capture.hook import Capture
+from advisor.capture.writer import MetricsFile
+
+
+class AdvisorCallback(TrainerCallback):
+    """Record weight, gradient, update and activation statistics every ``every`` optimizer steps."""
+
+    def __init__(self, out_dir: str | Path | None = None, every: int = 10, *, activations: bool = True,
+                 updates: bool = True, dump_steps: Iterable[int] = (), metrics: bool = True):
+        if int(every) < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        self.out_dir = out_dir
+        self.every = int(every)
+        self.activations = activations
+        self.updates = updates
+        self.dump_steps = tuple(dump_steps)
+        self.metrics = metrics
+        self.capture: Capture | None = None
+        self._metrics: MetricsFile | None = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, optimizer: Any = None,
+                       **kwargs: Any) -> None:
+        if not state.is_world_process_zero or model is None:
+            return
+        out = self.out_dir or args.output_dir
+        self.capture = Capture(model, optimizer, out, self.every, activations=self.activations,
+                               updates=self.updates, dump_steps=self.dump_steps,
+                               start_step=state.global_step, hook_optimizer=False)
+        if self.metrics:
+            self._metrics = MetricsFile(out, append=bool(state.global_step))
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.capture is not None:
+            self.capture.before_update()
+
+    def on_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.capture is not None:
+            self.capture.after_update()
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any) -> None:
+        if self._metrics is not None and logs:
+            self._metrics.write(state.global_step, logs)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.capture is not None:
+            self.capture.close()
+            self.capture = None
+        if self._metrics is not None:
+            self._metrics.close()
+            self._metrics = None

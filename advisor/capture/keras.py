@@ -1,0 +1,165 @@
+"""Keras 3: ``AdvisorCallback`` records ``tensors.jsonl`` during ``model.fit``.
+
+Two lines::
+
+    from advisor.capture.keras import AdvisorCallback
+    model.fit(x, y, epochs=5, callbacks=[AdvisorCallback("runs/exp7", every=10)])
+
+What is recorded, every ``every`` training batches (steps counted from the
+optimizer's ``iterations`` when ``fit`` starts):
+
+- ``weight``: every trainable variable, and the variables of layers frozen with
+  ``trainable = False`` (``requires_grad: false``); not the non-trainable state
+  of trainable layers (BatchNormalization's moving statistics, seeds), which
+  PyTorch keeps as buffers. Statistics of the weights before the batch's
+  update, the update (``update_norm``, ``update_grad_cos``,
+  ``update_resid_weight_cos``), the layer's class (``module_type``) and the
+  ``shape`` in PyTorch's order, output axis first (a Dense kernel ``(in, out)`` is
+  written ``[out, in]``), so that fan-in and ``row_std`` mean the same as the hook's.
+- ``grad``: on the torch backend, the gradient the optimizer applied (Keras
+  leaves it on the variable until the next batch). JAX and TensorFlow do not
+  expose gradients to a callback: there only weights and updates are written.
+- ``metrics.jsonl``: the logs of every epoch (``loss``, ``val_loss``, ...) at
+  the step where the epoch ended.
+
+Activations and per-operator dumps are not recorded (a callback does not see
+the batch); use the PyTorch hook on the torch backend's modules for those.
+
+Cost: on recorded batches one host copy of every weight (and gradient)
+and numpy reductions in float64; nothing on other batches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import keras
+import numpy as np
+
+from advisor.capture.writer import (
+    MetricsFile,
+    TensorsFile,
+    add_update,
+    numpy_row_std,
+    numpy_stats,
+    numpy_update,
+    record,
+)
+
+
+class AdvisorCallback(keras.callbacks.Callback):
+    """Record weight, gradient and update statistics every ``every`` batches of ``fit``."""
+
+    def __init__(self, out_dir: str | Path, every: int = 10, *, updates: bool = True, metrics: bool = True):
+        super().__init__()
+        if int(every) < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        self.out_dir = Path(out_dir)
+        self.every = int(every)
+        self.updates = updates
+        self.metrics = metrics
+        self.step = 0
+        self._file: TensorsFile | None = None
+        self._metrics: MetricsFile | None = None
+        self._vars: list[tuple[str, Any, str | None, bool]] = []  # (name, variable, layer class, trainable)
+        self._before: dict[int, np.ndarray] = {}
+        self._row_std_done = False
+
+    # -- fit events ----------------------------------------------------------
+    def on_train_begin(self, logs: dict | None = None) -> None:
+        opt = getattr(self.model, "optimizer", None)
+        self.step = int(_numpy(opt.iterations.value)) if opt is not None else 0
+        self._file = TensorsFile(self.out_dir, append=self.step > 0)
+        if self.metrics:
+            self._metrics = MetricsFile(self.out_dir, append=self.step > 0)
+        self._vars = _variables(self.model)
+
+    def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
+        if self._file is not None and self.step % self.every == 0:
+            self._before = {id(v): _numpy(v.value).copy() for _, v, _, _ in self._vars}  # not a view
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        if self._file is not None and self._before:
+            self._file.write(self._records())
+            self._before = {}
+            self._row_std_done = True
+        self.step += 1
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        if self._metrics is not None and logs:
+            self._metrics.write(self.step, {"epoch": epoch + 1, **logs})
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        for f in (self._file, self._metrics):
+            if f is not None:
+                f.close()
+        self._file = self._metrics = None
+
+    # -- records -------------------------------------------------------------
+    def _records(self) -> list[dict]:
+        out = []
+        for name, v, ltype, trainable in self._vars:
+            before = self._before[id(v)]
+            grad = _grad(v) if trainable else None
+            w_st = numpy_stats(before)
+            rec = record(self.step, name, "weight", before.size, w_st)
+            torch_order = _torch_order(before, ltype)
+            rec["shape"] = list(torch_order.shape)
+            if ltype:
+                rec["module_type"] = ltype
+            rec["requires_grad"] = trainable
+            rec["in_optimizer"] = trainable
+            if not self._row_std_done:
+                row = numpy_row_std(torch_order)
+                if row is not None:
+                    rec["row_std"] = row
+            g_st = numpy_stats(grad) if grad is not None else None
+            if self.updates and trainable:
+                add_update(rec, numpy_update(before, _numpy(v.value), grad), g_st, w_st)
+            out.append(rec)
+            if g_st is not None and grad is not None:
+                out.append(record(self.step, name, "grad", grad.size, g_st))
+        return out
+
+
+def _variables(model: Any) -> list[tuple[str, Any, str | None, bool]]:
+    """(path, variable, owning layer's class, trainable) for the trainable variables and those of frozen layers."""
+    trainable = {id(v) for v in model.trainable_variables}
+    owner: dict[int, str] = {}
+    frozen: list[Any] = []
+    layers = model._flatten_layers(include_self=False) if hasattr(model, "_flatten_layers") else model.layers
+    for layer in layers:
+        own = list(getattr(layer, "_trainable_variables", [])) + list(getattr(layer, "_non_trainable_variables", []))
+        for v in own:
+            owner.setdefault(id(v), type(layer).__name__)
+        if not layer.trainable:
+            frozen.extend(v for v in layer.weights if id(v) not in trainable)
+    seen: set[int] = set()
+    out = []
+    for v, is_trainable in [(v, True) for v in model.trainable_variables] + [(v, False) for v in frozen]:
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        out.append((v.path, v, owner.get(id(v)), is_trainable))
+    return out
+
+
+def _numpy(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):  # torch backend: no round trip through keras.ops
+        return x.detach().cpu().numpy()
+    return np.asarray(keras.ops.convert_to_numpy(x))
+
+
+def _grad(v: Any) -> np.ndarray | None:
+    g = getattr(v.value, "grad", None)  # only the torch backend keeps it
+    return None if g is None else _numpy(g)
+
+
+def _torch_order(a: np.ndarray, layer_type: str | None) -> np.ndarray:
+    """Keras kernels keep the output axis last (Dense (in, out), Conv (kh, kw, in, out)); PyTorch first."""
+    if a.ndim < 2 or (layer_type and "Embedding" in layer_type):
+        return a
+    return np.moveaxis(a, -1, 0)
+
+

@@ -1,0 +1,79 @@
+"""PyTorch Lightning: ``AdvisorCallback`` records ``tensors.jsonl`` (and dumps) during ``Trainer.fit``.
+
+Two lines::
+
+    from advisor.capture.lightning import AdvisorCallback
+    trainer = L.Trainer(callbacks=[AdvisorCallback("runs/exp7", every=10)])
+
+It drives the PyTorch hook (``advisor.capture.hook.Capture``) from Lightning's
+own hooks: weights and gradients are read in ``on_before_optimizer_step``
+(after the closure ran backward and clipping, before the update), the update
+after the optimizer's step; activations of the LightningModule's leaf modules
+in training forward passes (validation runs without a graph and is skipped).
+Steps are optimizer steps (``trainer.global_step``); with gradient
+accumulation an activation record covers all micro-batches of the step
+(``calls``). Only the first optimizer is recorded. Only global rank 0 writes.
+Without ``out_dir`` it writes into ``trainer.log_dir`` (else ``default_root_dir``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+try:
+    from lightning.pytorch.callbacks import Callback
+except ImportError:  # the older package name
+    from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef,assignment]
+
+from advisor.capture.hook import Capture
+
+
+class AdvisorCallback(Callback):
+    """Record weight, gradient, update and activation statistics every ``every`` optimizer steps."""
+
+    def __init__(self, out_dir: str | Path | None = None, every: int = 10, *, activations: bool = True,
+                 updates: bool = True, dump_steps: Iterable[int] = ()):
+        if int(every) < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        self.out_dir = out_dir
+        self.every = int(every)
+        self.activations = activations
+        self.updates = updates
+        self.dump_steps = tuple(dump_steps)
+        self.capture: Capture | None = None
+        self._post: Any = None
+
+    def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
+        if trainer.global_rank != 0:
+            return
+        out = self.out_dir or trainer.log_dir or trainer.default_root_dir
+        optimizer = trainer.optimizers[0] if trainer.optimizers else None
+        self.capture = Capture(pl_module, optimizer, out, self.every, activations=self.activations,
+                               updates=self.updates, dump_steps=self.dump_steps,
+                               start_step=trainer.global_step, hook_optimizer=False)
+        if optimizer is not None:  # after the real step (Lightning's closure runs inside it)
+            self._post = optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after())
+
+    def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
+        if self.capture is not None and optimizer is trainer.optimizers[0]:
+            self.capture.before_update()
+
+    def _after(self) -> None:
+        if self.capture is not None:
+            self.capture.after_update()
+
+    def _close(self) -> None:
+        if self._post is not None:
+            self._post.remove()
+            self._post = None
+        if self.capture is not None:
+            self.capture.close()
+            self.capture = None
+
+    def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
+        self._close()
+
+    def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
+        self._close()

@@ -1,0 +1,183 @@
+"""MindSpore: ``AdvisorCallback`` records ``tensors.jsonl`` during ``Model.train``.
+
+Two lines::
+
+    from advisor.capture.mindspore import AdvisorCallback
+    model.train(epochs, dataset, callbacks=[AdvisorCallback("runs/exp7", every=10)], dataset_sink_mode=False)
+
+What is recorded, every ``every`` steps (counted from the step ``train`` starts at):
+
+- ``weight``: every trainable parameter, and parameters frozen with
+  ``requires_grad = False`` (normalisation layers' moving statistics are
+  state, not weights, and are left out): statistics before the step's update,
+  the update (``update_norm``, ``update_grad_cos``, ``update_resid_weight_cos``), the
+  owning cell's class (``module_type``), ``shape`` (MindSpore's order is
+  PyTorch's: output first), ``requires_grad``, ``in_optimizer``.
+- ``grad``: in PyNative mode (MindSpore's default), the gradients handed to the
+  optimizer, after gradient reduction and before the update: the callback puts
+  a pass-through cell in front of ``TrainOneStepCell``'s optimizer for the
+  training and restores it at the end. In GRAPH_MODE the gradients stay inside
+  the compiled graph: only weights and updates are written there.
+- ``metrics.jsonl``: the loss of every step (``net_outputs``).
+
+Needs ``dataset_sink_mode=False`` for per-step records (with sinking, a
+"step" is a whole sink). Per-operator dumps: use MindSpore's own dump
+(``MINDSPORE_DUMP_CONFIG``), which ``advisor`` reads too. Activations are not recorded.
+
+Cost: on recorded steps one host copy of every parameter and gradient and
+numpy reductions in float64; on other steps a counter check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mindspore as ms
+import numpy as np
+from mindspore import nn
+from mindspore.train import Callback
+
+from advisor.capture.writer import (
+    MetricsFile,
+    TensorsFile,
+    add_update,
+    numpy_row_std,
+    numpy_stats,
+    numpy_update,
+    record,
+)
+
+
+class _GradTap(nn.Cell):
+    """Stands in front of the optimizer: copies the gradients on recorded steps, then applies them."""
+
+    def __init__(self, optimizer: Any, owner: AdvisorCallback):
+        super().__init__(auto_prefix=False)
+        self.optimizer = optimizer
+        self._owner = owner
+
+    def construct(self, grads: Any) -> Any:
+        if self._owner.recording:
+            self._owner._grads = [g.asnumpy() for g in grads]
+        return self.optimizer(grads)
+
+
+class AdvisorCallback(Callback):
+    """Record weight, gradient and update statistics every ``every`` steps of ``Model.train``."""
+
+    def __init__(self, out_dir: str | Path, every: int = 10, *, grads: bool = True, updates: bool = True,
+                 metrics: bool = True):
+        if int(every) < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        self.out_dir = Path(out_dir)
+        self.every = int(every)
+        self.grads = grads
+        self.updates = updates
+        self.metrics = metrics
+        self.step = 0
+        self._file: TensorsFile | None = None
+        self._metrics: MetricsFile | None = None
+        self._params: list[tuple[Any, str | None, bool]] = []  # (parameter, owning cell's class, in optimizer)
+        self._before: dict[int, np.ndarray] = {}
+        self._grads: list[np.ndarray] | None = None
+        self._grad_index: dict[int, int] = {}
+        self._tapped: Any = None
+        self._row_std_done = False
+
+    @property
+    def recording(self) -> bool:
+        return self._file is not None and self.step % self.every == 0
+
+    # -- Model.train events ---------------------------------------------------
+    def on_train_begin(self, run_context: Any) -> None:
+        cb = run_context.original_args()
+        self.step = int(getattr(cb, "initial_step", 0) or 0)
+        self._file = TensorsFile(self.out_dir, append=self.step > 0)
+        if self.metrics:
+            self._metrics = MetricsFile(self.out_dir, append=self.step > 0)
+        net = cb.network
+        optimizer = getattr(cb, "optimizer", None)
+        in_opt = [p for p in optimizer.parameters] if optimizer is not None else []
+        self._grad_index = {id(p): i for i, p in enumerate(in_opt)}
+        owner: dict[int, str] = {}
+        for _, cell in net.cells_and_names():
+            for p in cell.get_parameters(expand=False):
+                owner.setdefault(id(p), type(cell).__name__)
+        params = []
+        for p in net.get_parameters():
+            ltype = owner.get(id(p))
+            if not p.requires_grad and "Norm" in (ltype or ""):
+                continue  # moving statistics of normalisation layers
+            params.append((p, ltype, id(p) in self._grad_index))
+        self._params = params
+        train = cb.train_network
+        if (self.grads and ms.get_context("mode") == ms.PYNATIVE_MODE
+                and isinstance(getattr(train, "optimizer", None), nn.Optimizer)):
+            self._tapped = train.optimizer
+            train.optimizer = _GradTap(self._tapped, self)
+
+    def on_train_step_begin(self, run_context: Any) -> None:
+        if self.recording:
+            self._before = {id(p): p.asnumpy().copy() for p, _, _ in self._params}
+            self._grads = None
+
+    def on_train_step_end(self, run_context: Any) -> None:
+        cb = run_context.original_args()
+        if self._metrics is not None:
+            loss = _loss(cb.net_outputs)
+            if loss is not None:
+                self._metrics.write(self.step, {"loss": loss})
+        if self.recording and self._before and self._file is not None:
+            self._file.write(self._records())
+            self._before, self._grads = {}, None
+            self._row_std_done = True
+        self.step += 1
+
+    def on_train_end(self, run_context: Any) -> None:
+        if self._tapped is not None:
+            run_context.original_args().train_network.optimizer = self._tapped
+            self._tapped = None
+        for f in (self._file, self._metrics):
+            if f is not None:
+                f.close()
+        self._file = self._metrics = None
+
+    # -- records ---------------------------------------------------------------
+    def _records(self) -> list[dict]:
+        out = []
+        for p, ltype, in_opt in self._params:
+            before = self._before[id(p)]
+            i = self._grad_index.get(id(p))
+            grad = self._grads[i] if self._grads is not None and i is not None else None
+            w_st = numpy_stats(before)
+            rec = record(self.step, p.name, "weight", before.size, w_st)
+            rec["shape"] = list(before.shape)
+            if ltype:
+                rec["module_type"] = ltype
+            rec["requires_grad"] = bool(p.requires_grad)
+            rec["in_optimizer"] = in_opt
+            if not self._row_std_done:
+                row = numpy_row_std(before)
+                if row is not None:
+                    rec["row_std"] = row
+            g_st = numpy_stats(grad) if grad is not None else None
+            if self.updates and in_opt:
+                add_update(rec, numpy_update(before, p.asnumpy(), grad), g_st, w_st)
+            out.append(rec)
+            if g_st is not None and grad is not None:
+                out.append(record(self.step, p.name, "grad", grad.size, g_st))
+        return out
+
+
+def _loss(outputs: Any) -> float | None:
+    """The loss from ``net_outputs``: a tensor, or the first of (loss, overflow, loss scale)."""
+    if isinstance(outputs, (tuple, list)):
+        outputs = outputs[0] if outputs else None
+    if outputs is None:
+        return None
+    try:
+        a = outputs.asnumpy() if hasattr(outputs, "asnumpy") else np.asarray(outputs)
+        return float(a.reshape(-1)[0]) if a.size else None
+    except (TypeError, ValueError):
+        return None
