@@ -17,6 +17,8 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
+    Stage("pre_check", "Benchmark check (the run against its baseline; the baseline itself)",
+          "pass --baseline with the benchmark run's folder (its training log or metrics file)"),
     Stage("hyperparameters", "Code and hyper-parameters",
           "save the hyper-parameters as hparams.yaml / config.json (add `framework: pytorch|mindspore|...`), "
           "and pass --baseline with the benchmark run's folder to diff them"),

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
 from advisor.extract.curves import (CurveThresholds, align, diff_sigma, downsample, first_sustained, running_median,
                                     shape)
 from advisor.extract.loss_scale import loss_scale_trend, overflow_events
@@ -509,6 +510,7 @@ def extract(pair: RunPair) -> Extraction:
         merged_by_side[folder.side] = merged
         _side_facts(folder, merged, used, th, out)
     if "baseline" in merged_by_side:
+        devs = []
         for split in ("train", "eval"):
             r = primary_loss(merged_by_side["run"], split)
             b = primary_loss(merged_by_side["baseline"], split)
@@ -516,8 +518,29 @@ def extract(pair: RunPair) -> Extraction:
                 continue
             dev = baseline_deviation(r, b, split, th)
             if dev is not None:
+                devs.append(dev)
                 out.facts.append(dev)
                 if dev.first_departure_step is not None:
                     out.markers.append(Marker(chart="loss", x=float(dev.first_departure_step),
                                               label=f"{split} loss leaves the baseline's band", kind="baseline"))
+        gap = benchmark_gap(devs, final_score(merged_by_side["run"]), final_score(merged_by_side["baseline"]),
+                            float(pair.options.get("benchmark.score_band", SCORE_BAND)))
+        if gap is not None:
+            out.facts.append(gap)
+            out.checks.append(CheckRun(stage="pre_check", inputs=[gap.source.path] if gap.source else [],
+                                       note="the run against its baseline: " + gap.text))
     return out
+
+
+def final_score(merged: MergedRun) -> FinalScore | None:
+    """The last finite value of the first eval score logged (accuracy, f1, wer ...), with its direction."""
+    score = next((s for s in sorted(merged.series.values(), key=lambda s: s.order)
+                  if s.key.split == "eval" and s.key.metric == "score"), None)
+    if score is None:
+        return None
+    _, y, _, _, start = curve_xy(score)
+    y = y[start:][np.isfinite(y[start:])]
+    if not y.size:
+        return None
+    return FinalScore(name=score.raw_key, last=float(y[-1]), path=score.path,
+                      lower_better=score.key.base in ("wer", "cer", "perplexity", "ppl"))

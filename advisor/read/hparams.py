@@ -8,12 +8,15 @@ laughs" anchor bombs and a nesting cap. JSON and YAML nesting deeper than
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from advisor.read.safe import UnsafeInput, loads_json
 
 MAX_BYTES = 5_000_000
 MAX_ALIASES = 100
@@ -39,11 +42,6 @@ class HparamReadError(ValueError):
 
 #: integers longer than this are read as floats (Python refuses to convert longer digit strings)
 MAX_INT_DIGITS = 4000
-
-
-def _big_int(text: str) -> int | float:
-    """An integer literal; one too long to convert becomes a float (inf), which the extractor notes as unusable."""
-    return int(text) if len(text) <= MAX_INT_DIGITS else float(text)
 
 
 def _construct_int(self, node):  # type: ignore[no-untyped-def]
@@ -233,11 +231,13 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     text = path.read_bytes().decode("utf-8", errors="strict")
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text, object_pairs_hook=_json_pairs(notes), parse_int=_big_int)
+            data = loads_json(text, notes, object_pairs_hook=_json_pairs(notes))
         else:
             data = _safe_load(text, notes, lines)
     except HparamReadError:
         raise
+    except UnsafeInput as exc:
+        raise HparamReadError(str(exc)) from None
     except RecursionError:
         raise HparamReadError(f"nested deeper than Python can parse (over {MAX_DEPTH} levels)") from None
     except yaml.constructor.ConstructorError as exc:
@@ -295,6 +295,11 @@ def numbered_mapping(mapping: dict) -> bool:
     """A non-empty mapping whose keys are all numbers (``id2label``): one value, not sections."""
     return bool(mapping) and all((isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit())
                                  for k in mapping)
+
+
+def is_hparam_file(name: str) -> bool:
+    """Whether a file of this name is read as hyper-parameters (HPARAM_FILE_NAMES holds shell patterns)."""
+    return any(fnmatch.fnmatch(name.lower(), pattern) for pattern in HPARAM_FILE_NAMES)
 
 
 def file_priority(name: str) -> int:

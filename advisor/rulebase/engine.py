@@ -120,6 +120,9 @@ def load() -> None:
 _HOST: Any = None
 _REGISTERED: dict[str, "_Registered"] = {}
 _LOCK = threading.RLock()
+#: registered rulesets kept (least recently used freed beyond it) and how many evaluations use each now
+MAX_REGISTERED = 32
+_IN_USE: dict[str, int] = {}
 #: sid -> list of (rule_id, {alias: engine fact dict}) collected by the actions
 _COLLECT: dict[str, list[tuple[str, dict[str, Any]]]] = {}
 
@@ -167,6 +170,8 @@ def _register(definition: dict[str, Any]) -> _Registered:
     name = f"advisor_{digest}"
     with _LOCK:
         if name in _REGISTERED:
+            _REGISTERED[name] = _REGISTERED.pop(name)  # most recently used last
+            _IN_USE[name] = _IN_USE.get(name, 0) + 1
             return _REGISTERED[name]
         host = _host()
         rs = object.__new__(_DR.Ruleset)
@@ -179,7 +184,32 @@ def _register(definition: dict[str, Any]) -> _Registered:
         host._ruleset_list.append(rs)
         reg = _Registered(name=name, ruleset=rs)
         _REGISTERED[name] = reg
+        _IN_USE[name] = _IN_USE.get(name, 0) + 1
+        _evict()
         return reg
+
+
+def _evict() -> None:
+    """Free the least recently used rulesets beyond MAX_REGISTERED (each distinct --param value
+    through the Python API compiles a new one; without this they would pile up, #17). Caller holds _LOCK."""
+    host = _host()
+    for old in [n for n in _REGISTERED if not _IN_USE.get(n)][:max(0, len(_REGISTERED) - MAX_REGISTERED)]:
+        reg = _REGISTERED.pop(old)
+        _IN_USE.pop(old, None)
+        host._ruleset_directory.pop(old, None)
+        if reg.ruleset in host._ruleset_list:
+            host._ruleset_list.remove(reg.ruleset)
+        try:
+            _DRE.delete_ruleset(reg.ruleset._handle)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+def _release(registered: list[_Registered]) -> None:
+    with _LOCK:
+        for reg in registered:
+            if _IN_USE.get(reg.name):
+                _IN_USE[reg.name] -= 1
 
 
 class EngineError(RuntimeError):
@@ -247,6 +277,7 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
                 reg.ruleset.delete_state(sid)
             except Exception:  # noqa: BLE001 - nothing left to free
                 pass
+        _release(registered)
     firings = set()
     for rule_id, matched in raw:
         binding = tuple(sorted((alias, int(f["_fid"])) for alias, f in matched.items() if "_fid" in f))

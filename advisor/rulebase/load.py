@@ -27,6 +27,8 @@ from advisor.rulebase.evidence import template_env
 
 MAX_RULE_FILE_BYTES = 1_000_000
 MAX_ALIASES = 50
+MAX_NESTING = 40  # mapping/list levels in a user's rule file
+MAX_EXPANDED_NODES = 200_000  # values once aliases are expanded (a big rule file has a few thousand)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 ALIAS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: characters `contains` cannot express in the engine's pattern language
@@ -70,7 +72,26 @@ class _Loader(yaml.SafeLoader):
             self._alias_count += 1
             if self._alias_count > MAX_ALIASES:
                 raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (an anchor bomb?)")
-        return super().compose_node(parent, index)
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:  # a bounded nesting depth: a rule has a handful of levels, recursion would crash at ~1000
+            if self._depth > MAX_NESTING:
+                raise yaml.MarkedYAMLError(problem=f"nested more than {MAX_NESTING} levels deep",
+                                           problem_mark=self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size(value: Any, memo: dict[int, int]) -> int:
+    """Values in ``value`` once YAML aliases are expanded (a shared object counts at each use)."""
+    if not isinstance(value, (dict, list)):
+        return 1
+    key = id(value)
+    if key not in memo:
+        memo[key] = 1  # a cycle (not possible from safe YAML) would count once
+        children = list(value.keys()) + list(value.values()) if isinstance(value, dict) else value
+        memo[key] = 1 + sum(_expanded_size(v, memo) for v in children)
+    return memo[key]
 
 
 def _construct_map(loader: _Loader, node: yaml.MappingNode):
@@ -588,7 +609,13 @@ class _RuleChecker:
 def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser)."""
     diags: list[Diagnostic] = []
-    loader = (_FastLoader if trusted else _Loader)(text)
+    try:
+        loader = (_FastLoader if trusted else _Loader)(text)
+    except yaml.YAMLError as exc:  # a control character: the reader refuses the text before parsing
+        at = getattr(exc, "position", 0) or 0
+        line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
+                               message=f"not valid YAML: {str(exc).splitlines()[0]}")]
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
@@ -602,8 +629,16 @@ def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[
                                message=f"not valid YAML: {exc.problem or exc}")]
     except yaml.YAMLError as exc:
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {exc}")]
+    except RecursionError:
+        return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message="not valid YAML: nested too deep")]
     finally:
         loader.dispose()
+    if not trusted:  # aliases that multiply a structure ("billion laughs") are refused before any walk
+        size = _expanded_size(data, {})
+        if size > MAX_EXPANDED_NODES:
+            return [], [Diagnostic(path=path, line=1, column=1, code="yaml",
+                                   message=f"expands to {size} values once YAML aliases are expanded "
+                                           f"(limit {MAX_EXPANDED_NODES}): an anchor bomb?")]
     for pos, code, msg in loader.problems:
         diags.append(Diagnostic(path=path, line=pos[0], column=pos[1], code=code, message=msg))
     if data is None:

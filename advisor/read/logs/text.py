@@ -14,6 +14,7 @@ from pathlib import Path
 from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
+from advisor.read.safe import clean_log_line
 
 MAX_LINE = 65536
 #: a line without one of these (lower-cased) cannot hold anything we read
@@ -63,6 +64,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if len(line) == MAX_LINE and not line.endswith("\n"):
                 read.overlong_lines += 1
                 cut = True
+            if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
+                line = clean_log_line(line)
             if tb_line:
                 if line[:1] in (" ", "\t", "\n") or line.startswith("During handling") or line.startswith("The above"):
                     continue
@@ -152,6 +155,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     _nonfinite_message(col, lineno, line)
                 continue
             if not strong and step is None and epoch is None:
+                last = read.last_step
+                if mindspore.is_scale_line(line) and last is not None and last == last:
+                    col.add_record(values, lineno, step=last)  # the loss scale of the step just logged
                 continue             # e.g. "Namespace(lr=0.01, ...)": a setting, not a logged value
             if epoch is None and step is None:
                 epoch = epoch_ctx
