@@ -90,6 +90,20 @@ def test_huge_numbers_in_metrics_jsonl_do_not_stop_the_curve(run_dir, cli):
     assert inputs_by_path(report)["metrics.jsonl"]["status"] == "used"
 
 
+def test_numbers_of_thousands_of_digits_in_a_text_log_are_read_as_inf(tmp_path):
+    # found by the fuzzer: a Keras progress counter of 5000 digits made int() raise and lost the whole log
+    from advisor.read.logs import read_file
+
+    lines = [f"step {s} loss {2.0 / s:.4f}" for s in range(1, 30)]
+    lines.insert(3, "0/" + BIG + " [====] - 1s - loss: 0 - val_loss: " + BIG)
+    lines.insert(7, "step 8 loss " + BIG)
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    read = read_file(log, "train.log")
+    assert read.problem is None
+    assert read.series["train/loss"].buf.count >= 29
+
+
 @pytest.mark.parametrize("name", ["metrics.jsonl", "tensors.jsonl"])
 def test_deeply_nested_jsonl_line_is_a_bad_line(run_dir, cli, name):
     good = (run_dir / "tensors.jsonl").read_text().splitlines() if name == "tensors.jsonl" else \
@@ -175,3 +189,14 @@ def test_symlink_loop_in_msprobe_dump_tensor_data(tmp_path, cli):
     code, out, err = cli("compare", dump(tmp_path / "r"), dump(tmp_path / "b"))
     assert code in (0, 1), err
     assert "loop" in out
+
+
+def test_an_epoch_out_of_the_float_range_in_metrics_jsonl_is_not_fatal(tmp_path):
+    # found by the fuzzer: an epoch of 400 digits (read as inf) made the global-step arithmetic raise
+    from advisor.read.logs import read_file
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('null\n{"epoch": "' + "9" * 400 + '", "step": 3, "loss": 1}\n{"epoch": 1e999, "step": 4, "loss": 1}\n'
+                   '{"epoch": 1, "step": 5, "loss": 0.5}\n')
+    read = read_file(log, "metrics.jsonl")
+    assert read.problem is None and read.series["train/loss"].buf.count == 3
