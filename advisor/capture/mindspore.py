@@ -128,7 +128,7 @@ class AdvisorCallback(Callback):
             loss = _loss(cb.net_outputs)
             if loss is not None:
                 self._metrics.write(self.step, {"loss": loss})
-        if self.recording and self._before:
+        if self.recording and self._before and self._file is not None:
             self._file.write(self._records())
             self._before, self._grads = {}, None
             self._row_std_done = True
@@ -165,7 +165,7 @@ class AdvisorCallback(Callback):
             if self.updates and in_opt:
                 add_update(rec, numpy_update(before, p.asnumpy(), grad), g_st, w_st)
             out.append(rec)
-            if g_st is not None:
+            if grad is not None and g_st is not None:
                 out.append(record(self.step, p.name, "grad", grad.size, g_st))
         return out
 
