@@ -1,7 +1,7 @@
 """advisor: tells a deep-learning engineer why a training run is not accurate.
 
 ``advisor.diagnose(run, baseline=None, rules=...)`` returns a ``Diagnosis``
-(the pydantic report of spec/report-json.md). Imports are lazy so that
+(the pydantic report of docs/report-json.md). Imports are lazy so that
 ``advisor --help`` starts fast.
 """
 

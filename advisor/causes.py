@@ -1,4 +1,4 @@
-"""The cause catalogue (../shared/spec/causes.md): stable ids, their stage and title.
+"""The cause catalogue (docs/causes.md): stable ids, their stage and title.
 
 Ids are public interface: add new ones freely, never rename or reuse one.
 A rule may conclude a custom id; it is then shown with its rule's title.

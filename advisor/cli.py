@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+from advisor.read.safe import shown
+
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 SEVERITIES = ("low", "medium", "high")
 
@@ -45,7 +47,10 @@ def _check_output(out: str | None, folders: list[tuple[str | None, str]]) -> Non
 
 def _write(text: str, out: str | None) -> None:
     if out:
-        Path(out).write_text(text, encoding="utf-8")
+        try:  # a folder, an unwritable place or a full disk: one line, exit 2
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise _Usage(f"-o '{shown(out)}': cannot write the report ({exc.strerror or exc})") from None
     else:
         sys.stdout.write(text)
 
@@ -82,18 +87,25 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.baseline and Path(args.baseline).is_dir() and Path(args.run).is_dir() \
             and Path(args.baseline).resolve() == Path(args.run).resolve():
         raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
+    if args.baseline and Path(args.baseline).is_file() and Path(args.run).is_file() \
+            and Path(args.baseline).resolve() == Path(args.run).resolve():
+        raise _Usage("--baseline is the run log itself: give the benchmark run's log or folder")
     if args.only_rules and not args.rules:
         raise _Usage("--only-rules without --rules leaves no rule to run")
     for path in args.rules or ():
         if not Path(path).exists():
             raise _Usage(f"--rules '{path}': no such rule file or folder")
+    options = _params(args.threshold, "--threshold")
+    if args.baseline_kind != "auto":
+        options["compare.baseline_kind"] = args.baseline_kind
+    engine = _engine(args)
     try:
         report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
-                          params=_params(args.param), options=_params(args.threshold, "--threshold"))
+                          params=_params(args.param), options=options, engine=engine)
     except UsageError as exc:
         raise _Usage(str(exc)) from None
     for w in report.warnings:
-        print(w, file=sys.stderr)
+        print(shown(w), file=sys.stderr)
     color = fmt == "text" and not args.output and sys.stdout.isatty()
     _write(render(report, fmt, color=color), args.output)
     if args.output and not args.quiet:
@@ -160,25 +172,45 @@ def cmd_facts(args: argparse.Namespace) -> int:
     from advisor.inventory import RunFolder
 
     for p, what in ((args.run, "RUN"), (args.baseline, "baseline")):
-        if p is not None and not Path(p).is_dir():
-            raise _Usage(f"{what} '{p}' is not a folder")
-    pair = RunPair(run=RunFolder.scan(args.run, "run"),
-                   baseline=RunFolder.scan(args.baseline, "baseline") if args.baseline else None,
-                   options=_params(args.threshold, "--threshold"))
+        if p is not None and not (Path(p).is_dir() or Path(p).is_file() or (what == "RUN" and p == "-")):
+            raise _Usage(f"{what} '{p}' is not a folder or a file")
+    stdin = None
+    if args.run == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise _Usage(str(exc)) from None
+    from advisor.diagnosis import _threshold_problems
+
+    options = _params(args.threshold, "--threshold")
+    for w in _threshold_problems(options):
+        print(w, file=sys.stderr)
+    pair = RunPair(run=RunFolder.open(args.run, "run", stdin),
+                   baseline=RunFolder.open(args.baseline, "baseline") if args.baseline else None,
+                   options=options)
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    pair.run = pick_latest(pair.run)[0]
+    pair.baseline = pick_latest(pair.baseline)[0] if pair.baseline is not None else None
     ex = extract_facts(pair)
     if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
-        print(json.dumps(_finite({"facts": [f.model_dump(mode="json") for f in ex.facts],
-                                  "inputs": [i.model_dump(mode="json") for i in ex.inputs]}), indent=2,
-                         allow_nan=False))
+        from advisor.report.render import _escaped
+
+        print(json.dumps(_escaped(_finite({"facts": [f.model_dump(mode="json") for f in ex.facts],
+                                           "inputs": [i.model_dump(mode="json") for i in ex.inputs]})), indent=2,
+                         allow_nan=False, default=str))
         return EXIT_OK
     for f in ex.facts:
         fields = f.model_dump(mode="json", exclude={"kind", "source", "side"}, exclude_none=True)
         where = f" @ {f.source.cite()}" if f.source else ""
         side = " (baseline)" if f.side == "baseline" else ""
-        print(f"{f.kind}{side}: " + ", ".join(f"{k}={v}" for k, v in fields.items()) + where)
+        print(shown(f"{f.kind}{side}: " + ", ".join(f"{k}={v}" for k, v in fields.items()) + where))
     for i in ex.inputs:
         if i.status != "used":
-            print(f"{'baseline/' if i.side == 'baseline' else ''}{i.path}: {i.status}: {i.why}", file=sys.stderr)
+            print(shown(f"{'baseline/' if i.side == 'baseline' else ''}{i.path}: {i.status}: {i.why}"), file=sys.stderr)
     if not ex.facts:
         print("no facts: nothing the extractors could read was found", file=sys.stderr)
     return EXIT_OK
@@ -213,8 +245,18 @@ def _rules_for(args: argparse.Namespace):
 
     rules, diags = load_rule_set(getattr(args, "rules", None) or (), getattr(args, "only_rules", False))
     for d in diags:
-        print(d.format(), file=sys.stderr)
+        print(shown(d.format()), file=sys.stderr)
     return rules
+
+
+def _engine(args: argparse.Namespace) -> str:
+    """The rule engine back-end for --engine (advisor/rulebase/backends.py chooses), or a usage error."""
+    from advisor.rulebase.backends import EngineUnavailable, choose
+
+    try:
+        return choose(getattr(args, "engine", None))
+    except (ValueError, EngineUnavailable) as exc:
+        raise _Usage(f"--engine: {exc}") from None
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -234,17 +276,17 @@ def cmd_rules(args: argparse.Namespace) -> int:
         if not getattr(args, "only_rules", False):  # diagnose would drop a rule whose id a built-in has
             diags += _builtin_id_clashes(rules)
         for d in diags:
-            print(d.format(), file=sys.stderr)
+            print(shown(d.format()), file=sys.stderr)
         errors = sum(1 for d in diags if d.severity == "error")
         if action == "validate":
             print(f"{len(rules)} rule(s) valid, {errors} error(s), {len(diags) - errors} warning(s)")
             return EXIT_FOUND if errors else EXIT_OK
         from advisor.rulebase.testing import run_tests
 
-        results = run_tests(rules)
+        results = run_tests(rules, engine=_engine(args))
         failed = [r for r in results if not r.passed]
         for r in failed:
-            print(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}")
+            print(shown(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}"))
         if args.verbose:
             for r in results:
                 if r.passed:
@@ -255,7 +297,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if action == "list":
         for r in sorted(rules, key=lambda r: (r.concludes, r.id)):
             kind = "cause" if r.cause else "finding"
-            print(f"{r.id:45s} {kind} {r.concludes:24s} {r.confidence:+.2f} {r.severity:6s} {r.title}")
+            print(shown(f"{r.id:45s} {kind} {r.concludes:24s} {r.confidence:+.2f} {r.severity:6s} {r.title}"))
         print(f"{len(rules)} rules", file=sys.stderr)
         return EXIT_OK
     if action in ("show", "explain"):
@@ -267,21 +309,27 @@ def cmd_rules(args: argparse.Namespace) -> int:
             raise _Usage(f"no rule '{args.id}'" + (f" (did you mean: {', '.join(close)}?)" if close else ""))
         r = match[0]
         if action == "show":
-            print(Path(r.path).read_text(encoding="utf-8") if Path(r.path).is_file() else r)
+            print(shown(Path(r.path).read_text(encoding="utf-8", errors="replace") if Path(r.path).is_file() else r))
             return EXIT_OK
-        print(f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
-              f"confidence {r.confidence:+.2f}, severity {r.severity}\n")
+        print(shown(f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
+              f"confidence {r.confidence:+.2f}, severity {r.severity}\n"))
         for part in ("what", "why", "fix"):
-            print(f"{part.upper()}\n  {r.doc.get(part, '')}\n")
+            print(shown(f"{part.upper()}\n  {r.doc.get(part, '')}\n"))
         for ref in r.doc.get("references", []) or []:
-            print(f"  see: {ref}")
+            print(shown(f"  see: {ref}"))
         if r.params:
-            print("PARAMS\n" + "\n".join(f"  {k} = {v}" for k, v in r.params.items()))
+            print(shown("PARAMS\n" + "\n".join(f"  {k} = {v}" for k, v in r.params.items())))
         return EXIT_OK
     raise _Usage(f"unknown rules action '{action}'")
 
 
 # ---------------------------------------------------------------------------- parser
+#: the rule engine back-ends (advisor/rulebase/backends.py; listed here so --help does not import it)
+ENGINE_CHOICES = ("auto", "durable", "python")
+ENGINE_HELP = ("rule engine: durable (durable-rules, Python 3.10-3.12), python (built-in matcher, any Python) "
+               "or auto (default: durable where it imports; env ADVISOR_ENGINE)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from advisor import __version__
 
@@ -291,8 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("diagnose", help="diagnose a run folder (optionally against a baseline run)",
                        description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.")
-    d.add_argument("run", metavar="RUN", help="the run folder (read-only)")
+    d.add_argument("run", metavar="RUN", help="the run folder, one log file, or - for a log on standard input (read-only)")
     d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
+    d.add_argument("--baseline-kind", choices=("auto", "rerun", "port"), default="auto",
+                   help="rerun: the baseline is the same configuration run again (dump differences are random "
+                        "errors); port: another device, framework or build (differences are accuracy); auto "
+                        "(default): decided from the dumps")
     d.add_argument("--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)")
     d.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (.html, .json, .md, .txt)")
     d.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
@@ -303,10 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
     d.add_argument("--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
+    d.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")
-    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder")
+    f.add_argument("run", metavar="RUN", nargs="?", help="the run folder, one log file, or - (standard input)")
     f.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder (facts of both sides)")
     f.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     f.add_argument("--threshold", action="append", metavar="NAME=VALUE", help="override an extractor threshold")
@@ -327,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = rsub.add_parser("test", help="run the rules' inline tests")
     t.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     t.add_argument("--verbose", "-v", action="store_true")
+    t.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
     r.set_defaults(func=cmd_rules)
 
@@ -363,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except _Usage as exc:
-        print(f"advisor: error: {exc}", file=sys.stderr)
+        print(shown(f"advisor: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

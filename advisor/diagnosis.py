@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -51,15 +53,18 @@ _STAGE_INPUTS = {"loss_curve": ("log", "metrics"), "hyperparameters": ("hparams"
 
 def _checks(extraction: Extraction) -> list[CheckReport]:
     ran: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
     for c in extraction.checks:
         ran.setdefault(c.stage, [])
+        if c.note and c.note not in notes.setdefault(c.stage, []):
+            notes[c.stage].append(c.note)
         for i in c.inputs:
             if i not in ran[c.stage]:
                 ran[c.stage].append(i)
     out = []
     for s in STAGES:
         if s.id in ran:
-            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id]))
+            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id], notes=notes.get(s.id, [])))
         else:
             bad = [i for i in extraction.inputs if i.status == "unreadable" and i.kind in _STAGE_INPUTS.get(s.id, ())]
             if bad:
@@ -69,6 +74,13 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
                 why, enable = "no input for this stage in the run", s.enable
             out.append(CheckReport(stage=s.id, title=s.title, status="skipped", why=why, enable=enable))
     return out
+
+
+#: the routine's next step when the run is worse than its baseline and no stage found why
+NEXT_STEP_DUMP = ("collect per-operator dumps of both runs at step 0 (in each training script: `from advisor.capture "
+                  "import attach; attach(model, optimizer, 'run/', dump_steps=[0])`) and diagnose again with --baseline")
+NEXT_STEP_LATER = ("the step-0 dumps match: dump both runs again at a step after the curves part (dump_steps=[N]), "
+                   "backward included, and diagnose again with --baseline")
 
 
 #: at most this many "what to collect next" lines when nothing was found
@@ -81,6 +93,27 @@ def _next_steps(report: Report) -> list[str]:
 
 
 def _summary(report: Report, n_inputs: int) -> Summary:
+    summary = _summary_core(report, n_inputs)
+    gap = next((f for f in report.findings if f.id == "run_worse_than_baseline"), None)
+    if gap is None:
+        return summary
+    summary.benchmark_gap = (gap.text or "").removeprefix("the run is worse than its baseline: ")
+    if summary.verdict == "cause_found":
+        return summary
+    dumped = any(c.stage == "network_wide_comparison" and c.status == "ran" for c in report.checks)
+    summary.next_step = NEXT_STEP_LATER if dumped else NEXT_STEP_DUMP
+    if summary.verdict == "nothing_found":
+        summary.headline = "The run is worse than its baseline, and no check that could run explains why."
+        summary.certainty = "the gap is certain; its cause is not found yet"
+    elif summary.verdict == "weak_signals" and report.causes:
+        top = report.causes[0]
+        summary.headline = (f"The run is worse than its baseline; no cause reached {REPORT_THRESHOLD:.0%} confidence "
+                            f"(the strongest signal: {top.title}, {top.confidence:.0%}).")
+    summary.next_steps = [summary.next_step] + [s for s in summary.next_steps if s != summary.next_step][:MAX_NEXT_STEPS - 1]
+    return summary
+
+
+def _summary_core(report: Report, n_inputs: int) -> Summary:
     found = report.found()
     if n_inputs == 0:
         return Summary(verdict="no_input", headline="No artifact the advisor can read was found in the run folder.",
@@ -143,7 +176,7 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     from advisor.extract.curves import CurveThresholds
 
     curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
-    exact = curve | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
+    exact = curve | {"benchmark.score_band"} | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
                      "compare.kernel"}
     from advisor.compare.tolerances import option_problems
 
@@ -200,23 +233,53 @@ def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
         if numeric and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
             out.append(f"advisor: warning: --param '{key}' needs a number (default {default}), got {value!r}; ignored")
             del params[key]
+        elif numeric and not math.isfinite(value):  # NaN/1e999/-Infinity: no comparison with them means anything
+            out.append(f"advisor: warning: --param '{key}' needs a finite number (default {default}), got {value}; ignored")
+            del params[key]
+    return out
+
+
+def _threshold_problems(options: dict[str, Any]) -> list[str]:
+    """Warnings for numeric extractor thresholds given a value that is not a finite number; those
+    overrides are removed from ``options`` (the documented default stays)."""
+    from dataclasses import fields
+
+    from advisor.extract.curves import CurveThresholds
+
+    numeric = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)} | {"training_dynamics.max_records"}
+    out = []
+    for key in [k for k in options if k in numeric]:
+        value = options[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            out.append(f"advisor: warning: threshold '{key}' needs a finite number, got {value!r}; ignored")
+            del options[key]
     return out
 
 
 def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
              rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
-             params: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> Report:
-    """Diagnose a run folder (optionally against a baseline folder).
+             params: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
+             engine: str | None = None) -> Report:
+    """Diagnose a run folder, one log file or ``-`` (standard input), optionally against a baseline.
 
     ``rules``: extra rule files/folders; ``only_rules``: drop the built-in rules;
     ``params``: rule parameter overrides ``{"rule-id.param": value}``;
-    ``options``: extractor threshold overrides. Nothing in the folders is written.
+    ``options``: extractor threshold overrides; ``engine``: the rule engine back-end
+    ('durable', 'python' or 'auto'; see rulebase/backends.py). Nothing in the folders is written.
     """
     run_path = Path(run)
-    if not run_path.is_dir():
-        raise UsageError(f"RUN '{run}' is not a folder")
-    if baseline is not None and not Path(baseline).is_dir():
-        raise UsageError(f"baseline '{baseline}' is not a folder")
+    if not (run_path.is_dir() or run_path.is_file() or str(run) == "-"):
+        raise UsageError(f"RUN '{run}' is not a folder, a file or '-' (standard input)")
+    if baseline is not None and not (Path(baseline).is_dir() or Path(baseline).is_file()):
+        raise UsageError(f"baseline '{baseline}' is not a folder or a file")
+    stdin = None
+    if str(run) == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise UsageError(str(exc)) from None
     if options and "compare.kernel" in options:
         from advisor.compare.engine import use_compiled
 
@@ -225,13 +288,24 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     rule_list, diags = load_rule_set(rules, only_rules)
-    pair = RunPair(run=RunFolder.scan(run_path, "run"),
-                   baseline=RunFolder.scan(Path(baseline), "baseline") if baseline is not None else None,
+    options = dict(options or {})
+    threshold_warnings = _threshold_problems(options)
+    pair = RunPair(run=RunFolder.open(run_path, "run", stdin),
+                   baseline=RunFolder.open(Path(baseline), "baseline") if baseline is not None else None,
                    options=dict(options or {}))
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    pair.run, run_note = pick_latest(pair.run)
+    base_note = None
+    if pair.baseline is not None:
+        pair.baseline, base_note = pick_latest(pair.baseline)
+    runs_notes = [f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note))
+                  if note]
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = _param_problems(rule_list, params)
-    rulebase = RuleBase(rule_list, params)  # compiled rulesets are registered once per content
+    rulebase = RuleBase(rule_list, params, engine=engine)  # compiled rulesets are registered once per content
     firings, warnings = rulebase.infer(extraction.facts)
     causes, ruled_out = rank(firings)
     findings = [FindingReport(id=f.rule.finding, source=f.rule.id, text=f.evidence,
@@ -240,13 +314,14 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
                 for f in firings if f.rule.finding]
     inputs = _dedupe_inputs(extraction)
     inputs += _unread_files(pair.run, inputs) + (_unread_files(pair.baseline, inputs) if pair.baseline else [])
+    inputs = _cap_ignored(inputs)
     report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
                     summary=Summary(verdict="nothing_found", headline="", certainty=""),
                     causes=causes, ruled_out=ruled_out, findings=findings, crashes=_crashes(extraction),
                     checks=_checks(extraction),
                     inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
-                    + param_warnings + _several_runs(pair.run, "RUN")
-                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []),
+                    + param_warnings + threshold_warnings + _several_runs(pair.run, "RUN")
+                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []) + runs_notes,
                     facts_count=len(extraction.facts), rules_count=len(rule_list),
                     rule_errors=sum(1 for d in diags if d.severity == "error"), charts=_charts(extraction),
                     report_threshold=REPORT_THRESHOLD)
@@ -275,6 +350,41 @@ def _unread_files(folder: RunFolder, inputs: list[InputRecord]) -> list[InputRec
     if len(unread) > MAX_UNREAD_LISTED:
         out.append(InputRecord(path=f"(and {len(unread) - MAX_UNREAD_LISTED} more files)", kind="other",
                                status="ignored", side=folder.side, why="not files advisor reads"))
+    return out
+
+
+def _cap_ignored(inputs: list[InputRecord]) -> list[InputRecord]:
+    """At most MAX_UNREAD_LISTED ignored inputs by name per side, the rest counted in one line
+    (50,000 stray files must not make a 10 MB report)."""
+    out: list[InputRecord] = []
+    listed: dict[str, int] = {}
+    hidden: dict[str, int] = {}
+    same_why: dict[tuple[str, str, str | None], int] = {}  # unreadable files: 10 per reason, the rest counted
+    for i in inputs:
+        if i.status == "unreadable":
+            key = (i.side, i.kind, i.why)
+            same_why[key] = same_why.get(key, 0) + 1
+            if same_why[key] <= MAX_UNREAD_LISTED:
+                out.append(i)
+            continue
+        if i.status != "ignored":
+            out.append(i)
+            continue
+        more = re.fullmatch(r"\(and (\d+) more files\)", i.path)
+        if more:
+            hidden[i.side] = hidden.get(i.side, 0) + int(more.group(1))
+        elif listed.get(i.side, 0) < MAX_UNREAD_LISTED:
+            listed[i.side] = listed.get(i.side, 0) + 1
+            out.append(i)
+        else:
+            hidden[i.side] = hidden.get(i.side, 0) + 1
+    for side, n in hidden.items():
+        out.append(InputRecord(path=f"(and {n} more files)", kind="other", status="ignored", side=side,  # type: ignore[arg-type]
+                               why="not files advisor reads, or not read as what their names suggest"))
+    for (side, kind, why), n in same_why.items():
+        if n > MAX_UNREAD_LISTED:
+            out.append(InputRecord(path=f"(and {n - MAX_UNREAD_LISTED} more files)", kind=kind, status="unreadable",
+                                   side=side, why=why))  # type: ignore[arg-type]
     return out
 
 

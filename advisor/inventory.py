@@ -13,7 +13,7 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Callable, Iterable, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -36,10 +36,20 @@ class InputRecord(BaseModel):
 def output_problem(out: str | os.PathLike, folders: Iterable[tuple[str | os.PathLike | None, str]]) -> str | None:
     """Why a report may not be written to ``out`` (None: it may): its folder is missing, or it lies
     inside one of ``folders`` ((path, what) pairs), which advisor never writes to."""
+    from advisor.read.safe import resolve
+
+    if "\x00" in os.fspath(out) or resolve(out) is None:
+        return "is not a usable path (a NUL byte, or a symbolic-link loop)"
     target = Path(out).resolve()
+    if Path(out).is_dir():
+        return "is a folder; name a file to write the report to"
     if not target.parent.is_dir():
         return f"the folder '{Path(out).parent}' does not exist"
+    if not os.access(target.parent, os.W_OK):
+        return f"the folder '{Path(out).parent}' is not writable"
     for folder, what in folders:
+        if folder and folder != "-" and Path(folder).is_file() and target == Path(folder).resolve():
+            return f"is the {what} log itself; advisor never writes there"
         if folder and Path(folder).is_dir() and target.is_relative_to(Path(folder).resolve()):
             return (f"is inside the {what} folder; advisor never writes there (a report left there would "
                     "also be read back as an input next time)")
@@ -58,6 +68,22 @@ class RunFolder:
     side: Side = "run"
     files: list[Path] = field(default_factory=list)  # relative paths, sorted
     skipped: list[InputRecord] = field(default_factory=list)  # links leading outside etc.
+    #: RUN given as one file or as standard input: every file is a log candidate, whatever its name
+    single: bool = False
+    #: files held in memory (standard input), by relative name; never written anywhere
+    memory: dict[str, bytes] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, arg: str | os.PathLike, side: Side = "run", stdin: bytes | None = None) -> "RunFolder":
+        """A folder, one file (``train.log``) or ``-`` (``stdin``: the bytes read from standard input)."""
+        if str(arg) == "-" and stdin is not None:
+            from advisor.read.stdin import STDIN_NAME
+
+            return cls(root=Path("-"), side=side, files=[Path(STDIN_NAME)], single=True, memory={STDIN_NAME: stdin})
+        path = Path(arg)
+        if path.is_file():
+            return cls(root=path.parent, side=side, files=[Path(path.name)], single=True)
+        return cls.scan(path, side)
 
     @classmethod
     def scan(cls, root: str | os.PathLike, side: Side = "run") -> "RunFolder":
@@ -65,17 +91,34 @@ class RunFolder:
         real_root = root.resolve()
         files: list[Path] = []
         skipped: list[InputRecord] = []
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        from advisor.read.safe import file_problem, resolve
+
+        def unlistable(exc: OSError) -> None:  # a sub-folder that cannot be listed is named, not dropped
+            where = Path(exc.filename or "?")
+            shown = where.relative_to(root).as_posix() if where.is_relative_to(root) else where.as_posix()
+            skipped.append(InputRecord(path=shown + "/", kind="folder", status="unreadable", side=side,
+                                       why=f"folder cannot be listed ({exc.strerror or exc}); its files were not read"))
+
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=unlistable):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
             for name in sorted(filenames):
                 full = Path(dirpath) / name
                 rel = full.relative_to(root)
                 if full.is_symlink():
-                    target = full.resolve()
+                    target = resolve(full)
+                    if target is None:
+                        skipped.append(InputRecord(path=rel.as_posix(), kind="link", status="unreadable",
+                                                   why="a symbolic-link loop; not read", side=side))
+                        continue
                     if not target.is_relative_to(real_root):
                         skipped.append(InputRecord(path=rel.as_posix(), kind="link", status="ignored",
                                                    why="symbolic link to a file outside the run folder", side=side))
                         continue
+                problem = file_problem(full)
+                if problem:
+                    skipped.append(InputRecord(path=rel.as_posix(), kind="other", status="unreadable",
+                                               why=f"{problem}; not read", side=side))
+                    continue
                 if full.is_file():
                     files.append(rel)
         files.sort(key=lambda p: p.as_posix())
@@ -84,12 +127,18 @@ class RunFolder:
     # -- lookups ---------------------------------------------------------
     def rel(self, path: Path) -> str:
         """The path as shown to the user: relative to the run folder, with '/'."""
+        if self.memory and getattr(path, "name", None) in self.memory:
+            return path.name
         try:
             return Path(path).relative_to(self.root).as_posix()
         except ValueError:
             return Path(path).as_posix()
 
     def abs(self, rel: Path | str) -> Path:
+        if self.memory and str(rel) in self.memory:
+            from advisor.read.stdin import MemoryFile
+
+            return cast(Path, MemoryFile(str(rel), self.memory[str(rel)]))   # has the Path methods readers use
         return self.root / rel
 
     def find(self, predicate: Callable[[Path], bool]) -> list[Path]:
@@ -104,7 +153,10 @@ class RunFolder:
     def resolve(self, rel: str | os.PathLike, base: Path | None = None) -> Path:
         """Absolute path of ``rel`` (relative to ``base`` or the root); refuses escapes."""
         start = self.root if base is None else base
-        candidate = (start / rel).resolve()
+        try:
+            candidate = (start / rel).resolve()
+        except (RuntimeError, OSError, ValueError):  # a link loop, a NUL byte in the name
+            raise OutsideRunFolder(f"'{rel}' is a symbolic-link loop or an impossible name") from None
         if not candidate.is_relative_to(self.root.resolve()):
             raise OutsideRunFolder(f"'{rel}' points outside the run folder")
         return candidate

@@ -102,6 +102,10 @@ def _evidence(f: Firing) -> EvidenceItem:
                         facts={alias: fact.model_dump(mode="json", exclude_none=True) for alias, fact in f.facts.items()})
 
 
+#: confidence from which a pre-check cause is listed before every other cause
+PRE_CHECK_FIRST_FROM = 0.5
+
+
 def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
     """(causes with confidence > 0 sorted best first, causes argued away to <= 0)."""
     by_cause: dict[str, list[Firing]] = defaultdict(list)
@@ -134,5 +138,8 @@ def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
             raw_confidence=round(conf, 4), severity=severity,
             evidence=[_evidence(f) for f in support], opposing=[_evidence(f) for f in oppose],
             remedies=remedies, rules=sorted(per_rule)))
-    ranked.sort(key=lambda c: (-c.confidence, -SEVERITY_RANK[c.severity], c.id))
+    # a found pre-check cause (the benchmark itself is not a valid reference) comes first: nothing
+    # compared against that baseline can be trusted (routine.md, pre-tuning check)
+    ranked.sort(key=lambda c: (not (c.stage == "pre_check" and c.confidence >= PRE_CHECK_FIRST_FROM),
+                               -c.confidence, -SEVERITY_RANK[c.severity], c.id))
     return [c for c in ranked if c.raw_confidence > 0], [c for c in ranked if c.raw_confidence <= 0]

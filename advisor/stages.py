@@ -1,4 +1,4 @@
-"""The stages of the accuracy-tuning routine (../shared/spec/routine.md).
+"""The stages of the accuracy-tuning routine (docs/routine.md).
 
 Each extractor reports the stages it ran; the report lists every stage as
 ran or skipped, and for a skipped stage what the user should collect.
@@ -17,6 +17,8 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
+    Stage("pre_check", "Benchmark check (the run against its baseline; the baseline itself)",
+          "pass --baseline with the benchmark run's folder (its training log or metrics file)"),
     Stage("hyperparameters", "Code and hyper-parameters",
           "save the hyper-parameters as hparams.yaml / config.json (add `framework: pytorch|mindspore|...`), "
           "and pass --baseline with the benchmark run's folder to diff them"),

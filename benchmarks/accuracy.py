@@ -24,6 +24,10 @@ Usage::
     python benchmarks/accuracy.py [--runs examples/generated] [--json out.json] [-v]
     python benchmarks/accuracy.py --labels OTHER/labels.json ...  # any other labelled set
 
+The mutation corpus (benchmarks/mutations/generate.py) is scored per fault operator with
+``--runs benchmarks/mutations/generated --no-committed --by operator``; a label's ``also_ok``
+causes count as right, as in ../shared/eval-dev.
+
 The small runs committed under examples/ (examples/labels.json) are diagnosed
 too unless ``--no-committed`` is given. ``--labels`` takes more labelled sets:
 a JSON object (run name -> {"run", "baseline", "cause", "also_ok"}) as
@@ -56,6 +60,7 @@ class Outcome:
     error: str | None = None
     seconds: float = 0.0
     also_ok: tuple[str, ...] = ()  # ids an expert accepts as equally right
+    group: str | None = None  # what --by groups on (the label's operator, ...); None: the true cause
 
     def is_right(self, cause: str) -> bool:
         return self.truth is not None and (cause == self.truth or cause in self.also_ok)
@@ -139,7 +144,7 @@ def summarise(outcomes: list[Outcome]) -> dict:
     healthy = [o for o in outcomes if o.truth is None]
     per: dict[str, dict] = {}
     for o in faulty:
-        d = per.setdefault(o.truth, {"runs": 0, "top1": 0, "top3": 0, "misses": []})
+        d = per.setdefault(o.group or o.truth, {"runs": 0, "top1": 0, "top3": 0, "misses": []})
         d["runs"] += 1
         d["top1"] += o.top1
         d["top3"] += o.top3
@@ -150,6 +155,8 @@ def summarise(outcomes: list[Outcome]) -> dict:
         "top1": sum(o.top1 for o in faulty) / len(faulty) if faulty else None,
         "top3": sum(o.top3 for o in faulty) / len(faulty) if faulty else None,
         "false_alarm_rate": sum(bool(o.alarms) for o in healthy) / len(healthy) if healthy else None,
+        "false_alarms_by_group": {g: sum(bool(o.alarms) for o in healthy if (o.group or "healthy") == g)
+                                  for g in sorted({o.group or "healthy" for o in healthy})},
         "false_alarms": [{"run": o.name, "alarms": [f"{c} {p:.2f}" for c, p in o.alarms]} for o in healthy if o.alarms],
         "errors": [{"run": o.name, "error": o.error} for o in outcomes if o.error],
         "per_cause": dict(sorted(per.items())),
@@ -254,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", metavar="FILE", help="also write the figures as a Markdown table")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each run's top causes")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="diagnoses in parallel (default 1)")
+    ap.add_argument("--by", metavar="KEY", help="group the table by this label key (e.g. operator) instead of the "
+                    "true cause; healthy runs are counted under their own group")
     ap.add_argument("--in-process", action="store_true", help="diagnose in this process (faster; a crash ends it)")
     ap.add_argument("--one", metavar="RUN", help=argparse.SUPPRESS)  # child mode: one diagnosis as JSON
     ap.add_argument("--baseline", help=argparse.SUPPRESS)
@@ -290,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs if not args.in_process else 1)) as pool:
         results = pool.map(lambda e: diagnose_one(*e, isolate=not args.in_process), entries)
-        for (name, _, _), o in zip(entries, results):
+        for (name, label, _), o in zip(entries, results):
+            if args.by:
+                o.group = str(label.get(args.by) or "healthy")
             outcomes.append(o)
             _progress(args.verbose, name, o)
     s = summarise(outcomes)

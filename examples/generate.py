@@ -4,7 +4,7 @@ Every run is a small *real* training job (torch on CPU, one thread, seeded):
 scikit-learn's bundled data sets (digits, iris, wine, breast cancer) or
 generated ones, a small MLP / CNN / attention model, and one fault injected
 in the code, the data, the hyper-parameters or the precision. Each run folder
-holds the artifacts of ../shared/spec/run-layout.md in one of their many
+holds the artifacts of docs/run-layout.md in one of their many
 spellings (key/value logs, MindSpore LossMonitor lines, Hugging Face Trainer
 prints and trainer_state.json, Keras progress lines and CSVLogger files,
 Lightning metrics.csv, metrics.jsonl, hparams/config/args files with

@@ -11,7 +11,7 @@ or as a context manager::
     with capture(model, optimizer, "runs/exp7", every=10):
         train()
 
-It writes ``tensors.jsonl`` (../shared/spec/run-layout.md) and, for the steps
+It writes ``tensors.jsonl`` (docs/run-layout.md) and, for the steps
 given in ``dump_steps``, per-module ``.npy`` dumps with a ``manifest.json``.
 torch is imported only when a capture is created.
 """

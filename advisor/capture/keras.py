@@ -118,7 +118,7 @@ class AdvisorCallback(keras.callbacks.Callback):
             if self.updates and trainable:
                 add_update(rec, numpy_update(before, _numpy(v.value), grad), g_st, w_st)
             out.append(rec)
-            if grad is not None and g_st is not None:
+            if g_st is not None and grad is not None:
                 out.append(record(self.step, name, "grad", grad.size, g_st))
         return out
 

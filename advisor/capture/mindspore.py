@@ -165,7 +165,7 @@ class AdvisorCallback(Callback):
             if self.updates and in_opt:
                 add_update(rec, numpy_update(before, p.asnumpy(), grad), g_st, w_st)
             out.append(rec)
-            if grad is not None and g_st is not None:
+            if g_st is not None and grad is not None:
                 out.append(record(self.step, p.name, "grad", grad.size, g_st))
         return out
 

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from advisor.read.safe import shown
+
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
 
@@ -160,25 +162,31 @@ def run_compare(args: argparse.Namespace) -> int:
             raise _Usage(str(exc)) from None
         if args.output and Path(args.output).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
             raise _Usage(f"--output must end in .csv, .json or .html, got '{args.output}'")
-        problem = output_problem(args.output, [(run_dir, "run's dump")]) if args.output else None
+        problem = output_problem(args.output, [(run_dir, "run's dump"), (base_dir, "baseline's dump"),
+                                               (args.run_dump, "run"), (args.baseline_dump, "baseline")]) \
+            if args.output else None
         if problem:
             raise _Usage(f"--output '{args.output}': {problem}")
     except _Usage as exc:
-        print(f"advisor: error: {exc} (usage: advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html])",
+        print(shown(f"advisor: error: {exc} (usage: advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html])"),
               file=sys.stderr)
         return EXIT_USAGE
     try:
         run, base = read_dump(run_dir), read_dump(base_dir)
     except DumpReadError as exc:
-        print(f"advisor: error: {exc}", file=sys.stderr)
+        print(shown(f"advisor: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     comp = compare_dumps(run, base, options, workers=args.workers, progress=_Progress())
     _kernel_hint(comp, args.kernel)
     loc = localise(comp.rows)
     table = build_table(comp, loc, str(run_dir), str(base_dir))
     if args.output:
-        write(table, args.output)
-        print(f"wrote {args.output} ({len(table.rows)} rows); source operator: {table.source or 'none'}")
+        try:  # a full disk or a folder that turned unwritable: one line, exit 2
+            write(table, args.output)
+        except OSError as exc:
+            print(shown(f"advisor: error: --output '{args.output}': cannot write ({exc.strerror or exc})"), file=sys.stderr)
+            return EXIT_USAGE
+        print(shown(f"wrote {args.output} ({len(table.rows)} rows); source operator: {table.source or 'none'}"))
     else:
-        sys.stdout.write(summary_text(table, args.limit))
+        sys.stdout.write(shown(summary_text(table, args.limit)))
     return EXIT_FOUND if table.counts["error"] else EXIT_OK

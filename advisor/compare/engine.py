@@ -20,7 +20,7 @@ import numpy as np
 
 from advisor.compare.match import match_records
 from advisor.compare.metrics import (Accumulator, PairMetrics, SideAcc, accumulate, compiled_kernel, kernel_loaded,
-                                     kl_accumulate, ranges, side_stats, single_threaded_blas)
+                                     kl_accumulate, minmax_kl, ranges, side_stats, single_threaded_blas)
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
@@ -127,6 +127,25 @@ def use_compiled(option: str, nbytes: int) -> bool:
     return nbytes >= KERNEL_MIN_BYTES and compiled_kernel() is not None
 
 
+def _judge_imaginary(rrec: TensorRecord, brec: TensorRecord, row: Row, tol: Any) -> tuple[Any, str]:
+    """The verdict of a pair where a side is complex: the metrics compared the real parts; the
+    imaginary parts are compared here, chunk by chunk (an imaginary part dropped is never 'identical')."""
+    try:
+        r, b = load_tensor(rrec).reshape(-1), load_tensor(brec).reshape(-1)
+    except (DumpReadError, ValueError) as exc:
+        return "error", f"{row.dtype_run} vs {row.dtype_baseline}: imaginary parts not compared ({exc})"
+    worst, scale = 0.0, 0.0
+    for start in range(0, min(r.size, b.size), 1 << 20):
+        ri, bi = np.imag(np.asarray(r[start:start + (1 << 20)])), np.imag(np.asarray(b[start:start + (1 << 20)]))
+        worst = max(worst, float(np.max(np.abs(ri.astype(np.float64) - bi), initial=0.0)))
+        scale = max(scale, float(np.max(np.abs(bi), initial=0.0)), float(np.max(np.abs(ri), initial=0.0)))
+    if worst == 0.0:
+        return row.verdict, row.reason + " (real parts; imaginary parts equal)"
+    verdict = "error" if worst > float(getattr(tol, "rel_dist_error", 1e-6)) * scale else row.verdict
+    return verdict, (f"{row.dtype_run} vs {row.dtype_baseline}: imaginary parts differ by up to {worst:.4g} "
+                     f"(the metrics above compare the real parts)")
+
+
 def default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
@@ -194,6 +213,13 @@ def _kl_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | No
               max_run: float, max_baseline: float) -> Callable[[], Accumulator]:
     def run() -> Accumulator:
         return kl_accumulate(load_tensor(rrec), load_tensor(brec), max_run, max_baseline, start, stop)
+    return run
+
+
+def _minmax_kl_thunk(rrec: TensorRecord, brec: TensorRecord, m: PairMetrics) -> Callable[[], float | None]:
+    def run() -> float | None:
+        return minmax_kl(load_tensor(rrec), load_tensor(brec), m.min_run, m.max_run,  # type: ignore[arg-type]
+                         m.min_baseline, m.max_baseline)  # type: ignore[arg-type]
     return run
 
 
@@ -326,6 +352,8 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             elif isinstance(res, Accumulator):
                 row.metrics = res.result()
                 row.verdict, row.reason = judge(row.metrics, tol)
+                if "complex" in f"{row.dtype_run} {row.dtype_baseline}":  # the metrics saw the real parts only
+                    row.verdict, row.reason = _judge_imaginary(matches[idx].run, matches[idx].base, row, tol)
                 row.run_side = _side_from_acc(res.r)
                 row.run_side.nan, row.run_side.inf = res.r.nan, res.r.inf
                 row.base_side = _side_from_acc(res.b)
@@ -335,6 +363,14 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             verdict, why, worst = judge_stats(m.run.stats or {}, m.base.stats or {}, tol)
             row.verdict, row.stat_rel_diff = verdict, worst
             row.reason = row.reason + why
+    if with_kl:  # MindStudio's KL: a pass with both sides' min and max known, over differing pairs only
+        kl_pairs = [(idx, row.metrics) for idx, row in enumerate(rows) if row.metrics is not None
+                    and not row.metrics.identical and row.metrics.min_run is not None
+                    and row.metrics.min_baseline is not None]
+        thunks = [(idx, _minmax_kl_thunk(matches[idx].run, matches[idx].base, m)) for idx, m in kl_pairs]
+        for (_, m), res in zip(kl_pairs, _run_items(thunks, workers, None, [rows[i].nbytes for i, _ in kl_pairs])):
+            if not isinstance(res, DumpReadError):
+                m.kl_div = res
     mode = "tensor" if any(r.mode == "tensor" for r in rows) else "statistics"
     problems = [("run", r.rel_file or r.name, r.problem) for r in run.records if r.problem]
     problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]

@@ -150,7 +150,7 @@ def exp_nonpositive(v: float) -> float:
     k = kd - _ROUND
     z = v - k * _LN2_HI - k * _LN2_LO  # |z| <= ln2/2
     p = 1.0 + z * (1.0 + z * (0.5 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (
-        1.0 / 720 + z * (1.0 / 5040 + z * (1.0 / 40320 + z * (1.0 / 362880))))))))) 
+        1.0 / 720 + z * (1.0 / 5040 + z * (1.0 / 40320 + z * (1.0 / 362880)))))))))
     return p * _from_bits((_bits(kd) << 52) + _EXP_BIAS)  # 2^k from the integer in kd's low bits
 
 

@@ -27,8 +27,16 @@ outputs has a verdict other than pass.
   (``sum // n`` truncating everything to 0)
   (``//`` where ``/`` was meant, a cast to int and back); when a baseline
   exists, its output must not be integer-valued too.
+- **underflow**: the first operator whose output, computed in float16/bfloat16, is all zero where
+  the baseline's is nonzero but smaller than that type's smallest normal value (flushed to zero);
+  such an output is not counted as integer-valued truncation.
 - **first difference**: the first operator whose outputs are not bit-identical
   (random-error detection compares two runs of one configuration).
+
+A module that encloses others (``attn.forward`` around ``attn.q.forward`` ...
+in a dump of module calls) is judged when its output is produced, after the
+last operator inside it: its inputs are recorded first, but an error inside
+it is born in one of its children, which must be found first.
 
 These are rules of the data flow, not causes: the rule base names causes.
 """
@@ -40,6 +48,9 @@ from dataclasses import dataclass, field
 from advisor.compare.engine import Row
 
 FP16_MAX = 65504.0
+#: smallest normal value of the half-precision types: below it a value is subnormal, and kernels that flush
+#: subnormals to zero (the usual mode on GPUs and NPUs) return 0 (IEEE 754 binary16; bfloat16 keeps float32's range)
+HALF_MIN_NORMAL = {"float16": 6.103515625e-05, "bfloat16": 1.1754943508222875e-38}
 #: share of whole-number elements above which a float output counts as integer-valued
 INTEGER_RATIO = 0.99
 #: share below which a float input counts as not integer-valued
@@ -98,6 +109,9 @@ class Localisation:
     nonfinite_absorbed: bool = False
     fp16_overflow: OpView | None = None
     integer_valued: OpView | None = None
+    #: the first operator whose half-precision output is all zero where the baseline's is nonzero but below the
+    #: half type's smallest normal value: underflow, not truncation
+    underflow: OpView | None = None
     first_dtype_change: OpView | None = None
 
 
@@ -122,6 +136,26 @@ def _is_integer_valued(r: Row) -> bool:
     return r.is_float and s.integer_ratio is not None and s.integer_ratio >= INTEGER_RATIO
 
 
+def half_dtype(v: OpView, r: Row) -> str | None:
+    """The half-precision type the operator computes in on the run's side (its output's, else an input's)."""
+    from advisor.compare.tolerances import normalise_dtype
+
+    for d in [r.dtype_run] + [i.dtype_run for i in v.inputs]:
+        n = normalise_dtype(d)
+        if n in HALF_MIN_NORMAL:
+            return n
+    return None
+
+
+def flushed_to_zero(v: OpView, r: Row) -> bool:
+    """Output all zero in half precision where the baseline's is nonzero yet below that type's smallest normal."""
+    if not (r.is_float and r.run_side.abs_max == 0.0 and r.run_side.has_nonfinite is False):
+        return False
+    base = r.base_side.abs_max or 0.0
+    dt = half_dtype(v, r)
+    return dt is not None and 0.0 < base < HALF_MIN_NORMAL[dt]
+
+
 def _truncates(v: OpView, has_baseline: bool) -> bool:
     """Float outputs of whole numbers (or all zeros, against a nonzero baseline) from non-integer inputs."""
     float_inputs = [r for r in v.inputs if r.is_float and r.run_side.integer_ratio is not None]
@@ -132,7 +166,7 @@ def _truncates(v: OpView, has_baseline: bool) -> bool:
         if _is_integer_valued(r) and not base_int:
             return True
         if (has_baseline and r.is_float and r.run_side.abs_max == 0.0 and r.run_side.has_nonfinite is False
-                and (r.base_side.abs_max or 0.0) > 0.0):
+                and (r.base_side.abs_max or 0.0) > 0.0 and not flushed_to_zero(v, r)):
             return True
     return False
 
@@ -155,14 +189,47 @@ def _forward_clean(v: OpView, by_name: dict[str, OpView]) -> bool:
     return f.inputs_match and not f.deviates
 
 
+def _module_prefix(op: str) -> str | None:
+    """``attn.forward`` -> ``attn``; ``Functional.gelu.0.forward`` -> ``Functional.gelu.0`` (None: no direction)."""
+    for suffix in (".forward", ".backward"):
+        if op.endswith(suffix):
+            return op[: -len(suffix)]
+    return None
+
+
+def judging_order(ops: list[OpView], inner_of: dict[str, list[str]] | None = None) -> list[OpView]:
+    """Execution order, with each enclosing module moved after the last operator inside it
+    (``inner_of`` receives, for each enclosing module, the operators inside it)."""
+    import bisect
+
+    names = sorted(v.op for v in ops)
+    order = {v.op: v.order for v in ops}
+    end: dict[str, float] = {}
+    for v in ops:
+        prefix = _module_prefix(v.op)
+        last = float(v.order)
+        if prefix is not None:
+            lo = bisect.bisect_left(names, prefix + ".")
+            hi = bisect.bisect_left(names, prefix + "/")  # '/' follows '.' in code-point order
+            inner = [order[n] for n in names[lo:hi] if n not in (prefix + ".forward", prefix + ".backward")]
+            if inner and max(inner) > v.order:
+                last = max(inner) + 0.5
+                if inner_of is not None:
+                    inner_of[v.op] = [n for n in names[lo:hi] if n not in (prefix + ".forward", prefix + ".backward")]
+        end[v.op] = last
+    return sorted(ops, key=lambda v: (end[v.op], v.order))
+
+
 def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
     ops = group_ops(rows)
     loc = Localisation(ops=ops)
     by_name = {v.op: v for v in ops}
-    for v in ops:
+    inner_of: dict[str, list[str]] = {}
+    for v in judging_order(ops, inner_of):
         if has_baseline:
             if v.deviates:
-                clean = v.inputs_match and _forward_clean(v, by_name)
+                clean = v.inputs_match and _forward_clean(v, by_name) and \
+                    not any(by_name[n].deviates for n in inner_of.get(v.op, ()))
                 if clean and loc.source is None:
                     loc.source = v
                 elif clean and v.inputs_compared:
@@ -186,6 +253,8 @@ def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
             loc.fp16_overflow = v
         if loc.integer_valued is None and _truncates(v, has_baseline):
             loc.integer_valued = v
+        if loc.underflow is None and has_baseline and any(flushed_to_zero(v, r) for r in v.outputs):
+            loc.underflow = v
     if loc.nonfinite_source is not None:
         later = [v for v in ops if v.order > loc.nonfinite_source.order and v.outputs]
         loc.nonfinite_absorbed = bool(later) and not any(r.run_side.has_nonfinite for v in later for r in v.outputs)

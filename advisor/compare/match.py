@@ -89,30 +89,84 @@ def _ops(records: list[TensorRecord]) -> dict[str, list[TensorRecord]]:
 
 def _match_spans(left_run: list[TensorRecord], base: list[TensorRecord], matches: list[Match],
                  taken: set[int]) -> list[TensorRecord]:
-    """Match each leftover run operator with the gap of leftover baseline operators between the same anchors."""
+    """Match leftover run operators with the gap of leftover baseline operators between the same anchors.
+
+    Several run operators in one gap (two fused kernels in a row) share it out in order: each takes the
+    baseline operators from where the previous one stopped, up to the first whose output shape is its own
+    and after which the next run operator's inputs fit (the last one takes the rest of the gap).
+    """
     if not left_run:
         return left_run
     anchors = sorted({(m.run.order, m.base.order) for m in matches})
     left_base_ops = _ops([b for b in base if id(b) not in taken])
     still: list[TensorRecord] = []
-    for op, recs in _ops(left_run).items():
+    groups: dict[tuple[int, int], list[list[TensorRecord]]] = {}
+    for _op, recs in _ops(left_run).items():
         order = recs[0].order
         before = max((b for r, b in anchors if r < order), default=-1)
         after = min((b for r, b in anchors if r > order), default=1 << 62)
+        groups.setdefault((before, after), []).append(recs)
+    for (before, after), run_ops in groups.items():
         gap = [ops for ops in left_base_ops.values() if before < ops[0].order < after
                and all(id(x) not in taken for x in ops)]
-        ins = [r for r in recs if r.role == "input"]
-        outs = [r for r in recs if r.role == "output"]
-        if not gap:
-            still.extend(recs)
-            continue
-        first_in = [x for x in gap[0] if x.role == "input"]
-        last_out = [x for x in gap[-1] if x.role == "output"]
-        if [r.shape for r in ins] != [x.shape for x in first_in][:len(ins)] or \
-                [r.shape for r in outs] != [x.shape for x in last_out][:len(outs)] or not outs:
-            still.extend(recs)
-            continue
-        for r, b in list(zip(ins, first_in)) + list(zip(outs, last_out)):
-            matches.append(Match(r, b, "span"))
-            taken.add(id(b))
+        pos = 0
+        for k, recs in enumerate(run_ops):
+            ins = [r for r in recs if r.role == "input"]
+            outs = [r for r in recs if r.role == "output"]
+            nxt = [r for r in run_ops[k + 1] if r.role == "input"] if k + 1 < len(run_ops) else None
+            end = _span_end(gap, pos, ins, outs, nxt, f"{recs[0].op} {recs[0].op_type or ''}".lower())
+            if end is None:
+                still.extend(recs)
+                continue
+            first_in = [x for x in gap[pos] if x.role == "input"]
+            last_out = [x for x in gap[end] if x.role == "output"]
+            for r, b in list(zip(ins, first_in)) + list(zip(outs, last_out)):
+                matches.append(Match(r, b, "span"))
+                taken.add(id(b))
+            pos = end + 1
     return still  # the baseline's intermediate tensors inside a span stay unmatched (reported)
+
+
+def _shapes(recs: list[TensorRecord], role: str) -> list:
+    return [x.shape for x in recs if x.role == role]
+
+
+def _leaf(op: str) -> str:
+    """``fc1.forward`` -> fc1; ``Functional.linear.3.forward`` -> linear: the operator's own name."""
+    parts = [p for p in op.split(".") if p not in ("forward", "backward") and not p.isdigit()]
+    return parts[-1].lower() if parts else op.lower()
+
+
+def _mention(run_text: str, ops: list[TensorRecord]) -> int:
+    """+1 when the fused run operator's name holds this baseline operator's name, 0 when only its type, else -1."""
+    if _leaf(ops[0].op) in run_text:
+        return 1
+    return 0 if ops[0].op_type and ops[0].op_type.lower() in run_text else -1
+
+
+def _span_end(gap: list[list[TensorRecord]], pos: int, ins: list[TensorRecord], outs: list[TensorRecord],
+              next_ins: list[TensorRecord] | None, run_text: str = "") -> int | None:
+    """Index of the last baseline operator of the span starting at ``pos`` (None: no span fits).
+
+    Among the ends where the shapes fit (and the next run operator's inputs fit the operator after), the
+    one whose baseline operators the run operator's name mentions most (``fc1_act1`` names fc1 and act1),
+    the shortest on ties; the last run operator of the gap takes the longest span that fits.
+    """
+    if pos >= len(gap) or not outs:
+        return None
+    if [r.shape for r in ins] != _shapes(gap[pos], "input")[:len(ins)]:
+        return None
+    want = [r.shape for r in outs]
+    best, best_score, score = None, None, 0
+    for j in range(pos, len(gap)):
+        score += _mention(run_text, gap[j])
+        if _shapes(gap[j], "output")[:len(want)] != want:
+            continue
+        if next_ins is not None and not (j + 1 < len(gap) and _shapes(gap[j + 1], "input")[:len(next_ins)]
+                                         == [r.shape for r in next_ins]):
+            continue
+        if next_ins is None:  # the last run operator of the gap spans the rest of it
+            best = j
+        elif best_score is None or score > best_score:
+            best, best_score = j, score
+    return best

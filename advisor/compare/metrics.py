@@ -20,13 +20,19 @@ finite; NaN and Inf are counted per side and never make a pair "pass"):
 - ``euclid_rel_dist``   ||d||₂ / ||b||₂ (0 when both are zero, inf when only b is)
 - ``rel_err``           per element |d| / max(|b|, REL_FLOOR); ``max_rel_err``, ``mean_rel_err``
 - ``accum_rel_err``     Σ rel_err (accumulated relative error: the sum of the element-wise relative
-  errors, as ../spec/routine.md defines it; grows with the element count)
+  errors, as docs/routine.md defines it; grows with the element count)
 - ``accum_abs_err_ratio`` Σ|d| / Σ|b| (the accumulated error relative to the accumulated magnitude:
   size-independent)
 - ``rel_err_within_1e3_ratio`` / ``rel_err_within_5e3_ratio``: share of elements whose rel_err is
   within 1/1000 and 5/1000 (msprobe's One/Five Thousandth Err Ratio: a pass share);
   ``rel_err_over_1e3_ratio`` / ``rel_err_over_5e3_ratio``: the share beyond (1 - within)
-- ``kl_div``            KL(softmax(b) || softmax(r)) over the whole flattened tensor: the tensors
+- ``kl_div``            KL divergence as MindStudio / CANN's accuracy comparison defines it, so the
+  figure matches the tools users check against: each side scaled to [0, 1] by its own min and max
+  (left as is when max = min), floored at float32's eps, normalised to sum 1; then KL(run || baseline)
+  = Σ p log(p / q) with p the run's and q the baseline's distribution. Sums over the positions where
+  both sides are finite (MindStudio gives NaN there); a second pass over differing pairs only
+  (``minmax_kl``); identical pairs have 0.
+- ``softmax_kl``        KL(softmax(b) || softmax(r)) over the whole flattened tensor: the tensors
   are treated as logits and softmax-normalised (streamed with running log-sum-exp); for tensors
   that already hold probabilities this is the KL of their softmax, 0 when equal, > 0 otherwise.
   The exponentials are float32 (the sums float64), so values below ~1e-7 are noise. Where a chunk's
@@ -396,9 +402,11 @@ class Accumulator:
         if self.lse_sb and self.lse_sr:
             lse_b = self.lse_mb + math.log(self.lse_sb)
             lse_r = self.lse_mr + math.log(self.lse_sr)
-            m.kl_div = max(0.0, self.kl_t / self.lse_sb - lse_b + lse_r)
+            m.softmax_kl = max(0.0, self.kl_t / self.lse_sb - lse_b + lse_r)
         elif self.max_abs_d == 0 and self.nonfinite_mismatch == 0:
-            m.kl_div = 0.0  # identical tensors (the KL pass is skipped for them)
+            m.softmax_kl = 0.0  # identical tensors (the KL pass is skipped for them)
+        if self.max_abs_d == 0 and self.nonfinite_mismatch == 0:
+            m.kl_div = 0.0
         m.std_run = math.sqrt(self.r.m2 / n)
         m.std_baseline = math.sqrt(self.b.m2 / n)
         m.std_diff = math.sqrt(self.d.m2 / n)
@@ -440,6 +448,7 @@ class PairMetrics:
     rel_err_over_1e3_ratio: float | None = None
     rel_err_over_5e3_ratio: float | None = None
     kl_div: float | None = None
+    softmax_kl: float | None = None
     std_run: float | None = None
     std_baseline: float | None = None
     std_diff: float | None = None
@@ -563,12 +572,47 @@ def kl_accumulate(r: np.ndarray, b: np.ndarray, max_run: float, max_baseline: fl
     return acc
 
 
+#: MindStudio's floor of the [0, 1]-scaled values (keeps every probability > 0)
+KL_FLOOR = float(np.finfo(np.float32).eps)
+
+
+def minmax_kl(r: np.ndarray, b: np.ndarray, min_r: float, max_r: float, min_b: float, max_b: float,
+              chunk: int = CHUNK) -> float | None:
+    """``kl_div`` (see the module doc) given each side's finite min and max from the first pass.
+
+    With a_i, b_i the scaled, floored values, A = Σ a, B = Σ b:
+    KL = Σ (a/A) log((a/A) / (b/B)) = (Σ a log(a/b)) / A - log A + log B, streamed chunk by chunk.
+    """
+    rf, bf = r.reshape(-1), b.reshape(-1)
+    span_r, span_b = max_r - min_r, max_b - min_b
+    sum_a = sum_b = t = 0.0
+    with np.errstate(all="ignore"):
+        for i in range(0, rf.size, chunk):
+            rc = np.asarray(float_chunk(rf[i:i + chunk]), dtype=np.float64)
+            bc = np.asarray(float_chunk(bf[i:i + chunk]), dtype=np.float64)
+            keep = np.isfinite(rc) & np.isfinite(bc)
+            if not keep.all():
+                rc, bc = rc[keep], bc[keep]
+            a = np.maximum((rc - min_r) / span_r if span_r else rc, KL_FLOOR)
+            q = np.maximum((bc - min_b) / span_b if span_b else bc, KL_FLOOR)
+            sum_a += float(a.sum())
+            sum_b += float(q.sum())
+            t += float(np.dot(a, np.log(a) - np.log(q)))
+    if sum_a <= 0 or sum_b <= 0:
+        return None
+    value = t / sum_a - math.log(sum_a) + math.log(sum_b)
+    return 0.0 if abs(value) < KL_FLOOR else value
+
+
 def compare_arrays(r: np.ndarray, b: np.ndarray, chunk: int = CHUNK, compiled: bool = False) -> PairMetrics:
     """All metrics of one pair (same number of elements), single-threaded (``compiled``: the numba kernel)."""
     if r.size != b.size:
         raise ValueError(f"element counts differ: {r.size} vs {b.size}")
     with single_threaded_blas():
-        return accumulate(r, b, chunk=chunk, compiled=compiled).result()
+        m = accumulate(r, b, chunk=chunk, compiled=compiled).result()
+        if not m.identical and m.min_run is not None and m.min_baseline is not None:
+            m.kl_div = minmax_kl(r, b, m.min_run, m.max_run, m.min_baseline, m.max_baseline, chunk)
+        return m
 
 
 def side_stats(x: np.ndarray, start: int = 0, stop: int | None = None, chunk: int = CHUNK,

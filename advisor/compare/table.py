@@ -18,6 +18,7 @@ from typing import Any
 from advisor.compare.engine import Comparison, Row
 from advisor.compare.localise import Localisation
 from advisor.compare.metrics import PairMetrics
+from advisor.read.safe import csv_text, shown
 
 METRIC_COLUMNS = [f for f in PairMetrics.__dataclass_fields__]
 COLUMNS = ["name", "baseline_name", "op", "op_type", "role", "order", "position", "verdict", "reason", "mode",
@@ -89,7 +90,8 @@ def to_csv(table: CompareTable) -> str:
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     for rec in table.rows:
-        w.writerow({k: (json.dumps(v) if isinstance(v, list) else ("" if v is None else v)) for k, v in rec.items()})
+        w.writerow({k: csv_text(json.dumps(v) if isinstance(v, list) else ("" if v is None else v))  # no formulas
+                    for k, v in rec.items()})
     return buf.getvalue()
 
 
@@ -128,4 +130,6 @@ def to_html(table: CompareTable) -> str:
 def write(table: CompareTable, path: str) -> None:
     ext = Path(path).suffix.lower()
     text = to_json(table) if ext == ".json" else to_html(table) if ext in (".html", ".htm") else to_csv(table)
+    if ext in (".html", ".htm"):  # autoescaped, but escapes do not cover terminal control characters
+        text = shown(text)
     Path(path).write_text(text, encoding="utf-8")

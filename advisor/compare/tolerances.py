@@ -83,7 +83,7 @@ def tolerance_for(run_dtype: str | None, baseline_dtype: str | None,
 
 
 #: the comparison's options that are not tolerances
-OPTIONS = ("compare.kl", "compare.kernel")
+OPTIONS = ("compare.kl", "compare.kernel", "compare.baseline_kind")
 
 
 def _is_number(value: Any) -> bool:
@@ -101,6 +101,8 @@ def option_problems(options: dict[str, Any]) -> list[str]:
     names = list(Tolerance.__dataclass_fields__)
     out = []
     for key, value in options.items():
+        if key == "compare.baseline_kind" and str(value).lower() not in ("auto", "rerun", "port"):
+            out.append(f"'{key}' must be auto, rerun or port, got {value!r}")
         if not key.startswith("compare.") or key in OPTIONS:
             continue
         parts = key.split(".")

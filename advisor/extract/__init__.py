@@ -10,6 +10,7 @@ from __future__ import annotations
 import traceback
 
 from advisor.extract import data_stats, dynamics, hparams, loss_curve, op_compare
+from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.inventory import InputRecord
 
@@ -20,6 +21,7 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("loss_curve", loss_curve.extract),
     ("op_compare", op_compare.extract),
     ("dynamics", dynamics.extract),
+    ("model", model_desc.extract),
 )
 
 

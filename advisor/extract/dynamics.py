@@ -285,7 +285,7 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     tracks = scan.tracks
     src = Source(path=shown)
     names: list[str] = []
-    for (name, kind), tr in sorted(tracks.items(), key=lambda kv: kv[1].order):
+    for (name, kind), _tr in sorted(tracks.items(), key=lambda kv: kv[1].order):
         if kind in ("weight", "grad") and name not in names:
             names.append(name)
     params = [_param(n, i, tracks.get((n, "weight")), tracks.get((n, "grad"))) for i, n in enumerate(names)]

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -22,11 +23,33 @@ from typing import Any
 
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
-from advisor.facts.hparams import HparamDiff, Hyperparameter, LearningRateCheck, LossScaleCheck, Scalar
+from advisor.facts.hparams import (
+    HparamDiff,
+    Hyperparameter,
+    LearningRateCheck,
+    LossScaleCheck,
+    Scalar,
+    SettingDiff,
+)
+from advisor.facts.hparams import Setting as SettingFact
 from advisor.inventory import InputRecord, RunFolder
-from advisor.knowledge.framework_defaults import (EFFECTS, LAYER_DEFAULTS, TYPICAL_RANGES, canonical_framework,
-                                                  defaults_for)
-from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, file_priority, flatten, load_mapping
+from advisor.knowledge.framework_defaults import (
+    EFFECTS,
+    LAYER_DEFAULTS,
+    TYPICAL_RANGES,
+    canonical_framework,
+    defaults_for,
+)
+from advisor.read.hparams import (
+    HPARAM_FILE_NAMES,
+    HparamReadError,
+    file_dialect,
+    file_priority,
+    flatten,
+    load_mapping,
+    numbered_mapping,
+)
+from advisor.read.log_settings import read_log_settings
 
 #: last part of a dotted key (lower-case) -> canonical name
 SYNONYMS: dict[str, str] = {}
@@ -34,19 +57,20 @@ for _canon, _keys in {
     "framework": "framework",
     "optimizer": "optimizer optim optimizer_name optimizer_type opt solver_type",
     "learning_rate": "lr learning_rate base_lr max_lr peak_lr init_lr initial_lr initial_learning_rate lr0 "
-                     "learning_rate_init",
+                     "learning_rate_init lr_max",
     "batch_size": "bs batch_size per_device_train_batch_size train_batch_size per_gpu_train_batch_size "
                   "micro_batch_size train_micro_batch_size_per_gpu samples_per_gpu batch batchsize",
     "global_batch_size": "global_batch_size total_batch_size ims_per_batch effective_batch_size",
     "gradient_accumulation_steps": "gradient_accumulation_steps grad_accum_steps accumulate_grad_batches "
                                    "accum_iter gradient_accumulation update_freq accumulation_steps",
     "world_size": "world_size n_gpu num_gpus device_num num_devices nproc_per_node",
-    "epochs": "epochs max_epochs num_train_epochs num_epochs n_epochs total_epochs train_epochs epoch_size",
-    "max_steps": "max_steps total_steps num_train_steps max_iters max_iter train_steps num_steps",
-    "warmup_steps": "warmup_steps warmup_iters num_warmup_steps warmup_iter",
+    "epochs": "epochs max_epochs num_train_epochs num_epochs n_epochs total_epochs train_epochs epoch_size epoch_num",
+    "max_steps": "max_steps total_steps num_train_steps max_iters max_iter train_steps num_steps total_num_steps",
+    "warmup_steps": "warmup_steps warmup_iters num_warmup_steps warmup_iter warmup_num_steps",
     "warmup_epochs": "warmup_epochs warmup_epoch",
     "warmup_ratio": "warmup_ratio warmup_proportion warmup_fraction",
-    "lr_scheduler": "lr_scheduler_type lr_scheduler scheduler lr_policy lr_schedule lr_decay_style",
+    "lr_scheduler": "lr_scheduler_type lr_scheduler scheduler lr_policy lr_schedule lr_decay_style lr_decay_mode "
+                    "lr_scheduler_name",
     "weight_decay": "weight_decay wd l2 l2_reg weight_decay_rate l2_weight_decay",
     "momentum": "momentum",
     "nesterov": "nesterov use_nesterov",
@@ -56,7 +80,7 @@ for _canon, _keys in {
     "grad_clip_norm": "max_grad_norm clip_grad_norm gradient_clip_val grad_clip clip_norm global_clipnorm "
                       "clipnorm gradient_clipping grad_norm_clip",
     "loss": "loss loss_fn criterion loss_function loss_type loss_name",
-    "label_smoothing": "label_smoothing label_smoothing_factor smoothing",
+    "label_smoothing": "label_smoothing label_smoothing_factor smoothing label_smooth_factor",
     "dropout": "dropout dropout_rate drop_rate hidden_dropout_prob dropout_prob dropout_p p_dropout",
     "keep_prob": "keep_prob keep_probability",
     "batchnorm_momentum": "bn_momentum batchnorm_momentum batch_norm_momentum",
@@ -67,12 +91,14 @@ for _canon, _keys in {
     "hidden_act": "hidden_act activation_function hidden_activation",
     "weight_init": "weight_init init init_method initializer kernel_initializer init_type weight_init_method "
                    "weight_initializer",
+    "conv_init": "conv_init",
+    "linear_init": "dense_init linear_init fc_init",
     "init_std": "initializer_range init_std init_stddev weight_init_std",
     "seed": "seed random_seed manual_seed",
     "num_parameters": "num_parameters n_params num_params param_count parameter_count",
     "num_train_samples": "num_train_samples train_size num_train_examples n_train dataset_size train_samples "
                          "num_examples",
-    "num_classes": "num_classes n_classes num_labels nc class_num",
+    "num_classes": "num_classes n_classes num_labels nc class_num num_class id2label",
     "fp16": "fp16 use_fp16 half",
     "bf16": "bf16 use_bf16",
     "amp": "amp use_amp mixed_precision enable_amp",
@@ -228,6 +254,35 @@ class Setting:
     is_default: bool = False
     default_source: str | None = None
     line: int | None = None
+    #: generic settings: the whole value as compact JSON (what a diff compares; ``value`` may be cut)
+    full: str | None = None
+
+
+#: generic settings kept per side (a model's config.json has ~30, a training_args.json ~110, an mmdet dump ~300)
+MAX_GENERIC = 600
+#: generic values longer than this are cut (the diff still compares the whole value)
+MAX_GENERIC_TEXT = 300
+
+
+def _generic_value(value: Any) -> tuple[Scalar | None, str]:
+    """(value for the fact, whole value as text): numbers, flags and text as they are; lists and
+    mappings as compact JSON text (cut at MAX_GENERIC_TEXT characters)."""
+    if value is None or isinstance(value, (bool, str)):
+        full = json.dumps(value)
+        return (value[:MAX_GENERIC_TEXT] if isinstance(value, str) else value), full
+    if isinstance(value, (int, float)):
+        try:
+            f = float(value)
+        except OverflowError:  # an integer of hundreds of digits
+            bits = int(value).bit_length()
+            text = str(value) if bits < 4000 else f"<integer of about {int(bits * 0.30103)} digits>"
+            return text[:MAX_GENERIC_TEXT], text
+        return (f if math.isfinite(f) else str(f)), repr(f)
+    try:
+        full = json.dumps(value, separators=(", ", ": "), default=str)
+    except (ValueError, RecursionError):
+        full = str(type(value).__name__)
+    return (full if len(full) <= MAX_GENERIC_TEXT else full[:MAX_GENERIC_TEXT - 1] + "\u2026"), full
 
 
 @dataclass
@@ -239,6 +294,21 @@ class HparamSet:
     files: list[str] = field(default_factory=list)
     #: settings a later file also gives: (name, its value there, the file) -- the first file's value is kept
     shadowed: list[tuple[str, Any, str]] = field(default_factory=list)
+    #: settings outside the vocabulary, under their names as written (the first file read wins)
+    generic: dict[str, Setting] = field(default_factory=dict)
+    #: generic settings not kept because MAX_GENERIC was reached
+    generic_dropped: int = 0
+    #: every source that gave a setting (``files``: those that gave one of the vocabulary)
+    setting_files: list[str] = field(default_factory=list)
+
+    def put_generic(self, name: str, value: Any, path: str) -> None:
+        if name in self.generic:
+            return
+        if len(self.generic) >= MAX_GENERIC:
+            self.generic_dropped += 1
+            return
+        shown, full = _generic_value(value)
+        self.generic[name] = Setting(shown, name, path, full=full)  # type: ignore[arg-type]
 
     def get(self, name: str) -> Scalar | None:
         s = self.values.get(name)
@@ -255,8 +325,20 @@ class HparamSet:
         self.values[name] = Setting(value, raw_key, path)
 
 
-def _context_name(key: str) -> str | None:
-    """Canonical name of a dotted key, using its parents where the last part is ambiguous."""
+#: canonical names of optimizer settings: under a section of another thing (a loss, an EMA) a key keeps
+#: its section and is not the optimizer's (``loss.eps`` is not Adam's epsilon)
+_OPTIMIZER_SETTINGS = {"learning_rate", "adam_epsilon", "adam_beta1", "adam_beta2", "betas", "momentum", "nesterov",
+                       "weight_decay"}
+_FOREIGN_SECTION = re.compile(r"loss|criterion|(^|_)ema($|_)|swa|teacher|distil|discriminator|critic|augment")
+#: an epsilon inside a part of the model is a layer's (normalisation, attention), not the optimizer's
+_MODEL_PART = re.compile(r"model|backbone|head|neck|layer|block|attn|attention|encoder|decoder|embed|norm")
+#: sections whose ``warmup_ratio`` is the starting factor of the learning rate (mmcv ``lr_config``), not a share of steps
+_WARMUP_FACTOR_SECTIONS = {"lr_config", "param_scheduler"}
+
+
+def _context_name(key: str, dialect: str | None = None) -> str | None:
+    """Canonical name of a dotted key, using its parents where the last part is ambiguous
+    (None: outside the vocabulary, kept as a generic setting)."""
     parts = [p.lower() for p in key.split(".")]
     last, parents = parts[-1], parts[:-1]
     if last in _CHOICE_KEYS and parents and parents[-1] in _CHOICE_PARENTS:
@@ -269,19 +351,50 @@ def _context_name(key: str) -> str | None:
             return "batchnorm_epsilon"
         if _LN_HINT.search(context):
             return "layernorm_epsilon"
+        if any(_MODEL_PART.search(p) for p in parents):
+            return None
     if last == "enabled" and parents and parents[-1] in ("fp16", "bf16", "amp"):
         return parents[-1]
-    if last == "betas":
-        return "betas"
-    return SYNONYMS.get(last)
+    if dialect == "deepspeed" and last == "train_batch_size":
+        return "global_batch_size"  # DeepSpeed: micro batch x accumulation x devices
+    name = "betas" if last == "betas" else SYNONYMS.get(last)
+    if name in _OPTIMIZER_SETTINGS and any(_FOREIGN_SECTION.search(p) for p in parents):
+        return None
+    if name == "warmup_ratio" and any(p in _WARMUP_FACTOR_SECTIONS for p in parents):
+        return None
+    return name
 
 
-def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet) -> None:
-    pending_bn_momentum: list[tuple[float, str]] = []
+def _unchosen_sections(flat: dict[str, Any]) -> tuple[str, ...]:
+    """Prefixes of sections named after an optimizer that the file's ``optimizer`` key did not choose.
+
+    The MindSpore model zoo keeps one section per optimizer beside the choice (``optimizer: Lamb`` with
+    ``AdamWeightDecay:``, ``Lamb:``, ``Momentum:``): only the chosen section's values are in effect.
+    """
+    out = []
     for key, value in flat.items():
-        name = _context_name(str(key))
+        parent, _, last = str(key).rpartition(".")
+        if last.lower() not in ("optimizer", "optim") or not isinstance(value, str):
+            continue
+        chosen = _squash(value)
+        prefix = f"{parent}." if parent else ""
+        sections = {k[len(prefix):].split(".", 1)[0] for k in map(str, flat) if k.startswith(prefix)
+                    and "." in k[len(prefix):]}
+        out += [f"{prefix}{sec}." for sec in sections if _squash(sec) in _OPTIMIZERS and _squash(sec) != chosen]
+    return tuple(out)
+
+
+def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet, dialect: str | None = None) -> None:
+    pending_bn_momentum: list[tuple[float, str]] = []
+    unchosen = _unchosen_sections(flat)
+    for key, value in flat.items():
+        name = None if unchosen and str(key).startswith(unchosen) else _context_name(str(key), dialect)
+        if name is None or name == "num_classes" and isinstance(value, dict):
+            hp.put_generic(str(key), value, path)  # id2label: the class count, and the names as a setting
         if name is None:
             continue
+        if name == "warmup_steps" and isinstance(value, float) and 0 < value < 1:
+            name = "warmup_ratio"  # transformers 5: a warmup_steps below 1 is a share of the training steps
         if name == "framework":
             hp.put(name, canonical_framework(value), key, path)
         elif name == "optimizer":
@@ -290,7 +403,7 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet) -> None:
                 hp.put("nesterov", True, key, path)
         elif name == "loss":
             hp.put(name, _lookup(_LOSSES, value), key, path)
-        elif name == "weight_init":
+        elif name in ("weight_init", "conv_init", "linear_init"):
             hp.put(name, _lookup(_INITS, value, strict=True), key, path)
         elif name == "lr_scheduler":
             hp.put(name, _scheduler(value), key, path)
@@ -345,6 +458,9 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet) -> None:
             num = _number(value)
             if num is not None and 0 <= num <= 1:
                 pending_bn_momentum.append((num, key))
+        elif name == "num_classes" and isinstance(value, dict):
+            if numbered_mapping(value) and len(value) >= 2:
+                hp.put(name, float(len(value)), key, path)
         elif name == "world_size" and isinstance(value, (list, tuple)):
             hp.put(name, float(len(value)), key, path)  # gpus: [0, 1, 2, 3]
         else:
@@ -364,15 +480,34 @@ def _show(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
+#: text logs searched for printed settings (config dumps, Namespace prints, command lines)
+LOG_SUFFIXES = {".log", ".txt", ".out", ".err"}
+LOG_NAMES = {"stdout", "stderr"}
+_NOT_LOGS = {"requirements.txt", "license.txt", "readme.txt", "notes.txt"}
+_NOT_LOG_DIRS = {"dump", "dump_tensor_data", "data"}
+
+
+#: what a Hugging Face trainer_state.json records of the run's settings (the rest is progress and history);
+#: its train_batch_size is the per-device batch times the GPUs of one process (TrainingArguments.train_batch_size)
+TRAINER_STATE_SETTINGS = ("train_batch_size", "num_train_epochs", "max_steps")
+
+
+def _log_files(folder: RunFolder) -> list:
+    return [rel for rel in folder.files
+            if (rel.suffix.lower() in LOG_SUFFIXES or rel.name.lower() in LOG_NAMES)
+            and rel.name.lower() not in _NOT_LOGS and not any(p.lower() in _NOT_LOG_DIRS for p in rel.parts[:-1])]
+
+
 def collect(folder: RunFolder, out: Extraction) -> HparamSet:
-    """Read every hyper-parameter file of ``folder`` into one HparamSet; record each file in ``out.inputs``."""
+    """Read every hyper-parameter file of ``folder``, then the settings printed in its logs, into one
+    HparamSet (the first source read wins); record each source in ``out.inputs``."""
     hp = HparamSet(side=folder.side)
     for rel in sorted(folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())):
         shown = folder.rel(folder.abs(rel))
         notes: list[str] = []
         lines: dict[str, int] = {}
         try:
-            flat = flatten(load_mapping(folder.abs(rel), notes, lines))
+            flat = flatten(load_mapping(folder.abs(rel), notes, lines), keep_numbered=True)
         except (HparamReadError, OSError) as exc:
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side))
             continue
@@ -380,34 +515,74 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
             out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable",
                                           why=f"not UTF-8 text (byte {exc.start}: {exc.reason})", side=folder.side))
             continue
-        before, shadowed = len(hp.values), len(hp.shadowed)
-        notes += [f"'{k}' is {v} (not a usable number; ignored)" for k, v in flat.items()
-                  if isinstance(v, float) and not math.isfinite(v) and _context_name(str(k)) is not None]
-        _collect_file(flat, shown, hp)
-        for s in hp.values.values():  # the settings this file gave cite their line
-            if s.path == shown and s.line is None:
-                s.line = lines.get(s.raw_key)
-        if rel.name.lower() == "training_args.json" and "framework" not in hp.values:
-            hp.put("framework", "pytorch", "(Hugging Face training_args.json)", shown)
-        differing = [f"{n} = {_show(v)} here, {_show(hp.values[n].value)} in {hp.values[n].path}"
-                     for n, v, _ in hp.shadowed[shadowed:] if hp.values[n].value != v]
-        if differing:
-            notes.append("the first file read wins: " + "; ".join(differing[:5])
-                         + (f" (and {len(differing) - 5} more)" if len(differing) > 5 else ""))
-        if len(hp.values) == before:
-            if len(hp.shadowed) > shadowed:
-                why = ("every setting it holds is already taken from " + ", ".join(hp.files or ["another file"])
-                       + " (read first)")
-            else:
-                why = "no key of the hyper-parameter vocabulary found (learning rate, batch size, optimizer, ...)"
-            out.inputs.append(InputRecord(path=shown, kind="hparams", status="ignored", side=folder.side,
-                                          why="; ".join([why] + notes)))
-            continue
-        hp.files.append(shown)
-        out.inputs.append(InputRecord(path=shown, kind="hparams", status="used", side=folder.side,
-                                      why="; ".join(notes) or None))
+        framework = "pytorch" if rel.name.lower() == "training_args.json" else None
+        _take(hp, out, [(flat, lines)], shown, notes, file_dialect(rel.name), framework)
+    for rel in folder.glob(["trainer_state.json"]):
+        shown = folder.rel(folder.abs(rel))
+        lines = {}
+        try:
+            state = load_mapping(folder.abs(rel), [], lines)
+        except (HparamReadError, OSError, UnicodeDecodeError):
+            continue  # the log readers report an unreadable trainer_state.json
+        recorded = {k: state[k] for k in TRAINER_STATE_SETTINGS if k in state}
+        if recorded:
+            _take(hp, out, [(recorded, lines)], shown, ["the settings Trainer records in it: "
+                                                        + ", ".join(recorded)], None, "pytorch", quiet_if_empty=True)
+    for rel in _log_files(folder):
+        shown = folder.rel(folder.abs(rel))
+        try:
+            found = read_log_settings(folder.abs(rel))
+        except OSError:
+            continue  # the log readers report an unreadable log
+        if found:
+            where = ", ".join(f"{f.form} at line {f.line}" for f in found[:5])
+            _take(hp, out, [(flatten(f.values, keep_numbered=True), f.lines) for f in found], shown,
+                  [f"settings printed in the log: {where}"], None, None, quiet_if_empty=True)
+    if hp.generic_dropped:
+        out.checks.append(CheckRun(stage="hyperparameters", inputs=list(hp.files),
+                                   note=f"{len(hp.generic)} settings outside the vocabulary kept, "
+                                        f"{hp.generic_dropped} more not kept (limit {MAX_GENERIC})"))
     _derive(hp)
     return hp
+
+
+def _take(hp: HparamSet, out: Extraction, sources: list[tuple[dict[str, Any], dict[str, int]]], shown: str,
+          notes: list[str], dialect: str | None, framework: str | None, quiet_if_empty: bool = False) -> None:
+    """Put the settings of one file (or of the prints of one log) into ``hp``, and record the file."""
+    before, shadowed, generic = len(hp.values), len(hp.shadowed), len(hp.generic)
+    for flat, lines in sources:
+        notes += [f"'{k}' is {v} (not a usable number; ignored)" for k, v in flat.items()
+                  if isinstance(v, float) and not math.isfinite(v) and _context_name(str(k), dialect) is not None]
+        _collect_file(flat, shown, hp, dialect)
+        for s in list(hp.values.values()) + list(hp.generic.values()):  # the settings it gave cite their line
+            if s.path == shown and s.line is None:
+                s.line = lines.get(s.raw_key)
+    if framework is not None and "framework" not in hp.values and len(hp.values) > before:
+        hp.put("framework", framework, f"(Hugging Face {shown.rsplit('/', 1)[-1]})", shown)
+    differing = [f"{n} = {_show(v)} here, {_show(hp.values[n].value)} in {hp.values[n].path}"
+                 for n, v, _ in hp.shadowed[shadowed:] if hp.values[n].value != v]
+    if differing:
+        notes.append("the first file read wins: " + "; ".join(differing[:5])
+                     + (f" (and {len(differing) - 5} more)" if len(differing) > 5 else ""))
+    kept = len(hp.generic) - generic
+    if len(hp.values) == before and not kept:
+        if quiet_if_empty:
+            return
+        if len(hp.shadowed) > shadowed:
+            why = ("every setting it holds is already taken from " + ", ".join(hp.files or ["another file"])
+                   + " (read first)")
+        else:
+            why = "no setting found in it"
+        out.inputs.append(InputRecord(path=shown, kind="hparams", status="ignored", side=hp.side,
+                                      why="; ".join([why] + notes)))
+        return
+    if kept:
+        notes.append(f"{kept} setting(s) outside the vocabulary kept under their own names")
+    if len(hp.values) > before:
+        hp.files.append(shown)
+    hp.setting_files.append(shown)
+    out.inputs.append(InputRecord(path=shown, kind="hparams", status="used", side=hp.side,
+                                  why="; ".join(notes) or None))
 
 
 def _derive(hp: HparamSet) -> None:
@@ -436,6 +611,9 @@ def _facts_for(hp: HparamSet, out: Extraction) -> None:
         out.facts.append(Hyperparameter(name=name, value=s.value, raw_key=s.raw_key, is_default=s.is_default,
                                         default_source=s.default_source, side=hp.side,
                                         source=Source(path=s.path, line=s.line) if s.path else None))
+    for name, s in hp.generic.items():
+        out.facts.append(SettingFact(name=name, value=s.value, side=hp.side,
+                                     source=Source(path=s.path, line=s.line) if s.path else None))
     lr_check = learning_rate_check(hp)
     if lr_check is not None:
         out.facts.append(lr_check)
@@ -587,4 +765,54 @@ def extract(pair: RunPair) -> Extraction:
         out.checks.append(CheckRun(stage="hyperparameters", inputs=inputs, note=note))
         if base is not None and base.files:
             out.facts.extend(diff(run, base))
+    if base is not None and run.setting_files and base.setting_files:
+        out.facts.extend(diff_generic(run, base))
     return out
+
+
+#: generic settings never compared: where things are written, what a run is called, logging,
+#: seeds and devices differ between any two runs by design
+_NOT_COMPARED = re.compile(
+    r"(^|_)(dir|dirs|path|paths|file|files|filename|root|url|uri|token|time|date|timestamp|host|hostname|port|addr|"
+    r"address|id|ids|uuid|name|names|project|tags|notes|comment|wandb|mlflow|tensorboard|hub|push|report|log|logs|"
+    r"logging|save|output|resume|checkpoint|ckpt|cache|seed|rank|device|devices|gpu|gpus|cuda|workers|verbose|"
+    r"verbosity|debug|tqdm|print|interval|freq|frequency|version|commit|overwrite|modelarts)(_|$)")
+
+
+def _compared(name: str, a: Setting | None, b: Setting | None) -> bool:
+    parts = [p.lower() for p in name.split(".")]
+    if any(p.startswith("_") or _NOT_COMPARED.search(p) for p in parts):
+        return False
+    for s in (a, b):  # a value that is a path
+        if s is not None and isinstance(s.value, str) and ("/" in s.value or "\\" in s.value) and " " not in s.value:
+            return False
+    return True
+
+
+def diff_generic(run: HparamSet, base: HparamSet) -> list[SettingDiff]:
+    """One SettingDiff per generic setting whose value differs (set on one side only: when that side's
+    file is also read on the other side, so that it was added or removed, not just written elsewhere)."""
+    out = []
+    run_names = {p.rsplit("/", 1)[-1] for p in run.setting_files}
+    base_names = {p.rsplit("/", 1)[-1] for p in base.setting_files}
+    for name in sorted(set(run.generic) | set(base.generic)):
+        a, b = run.generic.get(name), base.generic.get(name)
+        if not _compared(name, a, b):
+            continue
+        if a is not None and b is not None:
+            if a.full == b.full or (isinstance(a.value, float) and isinstance(b.value, float)
+                                    and _equal(a.value, b.value)):
+                continue
+        elif (a or b).path.rsplit("/", 1)[-1] not in (base_names if a is not None else run_names):  # type: ignore[union-attr]
+            continue
+        out.append(SettingDiff(
+            name=name, run_value=a.value if a else None, baseline_value=b.value if b else None,
+            run_source=_cite(a), baseline_source=_cite(b),
+            source=Source(path=(a or b).path, line=(a or b).line)))  # type: ignore[union-attr]
+    return out
+
+
+def _cite(s: Setting | None) -> str | None:
+    if s is None:
+        return None
+    return f"{s.path}:{s.line}" if s.line is not None else s.path

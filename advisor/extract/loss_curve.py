@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
 from advisor.extract.curves import (CurveThresholds, align, diff_sigma, downsample, first_sustained, running_median,
                                     shape)
 from advisor.extract.loss_scale import loss_scale_trend, overflow_events
@@ -48,6 +49,8 @@ EXTRA_MAX_BYTES = 200_000_000
 
 def _candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
     """(relative path, is an extra candidate) of the files that may hold logs or metrics."""
+    if folder.single:                     # RUN named one file (or '-'): it is the log, whatever its name
+        return [(rel, False) for rel in folder.files]
     main = set(folder.glob(LOG_PATTERNS))
     out = []
     for rel in folder.files:
@@ -149,6 +152,18 @@ def _int(v: float | None) -> int | None:
 
 
 # -- facts ----------------------------------------------------------------------------
+def is_window(x: np.ndarray, unit: str) -> bool:
+    """Whether a curve starts mid-run: its first step (or epoch) lies well past where logging starts, i.e.
+    more than two logging intervals (plus one, for counters from 1) after 0."""
+    if unit not in ("step", "epoch") or x.size < 2 or not np.isfinite(x[0]):
+        return False
+    gaps = np.diff(x[np.isfinite(x)])
+    gaps = gaps[gaps > 0]
+    if gaps.size == 0:
+        return False
+    return bool(x[0] > 2.0 * float(np.median(gaps)) + 1.0)
+
+
 def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
               classes: tuple[int, str] | None = None) -> LossCurve:
     x, y, lines, unit, start = curve_xy(s)
@@ -173,6 +188,9 @@ def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
             is_plateau=sh.is_plateau, is_stagnant=sh.is_stagnant, is_oscillating=sh.is_oscillating,
             is_slow=sh.is_slow, min_step=_int(float(xf[sh.smooth_min_index])),
             plateau_start_step=_int(float(xf[sh.plateau_start_index])) if sh.plateau_start_index is not None else None)
+    window = is_window(xs, unit)
+    if window and fields:        # the start of training is not in the log: no "never fell from the start"
+        fields.update(drop_ratio=None, is_stagnant=False, is_slow=False)
     diverged = first_nf is not None or bool(sh and sh.diverged_rise)
     div_step = first_nf if first_nf is not None else (float(xf[sh.smooth_min_index]) if sh and sh.diverged_rise else None)
     # chance level ln C
@@ -193,7 +211,7 @@ def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
         last_value=float(y[np.isfinite(y)][-1]) if np.isfinite(y).any() else None,
         min_value=float(np.min(y[np.isfinite(y)])) if np.isfinite(y).any() else None,
         first_nonfinite_step=_int(first_nf), nonfinite_count=int(s.buf.nonfinite), diverged=diverged,
-        divergence_step=_int(div_step), restarts=len(s.restarts), resumes=s.resumes, side=side,
+        divergence_step=_int(div_step), restarts=len(s.restarts), resumes=s.resumes, side=side, is_window=window,
         source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else Source(path=s.path),
         **fields)
 
@@ -471,7 +489,9 @@ def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: Curve
         if side == "run" and first_at is not None:
             out.markers.append(Marker(chart="loss_scale" if scale is not None else "loss", x=float(first_at),
                                       label=f"first of {n_over} overflows", kind="overflow"))
-    crashes = [e for e in merged.events if e.kind in ("traceback", "nonfinite_message")]
+    # a traceback the run went on logging after (a warning's, a failed optional import's) did not end it
+    crashes = [e for e in merged.events if e.kind == "nonfinite_message"
+               or (e.kind == "traceback" and (not e.followed_by_points or re.search(r"nan|inf|non-finite", e.text, re.I)))]
     for e in crashes[:5]:
         out.facts.append(TrainingCrash(exception=e.text, step=_int(e.step), side=side,
                                        is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),
@@ -490,6 +510,7 @@ def extract(pair: RunPair) -> Extraction:
         merged_by_side[folder.side] = merged
         _side_facts(folder, merged, used, th, out)
     if "baseline" in merged_by_side:
+        devs = []
         for split in ("train", "eval"):
             r = primary_loss(merged_by_side["run"], split)
             b = primary_loss(merged_by_side["baseline"], split)
@@ -497,8 +518,29 @@ def extract(pair: RunPair) -> Extraction:
                 continue
             dev = baseline_deviation(r, b, split, th)
             if dev is not None:
+                devs.append(dev)
                 out.facts.append(dev)
                 if dev.first_departure_step is not None:
                     out.markers.append(Marker(chart="loss", x=float(dev.first_departure_step),
                                               label=f"{split} loss leaves the baseline's band", kind="baseline"))
+        gap = benchmark_gap(devs, final_score(merged_by_side["run"]), final_score(merged_by_side["baseline"]),
+                            float(pair.options.get("benchmark.score_band", SCORE_BAND)))
+        if gap is not None:
+            out.facts.append(gap)
+            out.checks.append(CheckRun(stage="pre_check", inputs=[gap.source.path] if gap.source else [],
+                                       note="the run against its baseline: " + gap.text))
     return out
+
+
+def final_score(merged: MergedRun) -> FinalScore | None:
+    """The last finite value of the first eval score logged (accuracy, f1, wer ...), with its direction."""
+    score = next((s for s in sorted(merged.series.values(), key=lambda s: s.order)
+                  if s.key.split == "eval" and s.key.metric == "score"), None)
+    if score is None:
+        return None
+    _, y, _, _, start = curve_xy(score)
+    y = y[start:][np.isfinite(y[start:])]
+    if not y.size:
+        return None
+    return FinalScore(name=score.raw_key, last=float(y[-1]), path=score.path,
+                      lower_better=score.key.base in ("wer", "cer", "perplexity", "ppl"))

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.compare.engine import Comparison, compare_dumps, scan_dump
-from advisor.compare.localise import Localisation, OpView, localise
+from advisor.compare.localise import Localisation, OpView, flushed_to_zero, half_dtype, localise
+from advisor.compare.op_kinds import op_kind
 from advisor.compare.tolerances import tolerance_for
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.facts.base import Fact, Source
 from advisor.facts.ops import OpAnomaly, OpComparison, OpComparisonSummary
 from advisor.inventory import InputRecord, RunFolder
-from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
+from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump, split_name
 from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, flatten, load_mapping
 
 #: operator names that look like fused kernels
@@ -35,8 +37,16 @@ MAX_PROPAGATED_FACTS = 20
 MAX_POINTS = 1000
 
 
-def is_fused(op: str) -> bool:
-    return bool(FUSED_NAME.search(op))
+def is_fused(op: str, op_type: str | None = None) -> bool:
+    """The operator's name or recorded type looks like a fused kernel."""
+    return bool(FUSED_NAME.search(op) or (op_type and FUSED_NAME.search(op_type)))
+
+
+def _fused_ops(d: Dump) -> int:
+    types: dict[str, str | None] = {}
+    for r in d.records:
+        types.setdefault(r.op, r.op_type)
+    return sum(is_fused(op, t) for op, t in types.items())
 
 
 def _read_side(folder: RunFolder, out: Extraction) -> list[tuple[str, Dump]]:
@@ -91,24 +101,124 @@ def _same_config(pair: RunPair) -> bool | None:
     return flat[0] == flat[1]
 
 
-def _not_a_rerun(rd: Dump, bd: Dump, loc: Localisation) -> str | None:
-    """Why equal configuration files do not make these dumps two runs of one configuration (None: they may).
+#: --baseline-kind values (option ``compare.baseline_kind``)
+BASELINE_KINDS = ("auto", "rerun", "port")
 
-    Another framework; or the very first operator computing something else from bit-identical inputs,
-    as across devices or frameworks (a rerun is bit-identical until its first nondeterministic
-    operator; an unseeded rerun differs earlier, in the inputs themselves: still a rerun).
-    """
-    if rd.framework and bd.framework and rd.framework.lower() != bd.framework.lower():
-        return f"the dumps come from {rd.framework} and {bd.framework}"
-    compared = [v for v in loc.ops if any(r.metrics is not None or r.stat_rel_diff is not None for r in v.outputs)]
-    if not compared or loc.first_difference is not compared[0]:
+
+def _inputs_identical(v: OpView) -> bool | None:
+    """All compared inputs of the operator bit-identical (None: no input was compared)."""
+    inputs = [r for r in v.inputs if r.verdict != "skipped"]
+    if not inputs:
         return None
-    first = compared[0]
-    inputs = [r for r in first.inputs if r.verdict != "skipped"]
-    if inputs and all((r.metrics.identical if r.metrics is not None else r.stat_rel_diff == 0) for r in inputs):
-        return (f"the first operator ({first.op}) already computes other outputs from bit-identical inputs, as "
-                "across devices or frameworks (a rerun is bit-identical until its first nondeterministic operator)")
-    return None
+    return all((r.metrics.identical if r.metrics is not None else r.stat_rel_diff == 0) for r in inputs)
+
+
+@dataclass
+class Reading:
+    """How the dump pair is read: a rerun (differences are random errors) or a port (accuracy differences)."""
+
+    kind: str | None                  # rerun | port | None (nothing to decide on)
+    why: str
+    op_kind: str | None = None        # kind of the first differing operator (op_kinds.op_kind)
+    inputs_identical: bool | None = None
+    forced: bool = False
+
+
+def read_pair(choice: str, same: bool | None, rd: Dump, bd: Dump, loc: Localisation) -> Reading:
+    """Rerun or port, from what the dumps say (``choice`` auto) or as the user forces it.
+
+    A rerun is bit-identical until its first nondeterministic or random operator; a deterministic
+    operator that computes other outputs from bit-identical inputs computes something else (a port).
+    Equal configuration files alone decide nothing: a port keeps its script and config files.
+    """
+    fd = loc.first_difference
+    device = None
+    kind = op_kind(fd.op, fd.op_type, device) if fd else None
+    ident = _inputs_identical(fd) if fd else None
+    if choice in ("rerun", "port"):
+        return Reading(choice, f"--baseline-kind {choice} given", kind, ident, forced=True)
+    if rd.framework and bd.framework and rd.framework.lower() != bd.framework.lower():
+        return Reading("port", f"the dumps come from {rd.framework} and {bd.framework}", kind, ident)
+    if fd is None:
+        return Reading("rerun" if same else None, "no operator output differs", kind, ident)
+    at = f"the first difference is at {fd.op}" + (f" ({fd.op_type})" if fd.op_type else "")
+    if same is False:
+        return Reading("port", "the hyper-parameter files differ", kind, ident)
+    if kind in ("random", "nondeterministic"):
+        what = "a random operator" if kind == "random" else \
+            "an operator with atomics-based (order-dependent) accumulation"
+        return Reading("rerun", f"{at}, {what}, as in two runs of one configuration", kind, ident)
+    if ident and kind == "deterministic":
+        return Reading("port", f"{at}, a deterministic operator that computes other outputs from bit-identical "
+                               "inputs (a rerun is bit-identical until its first nondeterministic operator)", kind, ident)
+    if ident:  # a matmul / convolution / reduction: split-K or atomics on an accelerator, deterministic on CPU
+        return Reading("rerun" if same else None, f"{at}, a reduction whose result may depend on the kernel's "
+                       "accumulation order on an accelerator, from bit-identical inputs", kind, ident)
+    if same:
+        return Reading("rerun", f"equal hyper-parameter files and {at}, whose inputs already differ (an unseeded "
+                                "input pipeline or initialisation)", kind, ident)
+    return Reading(None, "no hyper-parameter files to compare and no operator kind that decides", kind, ident)
+
+
+_MISSING = object()
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0) or (math.isnan(a) and math.isnan(float(b)))
+    return type(a) is type(b) and a == b
+
+
+def arg_differences(run_args: dict[str, Any], base_args: dict[str, Any]) -> list[str]:
+    """Non-tensor arguments that differ, in words: ``approximate='tanh' in the run, not given in the baseline``."""
+    out = []
+    for key in sorted(set(run_args) | set(base_args)):
+        r, b = run_args.get(key, _MISSING), base_args.get(key, _MISSING)
+        if r is not _MISSING and b is not _MISSING and _same_value(r, b):
+            continue
+        shown_r = "not given (default)" if r is _MISSING else repr(r)
+        shown_b = "not given (default)" if b is _MISSING else repr(b)
+        out.append(f"{key}={shown_r} in the run, {shown_b} in the baseline")
+    return out
+
+
+def arg_diffs(loc: Localisation, rd: Dump, bd: Dump) -> dict[str, str]:
+    """Operator (run name) -> its differing non-tensor arguments, for dumps that record them (msprobe)."""
+    out: dict[str, str] = {}
+    if not rd.args and not bd.args:
+        return out
+    for v in loc.ops:
+        row = next(iter(v.outputs + v.inputs), None)
+        base_op = split_name(row.baseline_name)[0] if row is not None and row.baseline_name else v.op
+        diffs = arg_differences(rd.args.get(v.op, {}), bd.args.get(base_op, {}))
+        if diffs:
+            out[v.op] = "; ".join(diffs)
+    return out
+
+
+def removed_ops(comp: Comparison, loc: Localisation, bd: Dump) -> tuple[list[str], str | None, str | None]:
+    """(baseline operators with no counterpart in the run, in order; the first tensor that deviates after the
+    first of them; its operator) -- an operator eliminated or renamed beyond matching by a model conversion."""
+    base_order = {r.name: r.order for r in bd.records}
+    gone: dict[str, int] = {}
+    for r in sorted(comp.unmatched_baseline, key=lambda r: r.order):
+        gone.setdefault(r.op, r.order)
+    matched_ops = {split_name(row.baseline_name)[0] for row in comp.rows if row.baseline_name}
+    gone = {op: o for op, o in gone.items() if op not in matched_ops}  # a span's inner tensors are not removals
+    if not gone:
+        return [], None, None
+    first_gone = min(gone.values())
+    for v in judging_order_of(loc):
+        for row in v.inputs + v.outputs:
+            if row.verdict in ("warning", "error") and base_order.get(row.baseline_name or "", -1) > first_gone:
+                return list(gone), row.name, v.op
+    return list(gone), None, None
+
+
+def judging_order_of(loc: Localisation) -> list[OpView]:
+    from advisor.compare.localise import judging_order
+
+    return judging_order(loc.ops)
 
 
 def _num(x: float | None) -> float | None:
@@ -117,7 +227,8 @@ def _num(x: float | None) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[str, Any], source: Source) -> OpComparison:
+def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[str, Any], source: Source,
+             args: dict[str, str] | None = None) -> OpComparison:
     w = v.worst_output()
     m = w.metrics if w else None
     tol = tolerance_for(w.dtype_run if w else None, w.dtype_baseline if w else None, options)
@@ -131,12 +242,14 @@ def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[
         stat_rel_diff=_num(w.stat_rel_diff) if w else None,
         threshold=tol.rel_dist_error if (w and w.mode == "tensor") else tol.stat_error,
         dtype_run=w.dtype_run if w else None, dtype_baseline=w.dtype_baseline if w else None,
-        is_dtype_changed=bool(w and w.dtype_changed), is_fused_op=is_fused(v.op),
-        inputs_match=v.inputs_match if v.inputs else None, source=source)
+        is_dtype_changed=bool(w and w.dtype_changed), is_fused_op=is_fused(v.op, v.op_type),
+        inputs_match=v.inputs_match if v.inputs else None, differing_args=(args or {}).get(v.op), source=source)
 
 
 def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | None, options: dict[str, Any],
-                     source: Source, fused_baseline: int) -> list[Fact]:
+                     source: Source, fused_baseline: int, reading: Reading | None = None,
+                     args: dict[str, str] | None = None,
+                     removed: tuple[list[str], str | None, str | None] | None = None) -> list[Fact]:
     """Facts of one compared dump pair: the interesting operators and one summary."""
     facts: list[Fact] = []
     chosen: list[tuple[OpView, str]] = []
@@ -147,7 +260,7 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
     if loc.first_difference and all(v is not loc.first_difference for v, _ in chosen):
         chosen.append((loc.first_difference, "other"))
     for v, position in chosen:
-        facts.append(_op_fact(v, position, loc.first_difference, options, source))
+        facts.append(_op_fact(v, position, loc.first_difference, options, source, args))
     rows = comp.rows
     dists = [r.metrics.euclid_rel_dist for r in rows if r.role == "output" and r.metrics and
              r.metrics.euclid_rel_dist is not None and math.isfinite(r.metrics.euclid_rel_dist)]
@@ -170,8 +283,17 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
         first_difference_op=loc.first_difference.op if loc.first_difference else None,
         differing_ops=loc.differing_ops, max_euclid_rel_dist=max(dists) if dists else None,
         is_same_config=same_config,
-        fused_ops_run=sum(is_fused(v.op) for v in loc.ops), fused_ops_baseline=fused_baseline,
+        fused_ops_run=sum(is_fused(v.op, v.op_type) for v in loc.ops), fused_ops_baseline=fused_baseline,
         first_dtype_change_op=loc.first_dtype_change.op if loc.first_dtype_change else None,
+        baseline_kind=reading.kind if reading else None, baseline_kind_why=reading.why if reading else None,
+        first_difference_op_kind=reading.op_kind if reading else None,
+        first_difference_inputs_identical=reading.inputs_identical if reading else None,
+        ops_with_differing_args=len(args or {}),
+        removed_ops=len(removed[0]) if removed else 0,
+        first_removed_op=removed[0][0] if removed and removed[0] else None,
+        first_deviation_after_removed=removed[1] if removed else None,
+        first_deviation_after_removed_op=removed[2] if removed else None,
+        first_arg_difference_op=next((v.op for v in loc.ops if v.op in (args or {})), None),
         source=source))
     return facts
 
@@ -179,7 +301,7 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
 def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
     facts: list[Fact] = []
     for anomaly, v in (("nonfinite_from_finite", loc.nonfinite_source), ("beyond_fp16_range", loc.fp16_overflow),
-                       ("integer_valued_output", loc.integer_valued)):
+                       ("integer_valued_output", loc.integer_valued), ("underflow_to_zero", loc.underflow)):
         if v is None:
             continue
         outs = v.outputs
@@ -187,6 +309,8 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
             w = next(r for r in outs if r.run_side.has_nonfinite)
         elif anomaly == "beyond_fp16_range":
             w = max(outs, key=lambda r: r.run_side.abs_max or 0.0)
+        elif anomaly == "underflow_to_zero":
+            w = next(r for r in outs if flushed_to_zero(v, r))
         else:
             w = max(outs, key=lambda r: (r.run_side.abs_max == 0.0, r.run_side.integer_ratio or 0.0))
         s, b = w.run_side, w.base_side
@@ -196,7 +320,8 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
             dtype=w.dtype_run, nan_count=s.nan, inf_count=s.inf, abs_max=_num(s.abs_max),
             integer_ratio=1.0 if all_zero else _num(s.integer_ratio), is_all_zero=all_zero,
             baseline_integer_ratio=_num(b.integer_ratio),
-            baseline_has_nonfinite=b.has_nonfinite,
+            baseline_has_nonfinite=b.has_nonfinite, baseline_abs_max=_num(b.abs_max),
+            compute_dtype=half_dtype(v, w) if anomaly == "underflow_to_zero" else None,
             is_absorbed=anomaly == "nonfinite_from_finite" and loc.nonfinite_absorbed,
             ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None, source=source))
     return facts
@@ -248,15 +373,17 @@ def extract(pair: RunPair) -> Extraction:
                                               why=f"{count} tensor pairs: {why}"))
             loc = localise(comp.rows, has_baseline=True)
             src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
-            fused_base = sum(is_fused(op) for op in bd.ops())
-            rerun, note = same, ""
-            if same and "op_compare.same_config" not in pair.options:
-                why = _not_a_rerun(rd, bd, loc)
-                if why:
-                    rerun = None
-                    note = (f"; equal hyper-parameter files, but {why}: compared as a port "
-                            "(--threshold op_compare.same_config=true reads the differences as random errors)")
-            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base))
+            fused_base = _fused_ops(bd)
+            choice = str(pair.options.get("compare.baseline_kind", "auto")).lower()
+            if "op_compare.same_config" in pair.options and "compare.baseline_kind" not in pair.options:
+                choice = "rerun" if pair.options["op_compare.same_config"] else "port"
+            reading = read_pair(choice, same, rd, bd, loc)
+            rerun = True if reading.kind == "rerun" else (False if same is False else None)
+            other = "port" if reading.kind == "rerun" else "rerun"
+            note = (f"; read as {reading.kind or 'undecided'}: {reading.why}"
+                    + (f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""))
+            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base, reading,
+                                              arg_diffs(loc, rd, bd), removed_ops(comp, loc, bd)))
             out.facts.extend(anomaly_facts(loc, src))
             series, markers = _series(loc, shown)
             out.series.extend(series)
@@ -265,7 +392,7 @@ def extract(pair: RunPair) -> Extraction:
                                        note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode{note}"))
             out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator"))
             if rerun:
-                out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note="same configuration: differences are random errors"))
+                out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note=f"read as a rerun: {reading.why}"))
             if is_fused_any(rd) or fused_base:
                 out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))
         return out
@@ -280,7 +407,7 @@ def extract(pair: RunPair) -> Extraction:
 
 
 def is_fused_any(d: Dump) -> bool:
-    return any(is_fused(op) for op in d.ops())
+    return _fused_ops(d) > 0
 
 
 __all__ = ["extract", "comparison_facts", "anomaly_facts", "is_fused"]

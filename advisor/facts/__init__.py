@@ -10,9 +10,11 @@ from __future__ import annotations
 import inspect
 
 from advisor.facts import data, dynamics, finding, hparams, loss_curve, mixed_precision, ops
+from advisor.facts import benchmark
+from advisor.facts import model as model_facts
 from advisor.facts.base import Fact, Source
 
-_MODULES = (finding, hparams, loss_curve, ops, dynamics, mixed_precision, data)
+_MODULES = (finding, hparams, loss_curve, ops, dynamics, mixed_precision, data, model_facts, benchmark)
 
 
 def _collect() -> dict[str, type[Fact]]:

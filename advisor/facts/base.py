@@ -4,7 +4,7 @@ A fact is *not* raw data: it is what an extractor concluded from the data
 (a curve's features, a hyper-parameter's effective value, a tensor pair's
 verdict). A diagnosis needs a few hundred of them, not every logged point.
 
-Conventions (see ../shared/style.md):
+Conventions (see CONTRIBUTING.md):
 - ``kind`` is a snake_case noun, fixed per class (``Literal``).
 - field names carry their unit or meaning (``_step``, ``_ratio``,
   ``_per_1k_steps``, ``is_``/``has_`` for booleans);

@@ -129,3 +129,27 @@ class LossScaleCheck(Fact):
     is_dynamic: bool | None = Field(default=None, description="dynamic loss scaling (None: not stated)")
     log2_loss_scale: float | None = Field(default=None, description="log2 of loss_scale")
     doc = "configured mixed-precision loss scaling (precision, scale, static or dynamic)"
+
+
+class Setting(Fact):
+    """A setting outside the hyper-parameter vocabulary, kept under its name as written."""
+
+    kind: Literal["setting"] = "setting"
+    name: str = Field(description="the key as written, with its sections joined by dots (augment, "
+                                  "data.crop_size, SOLVER.WARMUP_FACTOR, fp16.loss_scale_window)")
+    value: Scalar | None = Field(description="the value: number, flag or text; a list or a numbered mapping "
+                                             "(id2label) as compact JSON text, cut at 300 characters")
+    doc = "a setting outside the hyper-parameter vocabulary (name as written, value, file:line)"
+
+
+class SettingDiff(Fact):
+    """A setting outside the vocabulary whose value differs between the run and the baseline."""
+
+    kind: Literal["setting_diff"] = "setting_diff"
+    name: str = Field(description="the key as written (the same on both sides)")
+    run_value: Scalar | None = Field(default=None, description="the run's value (None: not set in the run)")
+    baseline_value: Scalar | None = Field(default=None, description="the baseline's value (None: not set there)")
+    run_source: str | None = Field(default=None, description="file:line of the run's value")
+    baseline_source: str | None = Field(default=None, description="file:line of the baseline's value")
+    doc = ("a setting outside the vocabulary whose value differs between run and baseline "
+           "(paths, names, logging and seeds are not compared)")

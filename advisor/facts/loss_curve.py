@@ -71,6 +71,10 @@ class LossCurve(Fact):
     restarts: int = Field(default=0, description="times the log restarted from the beginning (several runs in one "
                                                  "file; the analysis uses the last one)")
     resumes: int = Field(default=0, description="times a run resumed from an earlier step (overwritten points dropped)")
+    is_window: bool = Field(default=False, description="the log starts mid-run (an excerpt, a resumed run's own log): "
+                                                       "its first point is not the start of training, so the drop "
+                                                       "since the start (drop_ratio, is_stagnant, is_slow) is not "
+                                                       "measured")
     doc = "shape of a train or eval loss series: divergence, spikes, plateau, oscillation, trend at the end, chance level"
 
 

@@ -44,6 +44,9 @@ class OpComparison(Fact):
     is_dtype_changed: bool = Field(default=False, description="the run's output dtype differs from the baseline's")
     is_fused_op: bool = Field(default=False, description="the operator name looks like a fused kernel (fused_*, *fusion*, flash attention, ...)")
     inputs_match: bool | None = Field(default=None, description="all compared inputs of the operator pass")
+    differing_args: str | None = Field(default=None, description="its non-tensor arguments that differ from the "
+                                                                 "baseline's (approximate, eps, dim, keepdim ...), "
+                                                                 "in words; None: equal or not recorded")
     doc = "one operator's outputs compared with the benchmark's: verdict, metrics, and whether it is the source or inherits the error"
 
 
@@ -69,7 +72,29 @@ class OpComparisonSummary(Fact):
     first_difference_op: str | None = Field(default=None, description="first operator whose outputs are not bit-identical")
     differing_ops: int = Field(default=0, description="operators with an output that is not bit-identical")
     max_euclid_rel_dist: float | None = Field(default=None, description="largest euclid_rel_dist over all output tensors")
-    is_same_config: bool | None = Field(default=None, description="run and baseline have equal hyper-parameter files (None: unknown)")
+    is_same_config: bool | None = Field(default=None, description="read as two runs of one configuration (a rerun: "
+                                                                  "differences are random errors); False: the "
+                                                                  "hyper-parameter files differ; None: unknown or "
+                                                                  "read as a port")
+    baseline_kind: Literal["rerun", "port"] | None = Field(
+        default=None, description="how the pair was read (--baseline-kind, or auto from the dumps): rerun or port")
+    baseline_kind_why: str | None = Field(default=None, description="why it was read so, in words")
+    first_difference_op_kind: Literal["random", "nondeterministic", "gpu_nondeterministic", "deterministic"] | None = \
+        Field(default=None, description="kind of the first differing operator: random (dropout ...), nondeterministic "
+                                        "(atomics: scatter_add, index_add, ...), gpu_nondeterministic (matmul, conv, "
+                                        "reductions: split-K/atomics on accelerators), deterministic (elementwise, "
+                                        "activations, norms, softmax)")
+    ops_with_differing_args: int = Field(default=0, description="operators whose non-tensor arguments differ")
+    removed_ops: int = Field(default=0, description="baseline operators with no counterpart in the run (none of "
+                                                    "their tensors matched by name, order, shape or span)")
+    first_removed_op: str | None = Field(default=None, description="the first of them in the baseline's order")
+    first_deviation_after_removed: str | None = Field(
+        default=None, description="the first run tensor judged warning/error whose baseline counterpart comes after "
+                                  "the first removed operator")
+    first_deviation_after_removed_op: str | None = Field(default=None, description="its operator")
+    first_arg_difference_op: str | None = Field(default=None, description="the first of them in execution order")
+    first_difference_inputs_identical: bool | None = Field(
+        default=None, description="the first differing operator's compared inputs are bit-identical (None: none dumped)")
     fused_ops_run: int = Field(default=0, description="operators of the run whose names look fused")
     fused_ops_baseline: int = Field(default=0, description="operators of the baseline whose names look fused")
     first_dtype_change_op: str | None = Field(default=None, description="first operator whose output dtype differs from the baseline's")
@@ -80,9 +105,11 @@ class OpAnomaly(Fact):
     """The first operator (in execution order) showing one kind of numerical anomaly in the run's dump."""
 
     kind: Literal["op_anomaly"] = "op_anomaly"
-    anomaly: Literal["nonfinite_from_finite", "beyond_fp16_range", "integer_valued_output"] = Field(
+    anomaly: Literal["nonfinite_from_finite", "beyond_fp16_range", "integer_valued_output", "underflow_to_zero"] = Field(
         description="nonfinite_from_finite: NaN/Inf out of finite inputs; beyond_fp16_range: |x| > 65504 out of "
-                    "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs")
+                    "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs; "
+                    "underflow_to_zero: a float16/bfloat16 output all zero where the baseline's is nonzero but "
+                    "below that type's smallest normal value")
     op: str = Field(description="the operator call, e.g. Functional.div.0.forward")
     op_type: str | None = Field(default=None, description="operator type")
     order_index: int = Field(description="0-based position in execution order")
@@ -95,6 +122,9 @@ class OpAnomaly(Fact):
     is_all_zero: bool = Field(default=False, description="the output is all zeros (truncated) while the baseline's is not")
     baseline_integer_ratio: float | None = Field(default=None, description="the same for the baseline's output (None: no baseline)")
     baseline_has_nonfinite: bool | None = Field(default=None, description="the baseline's output has NaN/Inf too (None: no baseline)")
+    baseline_abs_max: float | None = Field(default=None, description="largest finite |value| of the baseline's output")
+    compute_dtype: str | None = Field(default=None, description="underflow_to_zero: the half-precision type the "
+                                                                "operator computes in (float16, bfloat16)")
     is_absorbed: bool = Field(default=False, description="nonfinite_from_finite only: no later operator outputs NaN/Inf "
                                                          "(e.g. a -inf attention mask absorbed by softmax)")
     ops_affected: int | None = Field(default=None, description="operators of the run with the same anomaly (for NaN/Inf: all with non-finite outputs)")

@@ -9,10 +9,13 @@ laughs" anchor bombs and a nesting cap. JSON and YAML nesting deeper than
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from advisor.read.safe import UnsafeInput, loads_json
 
 MAX_BYTES = 5_000_000
 MAX_ALIASES = 100
@@ -22,14 +25,40 @@ MAX_NODES = 100_000  # values after expanding aliases: a config has hundreds
 HPARAM_FILE_NAMES = (
     "hparams.yaml", "hparams.yml", "hparams.json", "config.yaml", "config.yml", "config.json",
     "args.json", "args.yaml", "training_args.json",
+    # MindSpore model zoo (resnet50_cifar10_config.yaml, default_config.yaml), DeepSpeed (ds_config_zero2.json)
+    "*_config.yaml", "*_config.yml", "ds_config*.json", "deepspeed*.json",
 )
 
 #: reading order: files named for hyper-parameters first, model configs last
-PRIORITY = {"hparams": 0, "training_args": 1, "args": 2, "config": 3}
+PRIORITY = {"hparams": 0, "training_args": 1, "args": 2, "config": 4}
+#: file name families -> (priority, dialect): what a key means can depend on the file it is in
+_FAMILIES = ((("ds_config", "deepspeed"), 3, "deepspeed"),)
 
 
 class HparamReadError(ValueError):
     pass
+
+
+#: integers longer than this are read as floats (Python refuses to convert longer digit strings)
+MAX_INT_DIGITS = 4000
+
+
+def _construct_int(self, node):  # type: ignore[no-untyped-def]
+    if len(node.value) > MAX_INT_DIGITS:
+        return float("inf") if not node.value.lstrip().startswith("-") else float("-inf")
+    return yaml.SafeLoader.construct_yaml_int(self, node)
+
+
+def _construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+    """As SafeLoader (the last of a duplicated key wins), noting each duplicated key with its line."""
+    seen: set = set()
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            if key_node.value in seen:
+                self.notes.append(f"key '{key_node.value}' appears twice (line {key_node.start_mark.line + 1} "
+                                  "wins, as YAML loaders do)")
+            seen.add(key_node.value)
+    return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
 
 
 class _CountingLoader(yaml.SafeLoader):
@@ -42,24 +71,79 @@ class _CountingLoader(yaml.SafeLoader):
                 raise HparamReadError(f"more than {MAX_ALIASES} YAML aliases (an anchor bomb?)")
         return super().compose_node(parent, index)
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
-        """As SafeLoader (the last of a duplicated key wins), noting each duplicated key with its line."""
-        seen: set = set()
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                if key_node.value in seen:
-                    self.notes.append(f"key '{key_node.value}' appears twice (line {key_node.start_mark.line + 1} "
-                                      "wins, as YAML loaders do)")
-                seen.add(key_node.value)
-        return super().construct_mapping(node, deep=deep)
+    construct_mapping = _construct_mapping  # type: ignore[assignment]
 
 
-def _safe_load(text: str, notes: list[str] | None = None) -> Any:
-    """``yaml.safe_load`` with the alias-counting SafeLoader subclass (no object-building tags)."""
-    loader = _CountingLoader(text)
+_CountingLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+_CLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser and composer, when PyYAML was built with it
+
+if _CLoader is not None:
+    class _FastLoader(_CLoader):  # type: ignore[valid-type,misc]
+        """libyaml's safe loader (several times faster), used only on a text ``_checked_shallow`` has passed:
+        its composer recurses in C, where a deeply nested document would crash the process."""
+
+        construct_mapping = _construct_mapping  # type: ignore[assignment]
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def _checked_shallow(text: str) -> None:
+    """Walk the first document's events with libyaml's parser (iterative: no recursion, nothing built);
+    raise HparamReadError for nesting deeper than MAX_DEPTH or more than MAX_ALIASES aliases."""
+    parser = _CLoader(text)  # type: ignore[misc]
+    depth = aliases = 0
+    try:
+        while True:
+            event = parser.get_event()
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise HparamReadError(f"more than {MAX_ALIASES} YAML aliases (an anchor bomb?)")
+            elif isinstance(event, (yaml.DocumentEndEvent, yaml.StreamEndEvent)):
+                return
+    finally:
+        parser.dispose()
+
+
+def _safe_load(text: str, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> Any:
+    """``yaml.safe_load`` (no object-building tags), refusing anchor bombs and deep nesting.
+
+    With libyaml, the first document's events are checked first (depth, aliases), then it is loaded by
+    libyaml; without it, by the pure-Python loader that counts aliases as it composes. The text is
+    composed once: ``lines`` (when given) receives the line of each dotted key from the same nodes.
+    Of a stream of several documents only the first is read (the MindSpore model zoo writes the values,
+    then a document of help texts and one of choices, separated by ``---``).
+    """
+    if _CLoader is not None:
+        _checked_shallow(text)
+        loader = _FastLoader(text)
+    else:
+        loader = _CountingLoader(text)
     loader.notes = notes if notes is not None else []
     try:
-        return loader.get_single_data()
+        node = loader.get_node() if loader.check_node() else None
+        if node is None:
+            return None
+        try:
+            more = loader.check_node()
+        except yaml.YAMLError:
+            more = True
+        if more:  # the first document's node ends where the next document's '---' is
+            loader.notes.append(f"only the first YAML document is read (more follow from line {node.end_mark.line + 1})")
+        data = loader.construct_document(node)
+        if lines is not None:
+            try:
+                _yaml_key_lines(node, "", lines)
+            except RecursionError:
+                lines.clear()
+        return data
     finally:
         loader.dispose()
 
@@ -84,18 +168,53 @@ def _yaml_key_lines(node: Any, prefix: str, out: dict[str, int]) -> None:
                 _yaml_key_lines(value_node, name + ".", out)
 
 
-def _json_key_lines(text: str, data: Any, prefix: str, start: int, out: dict[str, int]) -> None:
-    """Lines of the keys of parsed JSON, found in order in the text (JSON parsers keep no positions)."""
-    if not isinstance(data, dict):
-        return
-    lines = text.split("\n")
-    for key, value in data.items():
-        needle = json.dumps(str(key)) + ":"
-        for i in range(start, len(lines)):
-            if needle in lines[i].replace('": ', '":').replace('" :', '":'):
-                out[f"{prefix}{key}"] = i + 1
-                _json_key_lines(text, value, f"{prefix}{key}.", i, out)
-                break
+_JSON_KEY = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*:')
+
+
+def _json_key_lines(text: str, data: Any, out: dict[str, int]) -> None:
+    """Lines of the keys of parsed JSON (JSON parsers keep no positions).
+
+    The keys are met in the text in the order the parser returned them, so each key is looked for
+    from where the previous one was found: one pass, linear in the size of the file.
+    """
+    found = _json_keys_by_line(text)
+    pos = 0
+
+    def walk(node: Any, prefix: str | None) -> None:
+        nonlocal pos
+        items = node.items() if isinstance(node, dict) else ((None, v) for v in node) if isinstance(node, list) else ()
+        for key, value in items:
+            if key is not None:
+                want = str(key)
+                j, end = pos, min(len(found), pos + 1000)
+                while j < end and _json_unescape(found[j][0]) != want:
+                    j += 1
+                if j == end:
+                    continue  # not met in order (a duplicated key): no line for it
+                pos = j + 1
+                if prefix is not None:
+                    out[f"{prefix}{key}"] = found[j][1]
+            # keys inside lists are not named by ``flatten``: walked past, not recorded
+            walk(value, f"{prefix}{key}." if prefix is not None and key is not None else None)
+
+    walk(data, "")
+
+
+def _json_keys_by_line(text: str) -> list[tuple[str, int]]:
+    """(key, line) of every ``"key":`` in a large text, counting lines as it goes."""
+    out: list[tuple[str, int]] = []
+    for i, line in enumerate(text.split("\n")):
+        out.extend((m.group(1), i + 1) for m in _JSON_KEY.finditer(line))
+    return out
+
+
+def _json_unescape(raw: str) -> str:
+    if "\\" not in raw:
+        return raw
+    try:
+        return json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
 
 
 def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> dict[str, Any]:
@@ -111,11 +230,13 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     text = path.read_bytes().decode("utf-8", errors="strict")
     try:
         if path.suffix.lower() == ".json":
-            data = json.loads(text, object_pairs_hook=_json_pairs(notes))
+            data = loads_json(text, notes, object_pairs_hook=_json_pairs(notes))
         else:
-            data = _safe_load(text, notes)
+            data = _safe_load(text, notes, lines)
     except HparamReadError:
         raise
+    except UnsafeInput as exc:
+        raise HparamReadError(str(exc)) from None
     except RecursionError:
         raise HparamReadError(f"nested deeper than Python can parse (over {MAX_DEPTH} levels)") from None
     except yaml.constructor.ConstructorError as exc:
@@ -129,17 +250,9 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     if nodes > MAX_NODES:
         raise HparamReadError(f"expands to {nodes} values (limit {MAX_NODES}); YAML aliases multiplying "
                               "a structure (an anchor bomb?)")
-    if lines is not None:
+    if lines is not None and path.suffix.lower() == ".json":
         try:
-            if path.suffix.lower() == ".json":
-                _json_key_lines(text, data, "", 0, lines)
-            else:
-                loader = _CountingLoader(text)
-                loader.notes = []
-                try:
-                    _yaml_key_lines(loader.get_single_node(), "", lines)
-                finally:
-                    loader.dispose()
+            _json_key_lines(text, data, lines)
         except Exception:  # noqa: BLE001 - positions are a courtesy; the values were read
             lines.clear()
     return data
@@ -158,19 +271,40 @@ def _expanded_size(value: Any, depth: int, memo: dict[int, int]) -> int:
     return memo[key]
 
 
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings -> dotted keys: {'optimizer': {'lr': 1}} -> {'optimizer.lr': 1}."""
+def flatten(data: dict[str, Any], prefix: str = "", keep_numbered: bool = False) -> dict[str, Any]:
+    """Nested mappings -> dotted keys: {'optimizer': {'lr': 1}} -> {'optimizer.lr': 1}.
+
+    ``keep_numbered``: a mapping whose keys are all numbers (Hugging Face ``id2label``) stays one value.
+    """
     out: dict[str, Any] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"  # non-string keys (YAML ints, bools) become text
-        if isinstance(value, dict):
-            out.update(flatten(value, name + "."))
+        if isinstance(value, dict) and not (keep_numbered and numbered_mapping(value)):
+            out.update(flatten(value, name + ".", keep_numbered))
         else:
             out[name] = value
     return out
 
 
+def numbered_mapping(mapping: dict) -> bool:
+    """A non-empty mapping whose keys are all numbers (``id2label``): one value, not sections."""
+    return bool(mapping) and all((isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit())
+                                 for k in mapping)
+
+
 def file_priority(name: str) -> int:
-    """Sort key: hparams.* before training_args.json before args.* before config.*."""
+    """Sort key: hparams.* before training_args.json before args.* and a model zoo's *_config.yaml,
+    then DeepSpeed's ds_config*.json, then config.* (often a model's own configuration)."""
     stem = name.lower().rsplit(".", 1)[0]
-    return PRIORITY.get(stem, len(PRIORITY))
+    if stem in PRIORITY:
+        return PRIORITY[stem]
+    for prefixes, priority, _ in _FAMILIES:
+        if stem.startswith(prefixes):
+            return priority
+    return 2 if stem.endswith("_config") else len(PRIORITY) + 1
+
+
+def file_dialect(name: str) -> str | None:
+    """The tool whose conventions a config file follows, when its name says so ('deepspeed')."""
+    stem = name.lower().rsplit(".", 1)[0]
+    return next((d for prefixes, _, d in _FAMILIES if stem.startswith(prefixes)), None)

@@ -5,11 +5,11 @@ Also mmdetection/mmengine ``.log.json`` / ``scalars.json`` (``"mode": "val"`` ma
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterator
 
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead
+from advisor.read.safe import loads_json
 
 MAX_LINE = 1_000_000
 
@@ -41,7 +41,7 @@ def iter_records(path: Path, bad_lines: list[int] | None = None, encoding: str =
             if not line:
                 continue
             try:
-                obj = json.loads(line)
+                obj = loads_json(line)  # depth-limited; huge numbers read as +-inf
             except ValueError:
                 if bad_lines is not None:
                     bad_lines.append(lineno)

@@ -1,6 +1,6 @@
 """Data samples (what the pipeline feeds the model) -> arrays readable in chunks.
 
-Layouts (../shared/spec/run-layout.md):
+Layouts (docs/run-layout.md):
 
 - ``*.npz`` with arrays ``x``/``X``/``features``/``inputs`` and ``y``/``labels``/``label``/``targets``;
 - ``.npy`` pairs: ``x_train.npy`` + ``y_train.npy`` (also ``train_x``, ``features_train``,
@@ -186,6 +186,9 @@ def _npz_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, shown: s
         mm = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
         return ArraySource(shown, name, shape, dtype, _memmap_rows(mm), mm)
     if fortran and len(shape) > 1:  # column-major and compressed: rows are not contiguous in the stream
+        if count * dtype.itemsize > MAX_READ_BYTES:
+            raise SampleReadError(f"{what} is column-major, compressed and {count * dtype.itemsize} bytes: above the "
+                                  f"{MAX_READ_BYTES >> 20} MiB that can be read whole; save it C-ordered or uncompressed")
         with zf.open(info) as member:
             data = np.lib.format.read_array(member, allow_pickle=False)
         return ArraySource(shown, name, shape, dtype, _memmap_rows(data), data)
@@ -328,6 +331,59 @@ def _is_sample_csv(path: Path) -> bool:
     return bool(lower & set(CSV_LABELS)) and not (lower & CSV_METRIC_COLUMNS)
 
 
+#: an array announcing more bytes than this is read as a sample of its rows (with a note): memory and
+#: time follow this limit, not what a file claims (a 3 MB .npz can inflate to 3 GiB, a sparse .npy
+#: header can announce 8 GB)
+MAX_READ_BYTES = 256 << 20
+SAMPLE_BLOCKS = 64
+
+
+def _sampled(src: ArraySource, keep: int, head: bool) -> ArraySource:
+    """``src`` cut to ``keep`` rows: the first ones (``head``: a compressed stream cannot skip), else
+    SAMPLE_BLOCKS contiguous blocks spread evenly over the array."""
+    n = src.n_rows
+    if head:
+        def rows_head(m: int) -> Iterator[np.ndarray]:
+            left = keep
+            for block in src._rows(m):
+                if left <= 0:
+                    return
+                yield block[:left]
+                left -= block.shape[0]
+        return ArraySource(src.file, src.name, (keep,) + src.shape[1:], src.dtype, rows_head, None)
+    per = max(1, keep // SAMPLE_BLOCKS)
+    starts = np.unique(np.linspace(0, n - per, max(1, keep // per)).astype(np.int64))
+    mapped = src._mapped
+
+    def rows_blocks(m: int) -> Iterator[np.ndarray]:
+        for start in starts.tolist():
+            for s in range(0, per, m):
+                yield np.asarray(mapped[start + s:start + min(per, s + m)])
+    return ArraySource(src.file, src.name, (len(starts) * per,) + src.shape[1:], src.dtype, rows_blocks, None)
+
+
+def cap_sample_set(sset: SampleSet) -> str | None:
+    """Cut the arrays of a sample set that announce more than MAX_READ_BYTES to a sample of rows (the
+    same rows for every array of the same length); returns the note saying what was cut, or None."""
+    arrays = {id(a): a for a in [sset.features, sset.labels, *sset.arrays.values()] if a is not None}
+    big = [a for a in arrays.values() if a.nbytes > MAX_READ_BYTES]
+    if not big:
+        return None
+    n = big[0].n_rows
+    same = [a for a in arrays.values() if a.n_rows == n]
+    keep = max(1, min(MAX_READ_BYTES // max(1, a.nbytes // max(1, n)) for a in same))
+    if keep >= n:
+        return None
+    head = any(a._mapped is None for a in same)
+    cut = {id(a): _sampled(a, keep, head) for a in same}
+    sset.arrays = {k: cut.get(id(a), a) for k, a in sset.arrays.items()}
+    sset.features = cut.get(id(sset.features), sset.features) if sset.features is not None else None
+    sset.labels = cut.get(id(sset.labels), sset.labels) if sset.labels is not None else None
+    how = "the first" if head else f"{SAMPLE_BLOCKS} evenly spread blocks of"
+    return (f"{', '.join(sorted(a.name for a in big))}: {max(a.nbytes for a in big)} bytes announced, above the "
+            f"{MAX_READ_BYTES >> 20} MiB read limit; statistics use {how} {cut[id(big[0])].n_rows} of {n} rows")
+
+
 @dataclass
 class Found:
     """What discovery returns: usable sample sets, and (path, why) for files that could not be used."""
@@ -388,4 +444,8 @@ def find_samples(folder: RunFolder) -> Found:
         split = SPLIT_WORDS.get(split_word.split("-")[-1], "train") if split_word else split_of(Path(parent) / "x")
         found.sets.append(SampleSet(split, files, arrays.get("features"), arrays.get("labels"), arrays,
                                     key=f"{parent}/{split_word or 'npy'}", side=folder.side))
+    for sset in found.sets:  # what a file claims does not decide how much is read
+        note = cap_sample_set(sset)
+        if note:
+            found.notes.append((sset.files[0], note))
     return found

@@ -7,6 +7,8 @@ that instruction, and the rest of the diagnosis goes on.
 
 from __future__ import annotations
 
+import os
+import struct
 from pathlib import Path
 
 from advisor.read.logs.records import Collector, LogRead
@@ -54,6 +56,31 @@ def read_events(path: Path, shown: str) -> LogRead:
         else:
             col.read.notes.append(f"stopped after record {n}: {type(exc).__name__}: {exc}")
     col.read.lines = n
+    framed = _framed_records(path)
+    if framed > n and not col.read.notes and col.read.problem is None:  # the loader stops quietly at a bad CRC
+        col.read.notes.append(f"read {n} of the {framed} records: record {n + 1} is corrupt (its checksum does not "
+                              "match); the records after it were not read")
     if n == 0 and col.read.problem is None:
         col.read.problem = "no TensorBoard event could be read (an empty or truncated event file)"
     return col.read
+
+
+def _framed_records(path: Path, limit: int = 10_000_000) -> int:
+    """How many records the file's TFRecord framing holds (length, length CRC, data, data CRC), counted
+    by their lengths only: more than the loader read means it stopped at a corrupt record."""
+    count = 0
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            pos = 0
+            while pos + 16 <= size and count < limit:
+                fh.seek(pos)
+                (length,) = struct.unpack("<Q", fh.read(8))
+                nxt = pos + 16 + length
+                if nxt > size:
+                    break
+                count += 1
+                pos = nxt
+    except (OSError, struct.error):
+        return 0
+    return count

@@ -13,11 +13,12 @@ a number is dropped from its record (counted) and the record kept.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
+
+from advisor.read.safe import loads_json
 
 KINDS = ("weight", "grad", "activation")
 #: optional numeric fields (None when absent or null)
@@ -111,7 +112,7 @@ def iter_tensor_records(path: Path, log: TensorReadLog, max_records: int = MAX_R
                 continue
             log.lines = lineno
             try:
-                obj = json.loads(line)
+                obj = loads_json(line)  # depth-limited; huge numbers read as +-inf
             except ValueError:
                 obj = None
             if not isinstance(obj, dict):

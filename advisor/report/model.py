@@ -1,4 +1,4 @@
-"""The report as one typed object. It *is* the JSON contract (spec/report-json.md):
+"""The report as one typed object. It *is* the JSON contract (docs/report-json.md):
 ``--format json`` writes ``report.model_dump_json()``; templates receive only it.
 Fields only grow.
 """
@@ -48,6 +48,8 @@ class CheckReport(BaseModel):
     inputs: list[str] = Field(default_factory=list)
     why: str | None = None
     enable: str | None = Field(default=None, description="for a skipped stage: what to collect to run it")
+    notes: list[str] = Field(default_factory=list, description="for a stage that ran: what it found out about its "
+                                                               "inputs (e.g. how a dump pair was read: rerun or port)")
 
 
 class Summary(BaseModel):
@@ -58,6 +60,9 @@ class Summary(BaseModel):
     first_remedies: list[str] = Field(default_factory=list, description="the top cause's first remedies; empty when "
                                                                       "no cause reached the report threshold")
     certainty: str = Field(description="how sure the advisor is overall, in words")
+    benchmark_gap: str | None = Field(default=None, description="with a baseline: how the run falls short of it "
+                                                                "(metric, size, step), shown first")
+    next_step: str | None = Field(default=None, description="the routine's next step when no cause explains the gap")
     next_steps: list[str] = Field(default_factory=list, description="when no cause was found: what to collect so "
                                                                   "that the checks that could not run can run")
 

@@ -1,8 +1,10 @@
-"""YAML rules -> checked model -> durable-rules engine.
+"""YAML rules -> checked model -> rule engine.
 
 load.py (YAML with positions, validation) -> schema.py (the rule model) ->
-compile.py (durable conditions) -> engine.py (the only module that imports
-durable-rules) -> infer.py (rounds of chained findings) -> testing.py.
+backends.py (the one door: which engine runs) -> either compile.py (durable
+conditions) + engine.py (the only module that imports durable-rules), or
+matcher.py (the built-in matcher, on every Python) -> infer.py (rounds of
+chained findings) -> testing.py.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ whose negated pattern matches the complete fact set.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from advisor.rulebase import schema as S
 from advisor.rulebase.engine import CompiledRuleset, field_name, numeric_field
@@ -46,22 +46,24 @@ class _Compiler:
     def condition(self, c: S.Condition) -> list[Any]:
         f = field_name(c.field)
         n = numeric_field(c.field)
+        one = cast(S.Value, c.value)  # in/between hold a tuple (load.py checks the shapes)
+        many = cast("tuple[S.Value, ...]", c.value)
         if c.op == "eq":
-            return [{f: self.value(c.value)}]
+            return [{f: self.value(one)}]
         if c.op == "ne":
-            return [{"$ex": {f: 1}}, {"$neq": {f: self.value(c.value)}}]
+            return [{"$ex": {f: 1}}, {"$neq": {f: self.value(one)}}]
         if c.op in _CMP:
             # ordering on the numeric twin, guarded: absent or non-numeric values never match
-            return [{"$ex": {n: 1}}, {_CMP[c.op]: {n: self.value(c.value, numeric=True)}}]
+            return [{"$ex": {n: 1}}, {_CMP[c.op]: {n: self.value(one, numeric=True)}}]
         if c.op == "exists":
-            return [{"$ex" if c.value.value else "$nex": {f: 1}}]
+            return [{"$ex" if cast(S.Literal_, one).value else "$nex": {f: 1}}]
         if c.op == "in":
-            return [{"$or": [{f: self.value(v)} for v in c.value]}]
+            return [{"$or": [{f: self.value(v)} for v in many]}]
         if c.op == "between":
-            lo, hi = c.value
+            lo, hi = many
             return [{"$ex": {n: 1}}, {"$gte": {n: self.value(lo, numeric=True)}}, {"$lte": {n: self.value(hi, numeric=True)}}]
         if c.op == "contains":
-            return [{"$mt": {f: _contains_regex(str(self.value(c.value)))}}]
+            return [{"$mt": {f: _contains_regex(str(self.value(one)))}}]
         raise ValueError(f"unknown operator {c.op}")
 
     def pattern(self, p: S.Pattern, guard: bool = True) -> dict[str, Any]:
@@ -90,9 +92,9 @@ class _Compiler:
             for c in p.conditions:
                 self.condition(c)
         if self.rule.mode == "any":
-            return [{"all": [{self.engine_alias[p.alias]: self.pattern(p)}]} for p in self.rule.items]
+            return [{"all": [{self.engine_alias[p.alias]: self.pattern(p)}]} for p in self.rule.patterns()]
         variants: list[list[dict[str, Any]]] = [[]]
-        for i, item in enumerate(self.rule.items):
+        for item in _referenced_first(self.rule.items):
             if isinstance(item, S.Pattern):
                 term = {self.engine_alias[item.alias]: self.pattern(item)}
                 variants = [v + [term] for v in variants]
@@ -101,6 +103,35 @@ class _Compiler:
             elif isinstance(item, S.AnyOf):
                 variants = [v + [{self.engine_alias[p.alias]: self.pattern(p)}] for v in variants for p in item.items]
         return [{"all": v} for v in variants]
+
+
+def _referenced_first(items: list[S.Item]) -> list[S.Item]:
+    """The items with each pattern after the patterns it refers to (stable otherwise).
+
+    Measured: durable-rules matches a reference to a pattern written *later*
+    in the rule against the wrong fact (it fired ``eval > train`` for an eval
+    loss below the train loss), so references must point backwards. A cycle
+    keeps the written order; the back-end re-checks references after matching.
+    """
+    def aliases(item: S.Item) -> set[str]:
+        if isinstance(item, S.Pattern):
+            return {item.alias}
+        return {p.alias for p in item.items} if isinstance(item, S.AnyOf) else set()
+
+    def refs(item: S.Item) -> set[str]:
+        pats = [item] if isinstance(item, S.Pattern) else item.items if isinstance(item, S.AnyOf) else []
+        return {v.alias for p in pats for c in p.conditions
+                for v in (c.value if isinstance(c.value, tuple) else (c.value,)) if isinstance(v, S.Ref)}
+
+    todo, done, out = list(items), set[str](), list[S.Item]()
+    while todo:
+        ready = next((it for it in todo if refs(it) - aliases(it) <= done), None)
+        if ready is None:  # a cycle: the rest in written order
+            return out + todo
+        todo.remove(ready)
+        out.append(ready)
+        done |= aliases(ready)
+    return out
 
 
 VARIANT_SEP = "#"

@@ -1,6 +1,10 @@
-"""The one module that imports durable-rules.
+"""The durable-rules back-end: the one module that imports durable-rules.
 
-What it works around (measured, see ../shared/notes/durable-rules.md):
+durable-rules is imported when this back-end is first used (``load()``), so
+the module imports on every Python; ``backends.py`` falls back to the built-in
+matcher (matcher.py) where durable-rules does not import (Python 3.13+).
+
+What it works around (measured; each is pinned by a test in tests/rulebase/test_engine.py):
 
 - one ruleset holds ~60 rules at most: the rule base is split into chunks;
 - numbers in exponent form (``1e-05``), ``inf`` and ``nan`` are rejected, and
@@ -31,9 +35,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import durable_rules_engine
 import numpy as np
-from durable import engine as _dr
 
 #: durable-rules' fixed-size stack fails somewhere between 60 and 80 rules
 MAX_RULES_PER_RULESET = 40
@@ -101,23 +103,41 @@ def engine_fact(fid: int, fact: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _QuietHost(_dr.Host):
-    """A durable host without the background dispatch threads."""
-
-    def _run(self) -> None:  # noqa: D401 - no timers
-        return None
+_DR: Any = None  # durable.engine, once imported
+_DRE: Any = None  # durable_rules_engine (the C extension), once imported
 
 
-_HOST: _QuietHost | None = None
+def load() -> None:
+    """Import durable-rules; raises what its import raises (ImportError on Python 3.13+)."""
+    global _DR, _DRE
+    if _DRE is None:
+        import durable_rules_engine
+        from durable import engine as dr
+
+        _DR, _DRE = dr, durable_rules_engine
+
+
+_HOST: Any = None
 _REGISTERED: dict[str, "_Registered"] = {}
 _LOCK = threading.RLock()
+#: registered rulesets kept (least recently used freed beyond it) and how many evaluations use each now
+MAX_REGISTERED = 32
+_IN_USE: dict[str, int] = {}
 #: sid -> list of (rule_id, {alias: engine fact dict}) collected by the actions
 _COLLECT: dict[str, list[tuple[str, dict[str, Any]]]] = {}
 
 
-def _host() -> _QuietHost:
+def _host() -> Any:
     global _HOST
     if _HOST is None:
+        load()
+
+        class _QuietHost(_DR.Host):  # type: ignore[name-defined,misc]
+            """A durable host without the background dispatch threads."""
+
+            def _run(self) -> None:  # no timers
+                return None
+
         _HOST = _QuietHost()
     return _HOST
 
@@ -150,19 +170,46 @@ def _register(definition: dict[str, Any]) -> _Registered:
     name = f"advisor_{digest}"
     with _LOCK:
         if name in _REGISTERED:
+            _REGISTERED[name] = _REGISTERED.pop(name)  # most recently used last
+            _IN_USE[name] = _IN_USE.get(name, 0) + 1
             return _REGISTERED[name]
         host = _host()
-        rs = object.__new__(_dr.Ruleset)
-        rs._actions = {rid: _dr.Promise(_noop if rid == CATCH_ALL else _action(rid)) for rid in definition}
+        rs = object.__new__(_DR.Ruleset)
+        rs._actions = {rid: _DR.Promise(_noop if rid == CATCH_ALL else _action(rid)) for rid in definition}
         rs._name = name
         rs._host = host
-        rs._handle = durable_rules_engine.create_ruleset(name, text)
+        rs._handle = _DRE.create_ruleset(name, text)
         rs._definition = definition
         host._ruleset_directory[name] = rs
         host._ruleset_list.append(rs)
         reg = _Registered(name=name, ruleset=rs)
         _REGISTERED[name] = reg
+        _IN_USE[name] = _IN_USE.get(name, 0) + 1
+        _evict()
         return reg
+
+
+def _evict() -> None:
+    """Free the least recently used rulesets beyond MAX_REGISTERED (each distinct --param value
+    through the Python API compiles a new one; without this they would pile up, #17). Caller holds _LOCK."""
+    host = _host()
+    for old in [n for n in _REGISTERED if not _IN_USE.get(n)][:max(0, len(_REGISTERED) - MAX_REGISTERED)]:
+        reg = _REGISTERED.pop(old)
+        _IN_USE.pop(old, None)
+        host._ruleset_directory.pop(old, None)
+        if reg.ruleset in host._ruleset_list:
+            host._ruleset_list.remove(reg.ruleset)
+        try:
+            _DRE.delete_ruleset(reg.ruleset._handle)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+def _release(registered: list[_Registered]) -> None:
+    with _LOCK:
+        for reg in registered:
+            if _IN_USE.get(reg.name):
+                _IN_USE[reg.name] -= 1
 
 
 class EngineError(RuntimeError):
@@ -217,7 +264,7 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
             rs = reg.ruleset
             try:
                 host._handle_function(rs, lambda s, rs=rs: rs._handle_result(
-                    durable_rules_engine.assert_facts(rs._handle, s), s), text, None)
+                    _DRE.assert_facts(rs._handle, s), s), text, None)
             except Exception as exc:  # engine errors surface with the ruleset's rules named
                 raise EngineError(f"rule engine failed on a ruleset of {len(rs._definition) - 1} rules: {exc}") from exc
         with _LOCK:
@@ -230,6 +277,7 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
                 reg.ruleset.delete_state(sid)
             except Exception:  # noqa: BLE001 - nothing left to free
                 pass
+        _release(registered)
     firings = set()
     for rule_id, matched in raw:
         binding = tuple(sorted((alias, int(f["_fid"])) for alias, f in matched.items() if "_fid" in f))

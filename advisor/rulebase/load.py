@@ -13,7 +13,7 @@ import re
 import types
 import typing
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import yaml
 from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes
@@ -27,6 +27,8 @@ from advisor.rulebase.evidence import template_env
 
 MAX_RULE_FILE_BYTES = 1_000_000
 MAX_ALIASES = 50
+MAX_NESTING = 40  # mapping/list levels in a user's rule file
+MAX_EXPANDED_NODES = 200_000  # values once aliases are expanded (a big rule file has a few thousand)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 ALIAS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: characters `contains` cannot express in the engine's pattern language
@@ -70,7 +72,26 @@ class _Loader(yaml.SafeLoader):
             self._alias_count += 1
             if self._alias_count > MAX_ALIASES:
                 raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (an anchor bomb?)")
-        return super().compose_node(parent, index)
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:  # a bounded nesting depth: a rule has a handful of levels, recursion would crash at ~1000
+            if self._depth > MAX_NESTING:
+                raise yaml.MarkedYAMLError(problem=f"nested more than {MAX_NESTING} levels deep",
+                                           problem_mark=self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size(value: Any, memo: dict[int, int]) -> int:
+    """Values in ``value`` once YAML aliases are expanded (a shared object counts at each use)."""
+    if not isinstance(value, (dict, list)):
+        return 1
+    key = id(value)
+    if key not in memo:
+        memo[key] = 1  # a cycle (not possible from safe YAML) would count once
+        children = list(value.keys()) + list(value.values()) if isinstance(value, dict) else value
+        memo[key] = 1 + sum(_expanded_size(v, memo) for v in children)
+    return memo[key]
 
 
 def _construct_map(loader: _Loader, node: yaml.MappingNode):
@@ -118,7 +139,7 @@ if _CSafeLoader is not None:
     _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
     _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 else:  # pragma: no cover - PyYAML built without libyaml
-    _FastLoader = _Loader
+    _FastLoader = _Loader  # type: ignore[misc]
 
 
 # --------------------------------------------------------------------------- field types
@@ -194,7 +215,7 @@ class _RuleChecker:
     def _vpos(self, mapping: Any, key: Any, default: S.Pos | None = None) -> S.Pos:
         if isinstance(mapping, PosDict) and key in mapping.val_pos:
             return mapping.val_pos[key]
-        return default or getattr(mapping, "start", (1, 1))
+        return default or cast(S.Pos, getattr(mapping, "start", (1, 1)))
 
     def _kpos(self, mapping: Any, key: Any) -> S.Pos:
         if isinstance(mapping, PosDict) and key in mapping.key_pos:
@@ -238,7 +259,7 @@ class _RuleChecker:
         sev = d.get("severity")
         if "severity" in d and sev not in S.SEVERITIES:
             self.err(self._vpos(d, "severity"), f"severity must be one of low, medium, high, got {sev!r}",
-                     hint=_suggest(sev, S.SEVERITIES))
+                     hint=_suggest(str(sev), S.SEVERITIES))
         conf = d.get("confidence")
         if "confidence" in d and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not -1 <= conf <= 1):
             self.err(self._vpos(d, "confidence"), f"confidence must be a number in -1..1, got {conf!r}")
@@ -282,7 +303,7 @@ class _RuleChecker:
         fires, quiet = self.check_tests(d.get("tests"))
         if self.errors:
             return None
-        return S.Rule(id=rid, title=title.strip(), severity=sev, confidence=float(conf), mode=mode, items=items,
+        return S.Rule(id=rid, title=title.strip(), severity=sev, confidence=float(conf), mode=mode, items=items,  # type: ignore[arg-type,union-attr]  # checked above
                       evidence=evidence.strip(), remedies=list(remedies), doc=dict(doc), cause=cause,
                       finding=finding, params=dict(params), fires=fires, quiet=quiet,
                       tags=list(d.get("tags") or []), path=self.path, pos=d.start)
@@ -308,7 +329,7 @@ class _RuleChecker:
             parsed = self.check_item(item, ipos, top_mode=mode)
             if parsed is not None:
                 items.append(parsed)
-        for ref, rpos, kind, fname in self.pending_refs:
+        for ref, rpos, _kind, _fname in self.pending_refs:
             target = self.aliases.get(ref.alias)
             if target is None:
                 self.err(rpos, f"ref '{ref.alias}.{ref.field}' names no fact of this rule",
@@ -442,7 +463,7 @@ class _RuleChecker:
                     self.err(opos, f"'between' needs a numeric field; '{fname}' holds {'/'.join(sorted(cats))}")
                     continue
                 if all(v is not None for v in vals):
-                    out.append(S.Condition(fname, op, tuple(vals)))
+                    out.append(S.Condition(fname, op, tuple(v for v in vals if v is not None)))
             elif op == "contains":
                 if not isinstance(value, str) or not value:
                     self.err(opos, f"'contains' needs a text, got {value!r}")
@@ -517,7 +538,7 @@ class _RuleChecker:
             if key not in ("fires", "quiet"):
                 self.err(self._kpos(tests, key), f"unknown key '{key}' in tests", expected="fires, quiet",
                          hint=_suggest(key, ("fires", "quiet")))
-        out = []
+        out: list[list[S.TestCase]] = []
         for key in ("fires", "quiet"):
             cases = tests.get(key)
             if not isinstance(cases, list) or not cases:
@@ -576,7 +597,7 @@ class _RuleChecker:
                     elif e["type"] == "missing":
                         msg = f"'{kind}' needs field '{loc}'"
                     self.err(epos, f"test case '{name}': {msg}", code="rule-tests",
-                             hint=_suggest(loc, FACT_KINDS[kind].model_fields) if e["type"] == "extra_forbidden" else None)
+                             hint=_suggest(str(loc), FACT_KINDS[kind].model_fields) if e["type"] == "extra_forbidden" else None)
         ev = case.get("evidence_has")
         if ev is not None and not isinstance(ev, str):
             self.err(self._vpos(case, "evidence_has", pos), "'evidence_has' must be a text")
@@ -588,7 +609,13 @@ class _RuleChecker:
 def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser)."""
     diags: list[Diagnostic] = []
-    loader = (_FastLoader if trusted else _Loader)(text)
+    try:
+        loader = (_FastLoader if trusted else _Loader)(text)
+    except yaml.YAMLError as exc:  # a control character: the reader refuses the text before parsing
+        at = getattr(exc, "position", 0) or 0
+        line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
+                               message=f"not valid YAML: {str(exc).splitlines()[0]}")]
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
@@ -602,8 +629,16 @@ def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[
                                message=f"not valid YAML: {exc.problem or exc}")]
     except yaml.YAMLError as exc:
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {exc}")]
+    except RecursionError:
+        return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message="not valid YAML: nested too deep")]
     finally:
         loader.dispose()
+    if not trusted:  # aliases that multiply a structure ("billion laughs") are refused before any walk
+        size = _expanded_size(data, {})
+        if size > MAX_EXPANDED_NODES:
+            return [], [Diagnostic(path=path, line=1, column=1, code="yaml",
+                                   message=f"expands to {size} values once YAML aliases are expanded "
+                                           f"(limit {MAX_EXPANDED_NODES}): an anchor bomb?")]
     for pos, code, msg in loader.problems:
         diags.append(Diagnostic(path=path, line=pos[0], column=pos[1], code=code, message=msg))
     if data is None:

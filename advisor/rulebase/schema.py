@@ -114,7 +114,7 @@ class Rule:
         return {i.pattern.kind for i in self.items if isinstance(i, Not)}
 
 
-def json_schema(fact_kinds: dict[str, type]) -> dict[str, Any]:
+def json_schema(fact_kinds: dict[str, Any]) -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of a rule file, with the known fact kinds and fields."""
     value = {"anyOf": [{"type": ["number", "string", "boolean"]},
                        {"type": "object", "properties": {"ref": {"type": "string", "pattern": r"^\w+\.\w+$"}},

@@ -49,6 +49,6 @@ def iter_cases(rules: list[Rule]):
                 yield rule, expect, case
 
 
-def run_tests(rules: list[Rule], rulebase: RuleBase | None = None) -> list[CaseResult]:
-    rulebase = rulebase or RuleBase(rules)
+def run_tests(rules: list[Rule], rulebase: RuleBase | None = None, engine: str | None = None) -> list[CaseResult]:
+    rulebase = rulebase or RuleBase(rules, engine=engine)
     return [run_case(rulebase, r, e, c) for r, e, c in iter_cases(rules)]

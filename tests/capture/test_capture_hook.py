@@ -55,6 +55,7 @@ def data():
     return torch.randn(16, 4, generator=g), torch.randint(0, 2, (16,), generator=g)
 
 
+@pytest.mark.slow
 def test_records_nested_twice_called_and_skips_no_grad(tmp_path):
     torch.manual_seed(0)
     model = Shared()

@@ -10,8 +10,6 @@ from advisor.diagnosis import diagnose
 
 from torch_models import CNN, MLP
 
-pytest.importorskip("durable")
-
 
 def _causes(report, floor=0.5):
     return {c.id: c for c in report.causes if c.confidence >= floor}

@@ -37,13 +37,14 @@ def _cases():
 CASES = list(_cases())
 
 
+@pytest.mark.slow  # numba compiles the kernel for each dtype pair
 @pytest.mark.parametrize("name,r,b", CASES, ids=[c[0] for c in CASES])
 def test_compiled_metrics_match_the_float64_formulas(name, r, b):
     m = compare_arrays(r, b, compiled=True)
     ref = reference(r, b)
     for key, value in ref.items():
-        if key == "kl_div":  # float64 exponentials (polynomial, rel. error < 1e-11): tighter than numpy's float32
-            assert m.kl_div == pytest.approx(value, rel=1e-7, abs=1e-13), key
+        if key == "softmax_kl":  # float64 exponentials (polynomial, rel. error < 1e-11): tighter than numpy's float32
+            assert m.softmax_kl == pytest.approx(value, rel=1e-7, abs=1e-13), key
             continue
         assert getattr(m, key) == pytest.approx(value, rel=1e-9, abs=1e-300), key
     assert m.compared == m.elements == r.size
@@ -57,8 +58,8 @@ def test_compiled_and_numpy_paths_agree(name, r, b):
         if key.startswith("integer_ratio"):  # numpy samples every 8th element; the kernel counts all
             continue
         if isinstance(value, float):
-            tol = 2e-6 if key == "kl_div" else 1e-9  # numpy's float32 exponentials
-            assert k[key] == pytest.approx(value, rel=tol, abs=1e-7 if key == "kl_div" else 1e-300), key
+            tol = 2e-6 if key == "softmax_kl" else 1e-9  # numpy's float32 exponentials
+            assert k[key] == pytest.approx(value, rel=tol, abs=1e-7 if key == "softmax_kl" else 1e-300), key
         else:
             assert k[key] == value, key
 
@@ -76,7 +77,7 @@ def test_metrics_are_plain_python_numbers():
 def test_identical_pairs_have_kl_exactly_zero_and_no_error():
     x = np.random.default_rng(3).standard_normal(2 * kernel.BLOCK + 5).astype(np.float32)
     m = compare_arrays(x, x.copy(), compiled=True)
-    assert m.identical and m.kl_div == 0.0 and m.max_abs_err == 0.0 and m.cosine == pytest.approx(1.0)
+    assert m.identical and m.softmax_kl == 0.0 and m.max_abs_err == 0.0 and m.cosine == pytest.approx(1.0)
     assert m.min_baseline == m.min_run == float(x.min()) and m.max_baseline == float(x.max())
 
 
@@ -92,7 +93,7 @@ def test_nan_inf_blocks_go_through_the_numpy_path_and_are_counted():
     ref = reference(r[keep], b[keep])
     for key in ("cosine", "max_abs_err", "mean_abs_err", "std_diff", "mean_rel_err", "rel_err_over_1e3_ratio"):
         assert getattr(m, key) == pytest.approx(ref[key], rel=1e-9), key
-    assert m.kl_div == pytest.approx(ref["kl_div"], rel=1e-5)  # the masked blocks' exponentials are float32
+    assert m.softmax_kl == pytest.approx(ref["softmax_kl"], rel=1e-5)  # the masked blocks' exponentials are float32
     nan = np.full(kernel.BLOCK * 2, np.nan, dtype=np.float32)
     all_nan = compare_arrays(nan, nan, compiled=True)
     assert all_nan.compared == 0 and all_nan.nan_run == nan.size and all_nan.cosine is None
@@ -123,7 +124,7 @@ def test_ranges_merge_like_one_pass():
     merged = acc.result()
     for key, value in whole.as_dict().items():
         if isinstance(value, float):  # the KL is a difference of log-sums: a few more ulps
-            assert getattr(merged, key) == pytest.approx(value, rel=1e-9 if key == "kl_div" else 1e-11, abs=1e-300), key
+            assert getattr(merged, key) == pytest.approx(value, rel=1e-9 if key == "softmax_kl" else 1e-11, abs=1e-300), key
         else:
             assert getattr(merged, key) == value, key
 
@@ -172,6 +173,7 @@ def test_unsupported_dtypes_fall_back_to_numpy():
     assert compare_arrays(x, x, compiled=True).identical
 
 
+@pytest.mark.slow
 def test_engine_option_and_cli_flag(tmp_path):
     from advisor.compare.engine import compare_dumps
     from advisor.read.dumps import read_dump
@@ -191,7 +193,7 @@ def test_engine_option_and_cli_flag(tmp_path):
     assert compare_dumps(run, base, workers=2).kernel == "numpy"  # auto: small comparisons stay on numpy
     for f, s in zip(fast.rows, slow.rows):
         assert f.verdict == s.verdict and f.metrics.cosine == pytest.approx(s.metrics.cosine, rel=1e-12)
-        assert f.metrics.kl_div == pytest.approx(s.metrics.kl_div, rel=1e-5, abs=1e-9)
+        assert f.metrics.softmax_kl == pytest.approx(s.metrics.softmax_kl, rel=1e-5, abs=1e-9)
     with pytest.raises(ValueError, match="auto, compiled, numpy"):
         compare_dumps(run, base, {"compare.kernel": "gpu"})
     cli = [sys.executable, "-m", "advisor", "compare", str(tmp_path / "run"), str(tmp_path / "base")]
@@ -260,6 +262,7 @@ def test_auto_uses_the_kernel_for_big_comparisons_or_once_loaded(monkeypatch):
         engine.use_compiled("compiled", 1)
 
 
+@pytest.mark.slow
 def test_bfloat16_bits_convert_exactly_and_compare_like_float32():
     torch = pytest.importorskip("torch")
     from advisor.read.dumps import BFloat16Bits, float_chunk
@@ -279,4 +282,4 @@ def test_bfloat16_bits_convert_exactly_and_compare_like_float32():
         got = compare_arrays(run, base.numpy(), compiled=compiled)
         for key in ("cosine", "max_abs_err", "mean_rel_err", "std_run", "min_run", "max_run", "rel_err_over_1e3_ratio"):
             assert getattr(got, key) == pytest.approx(getattr(want, key), rel=1e-12), (compiled, key)
-        assert got.kl_div == pytest.approx(want.kl_div, abs=1e-7)  # the numpy path: float32 exponentials
+        assert got.softmax_kl == pytest.approx(want.softmax_kl, abs=1e-7)  # the numpy path: float32 exponentials

@@ -276,7 +276,9 @@ def test_equal_config_files_but_differences_from_the_first_operator_are_a_port(d
     summary = next(f for f in ex.facts if f.kind == "op_comparison_summary")
     assert summary.first_difference_op == "std.forward" and summary.source_op == "std.forward"
     assert summary.is_same_config is None  # not read as nondeterminism
-    assert "compared as a port" in next(c.note for c in ex.checks if c.stage == "network_wide_comparison")
+    assert "read as port" in next(c.note for c in ex.checks if c.stage == "network_wide_comparison")
+    assert summary.baseline_kind == "port" and summary.first_difference_op_kind == "deterministic"
+    assert summary.first_difference_inputs_identical is True
     assert "random_errors" not in {c.stage for c in ex.checks}
     forced = extract(RunPair(RunFolder.scan(run), RunFolder.scan(base, side="baseline"),
                              options={"op_compare.same_config": True}))

@@ -11,6 +11,24 @@ from advisor.compare.metrics import Accumulator, accumulate, compare_arrays, ran
 from advisor.compare.tolerances import judge, tolerance_for
 
 
+def mindstudio_kl(x: np.ndarray, y: np.ndarray) -> float:
+    """KL divergence as MindStudio / CANN's accuracy comparison publishes it, written from its definition:
+    1. P(x) = (x - min) / (max - min) per side (unchanged when max == min), floored at float32 eps,
+    2. pdf = P / sum(P), 3. sum(pdf_run * log(pdf_run / pdf_baseline)); |result| below eps reads 0."""
+    eps = np.finfo(np.float32).eps
+
+    def pdf(v):
+        v = v.astype(np.float64).ravel()
+        lo, hi = v.min(), v.max()
+        scaled = (v - lo) / (hi - lo) if hi != lo else v
+        scaled = np.maximum(scaled, eps)
+        return scaled / scaled.sum()
+
+    p, q = pdf(x), pdf(y)
+    kl = float((p * np.log(p / q)).sum())
+    return 0.0 if abs(kl) < eps else kl
+
+
 def reference(r: np.ndarray, b: np.ndarray) -> dict:
     r = r.astype(np.float64).ravel()
     b = b.astype(np.float64).ravel()
@@ -32,7 +50,8 @@ def reference(r: np.ndarray, b: np.ndarray) -> dict:
         "rel_err_over_5e3_ratio": float((rel > 5e-3).mean()),
         "rel_err_within_1e3_ratio": float((rel <= 1e-3).mean()),  # msprobe's pass shares
         "rel_err_within_5e3_ratio": float((rel <= 5e-3).mean()),
-        "kl_div": float(np.sum(p * (np.log(p) - np.log(q)))),
+        "softmax_kl": float(np.sum(p * (np.log(p) - np.log(q)))),
+        "kl_div": mindstudio_kl(r, b),
         "std_run": float(r.std()), "std_baseline": float(b.std()), "std_diff": float(d.std()),
         "scaled_max_err": float(np.abs(d).max() / np.abs(b).max()),
         "norm_run": float(np.linalg.norm(r)), "mean_baseline": float(b.mean()),
@@ -53,8 +72,11 @@ def test_every_metric_matches_the_reference(pair, chunk):
     m = compare_arrays(r, b, chunk=chunk)
     ref = reference(r, b)
     for key, value in ref.items():
-        if key == "kl_div":  # float32 exponentials: absolute resolution ~1e-7
-            assert m.kl_div == pytest.approx(value, abs=1e-7)
+        if key == "softmax_kl":  # float32 exponentials: absolute resolution ~1e-7
+            assert m.softmax_kl == pytest.approx(value, abs=1e-7)
+            continue
+        if key == "kl_div":
+            assert m.kl_div == pytest.approx(value, rel=1e-9, abs=1e-12)
             continue
         assert getattr(m, key) == pytest.approx(value, rel=1e-9, abs=1e-15), key
     assert m.identical is False and m.compared == m.elements == r.size
@@ -68,8 +90,8 @@ def test_ranges_merged_equal_one_pass(pair):
         acc.merge(accumulate(r, b, start, stop, chunk=512))
     merged = acc.result()
     for key, value in whole.as_dict().items():
-        if key == "kl_div":
-            assert merged.kl_div == pytest.approx(value, abs=1e-7)
+        if key == "softmax_kl":
+            assert merged.softmax_kl == pytest.approx(value, abs=1e-7)
         elif isinstance(value, float):
             assert getattr(merged, key) == pytest.approx(value, rel=1e-12), key
         else:
@@ -81,8 +103,8 @@ def test_kl_of_probability_tensors_is_that_of_their_softmax():
     q = np.array([0.6, 0.3, 0.1])
     m = compare_arrays(q, p)
     sp, sq = np.exp(p) / np.exp(p).sum(), np.exp(q) / np.exp(q).sum()
-    assert m.kl_div == pytest.approx(float(np.sum(sp * np.log(sp / sq))), rel=1e-4)
-    assert compare_arrays(p, p).kl_div == 0.0
+    assert m.softmax_kl == pytest.approx(float(np.sum(sp * np.log(sp / sq))), rel=1e-4)
+    assert compare_arrays(p, p).softmax_kl == 0.0
 
 
 def test_nan_and_inf_are_counted_per_side_and_never_pass():
@@ -150,9 +172,10 @@ def test_identical_chunks_take_the_short_path_with_the_same_results():
     m = compare_arrays(r, b, chunk=1000)
     ref = reference(r, b)
     for key, value in ref.items():
-        tol = {"abs": 1e-7} if key == "kl_div" else {"rel": 1e-9, "abs": 1e-15}
+        tol = {"abs": 1e-7} if key == "softmax_kl" else {"rel": 1e-9, "abs": 1e-12} if key == "kl_div" \
+            else {"rel": 1e-9, "abs": 1e-15}
         assert getattr(m, key) == pytest.approx(value, **tol), key
-    assert compare_arrays(b, b, chunk=1000).kl_div == 0.0
+    assert compare_arrays(b, b, chunk=1000).softmax_kl == 0.0
 
 
 def test_engine_two_pass_kl_over_split_ranges_matches_the_reference(tmp_path):
@@ -169,11 +192,12 @@ def test_engine_two_pass_kl_over_split_ranges_matches_the_reference(tmp_path):
     comp = compare_dumps(read_dump(tmp_path / "run"), read_dump(tmp_path / "base"), workers=2)
     x, y = comp.rows
     ref = reference(r, b)
-    assert x.metrics.kl_div == pytest.approx(ref["kl_div"], abs=1e-7) and x.metrics.kl_div > 1e-6
+    assert x.metrics.softmax_kl == pytest.approx(ref["softmax_kl"], abs=1e-7) and x.metrics.softmax_kl > 1e-6
+    assert x.metrics.kl_div == pytest.approx(ref["kl_div"], rel=1e-9) and x.metrics.kl_div > 0
     assert x.metrics.cosine == pytest.approx(ref["cosine"], rel=1e-12)
-    assert y.metrics.identical and y.metrics.kl_div == 0.0
+    assert y.metrics.identical and y.metrics.softmax_kl == 0.0
     off = compare_dumps(read_dump(tmp_path / "run"), read_dump(tmp_path / "base"), {"compare.kl": False})
-    assert off.rows[0].metrics.kl_div is None and off.rows[1].metrics.kl_div == 0.0
+    assert off.rows[0].metrics.softmax_kl is None and off.rows[1].metrics.softmax_kl == 0.0
 
 
 @pytest.mark.parametrize("scale,identical_half", [
@@ -188,10 +212,10 @@ def test_kl_paths_match_the_float64_formula(scale, identical_half):
     r = (b + rng.standard_normal(b.size).astype(np.float32) * np.float32(scale)).astype(np.float32)
     if identical_half:
         r[:20_000] = b[:20_000]
-    ref = reference(r, b)["kl_div"]
+    ref = reference(r, b)["softmax_kl"]
     for chunk in (1000, 1 << 16):
         m = compare_arrays(r, b, chunk=chunk)
-        assert m.kl_div == pytest.approx(ref, rel=1e-4, abs=1e-13), (chunk, m.kl_div, ref)
+        assert m.softmax_kl == pytest.approx(ref, rel=1e-4, abs=1e-13), (chunk, m.softmax_kl, ref)
 
 
 def test_tolerance_overrides_are_checked_and_take_dtype_aliases():
@@ -205,3 +229,32 @@ def test_tolerance_overrides_are_checked_and_take_dtype_aliases():
     assert "did you mean 'rel_dist_error'" in problems[0] and "unknown dtype 'float8'" in problems[1]
     assert "finite number" in problems[2] and "did you mean 'compare.kernel'" in problems[3]
     assert tolerance_for("float32", "float32", {"compare.float32.cosine_error": "high"}).cosine_error == 0.9999
+
+
+def test_kl_is_mindstudios_minmax_form_in_the_run_to_baseline_direction():
+    b = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    r = np.array([0.0, 1.5, 2.0, 2.5, 4.0])
+    m = compare_arrays(r, b)
+    assert m.kl_div == pytest.approx(mindstudio_kl(r, b), rel=1e-12)
+    assert m.kl_div != pytest.approx(mindstudio_kl(b, r), rel=1e-3)  # KL(run || baseline), not the reverse
+    # invariant to each side's offset and scale (min-max scaling), unlike the softmax form
+    assert compare_arrays(r * 10 + 7, b).kl_div == pytest.approx(m.kl_div, rel=1e-9)
+    assert compare_arrays(np.full(4, 3.0), np.full(4, 3.0)).kl_div == 0.0
+
+
+def test_kl_on_the_msprobe_fixtures_matches_the_published_definition(shared_msprobe):
+    torch = pytest.importorskip("torch")
+    from advisor.compare.engine import compare_dumps
+    from advisor.read.dumps import read_dump
+
+    run, base = (shared_msprobe / n / "step0" / "rank0" for n in ("r_tanh", "r_base"))
+    comp = compare_dumps(read_dump(run), read_dump(base), workers=1)
+    checked = 0
+    for row in comp.rows:
+        if row.metrics is None or row.metrics.identical or not row.name.startswith("Functional.gelu"):
+            continue
+        x = torch.load(run / "dump_tensor_data" / f"{row.name}.pt", weights_only=True).double().numpy()
+        y = torch.load(base / "dump_tensor_data" / f"{row.baseline_name}.pt", weights_only=True).double().numpy()
+        assert row.metrics.kl_div == pytest.approx(mindstudio_kl(x, y), rel=1e-6, abs=1e-12), row.name
+        checked += 1
+    assert checked >= 1

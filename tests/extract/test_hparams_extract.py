@@ -171,11 +171,13 @@ def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path):
     assert _hp(ex)["learning_rate"].value == 0.01
 
 
-def test_file_without_known_keys_is_ignored_with_reason(tmp_path):
+def test_file_without_known_keys_keeps_its_settings_under_their_names(tmp_path):
     ex = _run(tmp_path, {"config.json": json.dumps({"task": "statistics", "dump_path": "./dump"})})
     (rec,) = ex.inputs
-    assert rec.status == "ignored" and "vocabulary" in rec.why
-    assert ex.checks == []
+    assert rec.status == "used" and "2 setting(s) outside the vocabulary" in rec.why
+    assert {(f.name, f.value, f.source.cite()) for f in _kind(ex, "setting")} == {
+        ("task", "statistics", "config.json:1"), ("dump_path", "./dump", "config.json:1")}
+    assert _hp(ex) == {} and ex.checks == []  # no hyper-parameter stage ran on it
 
 
 def test_duplicated_keys_and_overridden_settings_are_noted(tmp_path):
@@ -188,7 +190,9 @@ def test_duplicated_keys_and_overridden_settings_are_noted(tmp_path):
     assert cfg.status == "ignored" and "already taken from hparams.yaml" in cfg.why  # not "no key found"
     assert "key 'batch_size' appears twice" in cfg.why and "learning_rate = 0.1 here, 5 in hparams.yaml" in cfg.why
     clean = _run(tmp_path / "clean", {"hparams.yaml": "lr: 0.01\n", "args.yaml": "author: me\n"})
-    assert {i.path: i for i in clean.inputs}["args.yaml"].why.startswith("no key of the hyper-parameter vocabulary")
+    assert {i.path: i for i in clean.inputs}["args.yaml"].why == "1 setting(s) outside the vocabulary kept under their own names"
+    empty = _run(tmp_path / "empty", {"hparams.yaml": "lr: 0.01\n", "args.yaml": "{}\n"})
+    assert {i.path: i for i in empty.inputs}["args.yaml"].why == "no setting found in it"
     assert {i.path: i for i in clean.inputs}["hparams.yaml"].why is None
 
 

@@ -15,6 +15,7 @@ from sklearn.datasets import load_digits, load_wine
 import advisor
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # trains small models
 
 
 def _data(name="digits", standardise=True, n_train=None):

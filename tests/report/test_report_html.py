@@ -81,7 +81,7 @@ def test_sections_in_reading_order_and_summary_first(report):
     text = summary.all_text()
     assert "Most likely cause: Learning rate too high (lr_too_high)" in text
     assert "87% confidence" in text and "How sure: fairly sure, but check the runner-up causes too" in text
-    assert "1 cause(s) at 50% or more; 4 of 9 checks ran (5 skipped); 2 input(s) unreadable" in text
+    assert "1 cause(s) at 50% or more; 4 of 10 checks ran (6 skipped); 2 input(s) unreadable" in text
     remedies = [li.all_text() for li in summary.find("ol")[0].find("li")]
     assert remedies == ["Lower the learning rate 3-10x.", "Add a warm-up of a few hundred steps.", "Clip gradients."]
     assert summary.find(cls="fill")[0].attrs["style"] == "width: 87%"
@@ -144,7 +144,7 @@ def test_pictures_are_inline_svg_with_anomalies_marked(report):
 def test_checklist_ran_and_skipped_with_how_to_collect(report):
     tree = Tree(render(report, "html"))
     items = tree.by_id("checklist").find("li")
-    assert len(items) == 9
+    assert len(items) == 10
     assert [i.attrs["id"] for i in items if "ran" in i.classes] == [
         "check-hyperparameters", "check-input_data", "check-loss_curve", "check-network_wide_comparison"]
     loss = tree.by_id("check-loss_curve").all_text()

@@ -8,11 +8,11 @@ Console: ``{'loss': 2.31, 'grad_norm': 5.1, 'learning_rate': 5e-05, 'epoch': 0.1
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from advisor.read.logs.records import Collector, LogRead, classify_key, parse_number
+from advisor.read.safe import loads_json
 
 _ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
 MAX_STATE_BYTES = 300_000_000
@@ -57,7 +57,7 @@ def read_state(path: Path, shown: str) -> LogRead:
         col.read.problem = f"trainer_state.json is {size} bytes, above the {MAX_STATE_BYTES}-byte limit"
         return col.read
     try:
-        state = json.loads(path.read_bytes().decode("utf-8"))
+        state = loads_json(path.read_bytes().decode("utf-8"))  # depth-limited (advisor.read.safe)
     except UnicodeDecodeError as exc:
         col.read.problem = f"not UTF-8 text (byte {exc.start})"
         return col.read

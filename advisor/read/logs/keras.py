@@ -1,9 +1,13 @@
-"""Keras ``fit`` progress output.
+"""Keras ``fit`` / ``evaluate`` progress output (Keras 2 and 3).
 
-``Epoch 3/10`` starts an epoch; the progress line that ends it,
-``100/100 [==============================] - 2s 20ms/step - loss: 0.5123 - accuracy: 0.81 - val_loss: 0.61``
-(or ``100/100 - 2s - loss: ...`` with ``verbose=2``) holds the epoch's values. Intermediate
-progress updates (``32/100 [====>.....] - ETA: 1s - loss: 0.6``) are not points.
+``Epoch 3/10`` starts an epoch; progress lines follow, each a state of the epoch's running averages:
+Keras 2 ``100/100 [==============================] - 2s 20ms/step - loss: 0.5123 - accuracy: 0.81 - val_loss: 0.61``
+(or ``100/100 - 2s - loss: ...`` with ``verbose=2``), Keras 3 ``12/12 ━━━━━━━━━━━━━━━━━━━━ 0s 10ms/step - accuracy:
+0.55 - loss: 0.75 - val_accuracy: 0.66 - val_loss: 0.61`` (with colour codes and backspaces on a terminal; the text
+reader removes those). The last progress line of an epoch holds its values: one point per epoch, whether the
+in-progress updates were captured too or not, and whether the batch counter stopped at the total or ran past it
+(``52/51``, a generator longer than ``steps_per_epoch``). Progress lines outside a training epoch (after the
+epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch.
 (Keras ``CSVLogger`` files are CSV: see ``advisor.read.metrics_csv``.)
 """
 
@@ -12,11 +16,13 @@ from __future__ import annotations
 import re
 
 from advisor.read.logs.keyvalue import parse_pairs, split_record
-from advisor.read.logs.records import Collector
+from advisor.read.logs.records import Collector, parse_number
 
 _EPOCH_RE = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
-_PROGRESS_RE = re.compile(r"^\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]\s*)?(?:-\s*)?(?:ETA|\d+m?s)")
-
+#: counter, optional bar (``[===>...]`` or Keras 3's ``━━━━``), then ``- ETA``, a time (``2s``) or ``- loss``
+_PROGRESS_RE = re.compile(r"^\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]\s*|[^\s\w]+\s+)?(?:-\s*)?(?:ETA|\d+m?s\b|[a-z_]+: )")
+#: a final ``Test loss: 0.031`` / ``Test accuracy: 0.99`` print after training (the Keras examples' convention)
+TEST_RE = re.compile(r"^\s*Test (\w+)\s*:\s*(\S+)\s*$")
 
 #: a Keras line starts with blanks, a digit or "Epoch"
 FIRST_CHARS = frozenset(" \t0123456789E")
@@ -25,22 +31,72 @@ FIRST_CHARS = frozenset(" \t0123456789E")
 class KerasState:
     def __init__(self) -> None:
         self.epoch: float | None = None
+        #: "fit": inside an epoch; "tail": the counter reached the total (an update past it may follow);
+        #: "outside": no training epoch open (before the first header, or after an epoch's last line)
+        self.phase = "outside"
+        self.last_n = 0
+        #: (values, line, epoch, split) of the latest progress line not yet recorded
+        self.pending: tuple[dict[str, float], int, float | None, str | None] | None = None
+        self.seen = False                    # any Keras output seen (makes "Test loss:" a test point)
+
+
+def flush(col: Collector, state: KerasState) -> None:
+    """Record the latest progress line of a bar (at a new epoch, a new bar and the end of the file)."""
+    if state.pending is None:
+        return
+    values, lineno, epoch, split = state.pending
+    state.pending = None
+    col.read.formats.add("keras")
+    col.add_record(values, lineno, epoch=epoch, split=split)  # type: ignore[arg-type]
+
+
+def other_line(state: KerasState) -> None:
+    """A line that is not Keras progress: an epoch whose counter reached the total is over."""
+    if state.phase == "tail":
+        state.phase = "outside"
 
 
 def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
-    """True when the line was Keras progress output (recorded or deliberately skipped)."""
+    """True when the line was Keras progress output (its values wait in ``state`` until the bar's last line)."""
     m = _EPOCH_RE.match(line)
     if m:
+        flush(col, state)
         state.epoch = float(m.group(1))
+        state.phase, state.last_n, state.seen = "fit", 0, True
         col.read.formats.add("keras")
         return True
     m = _PROGRESS_RE.match(line)
     if m is None:
         return False
-    if m.group(1) != m.group(2):
-        return True                         # an update inside the epoch
-    values, step, epoch, _ = split_record(parse_pairs(line[m.end():]))
+    n, total = int(m.group(1)), int(m.group(2))
+    if state.phase == "outside" and n > state.last_n and state.pending is not None and state.pending[3] is None:
+        state.phase = "tail"                 # the epoch's counter going on past its total after another line
+    if n <= state.last_n and state.phase != "fit":
+        flush(col, state)                    # the counter starts again: a new bar (model.evaluate)
+        state.phase = "outside"
+    if state.phase == "fit" and n < state.last_n:
+        flush(col, state)
+    state.last_n = n
+    values, _, _, _ = split_record(parse_pairs(line[m.end(2):]))
     if values:
-        col.read.formats.add("keras")
-        col.add_record(values, lineno, step=step, epoch=epoch if epoch is not None else state.epoch)
+        state.seen = True
+        in_fit = state.phase != "outside"
+        state.pending = (values, lineno, state.epoch if in_fit else None, None if in_fit else "test")
+    if n >= total and state.phase == "fit":
+        state.phase = "tail"
+    return True
+
+
+def parse_test(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
+    """``Test loss: 0.031`` after Keras training: a test point, not one more eval epoch."""
+    if not state.seen:
+        return False
+    m = TEST_RE.match(line)
+    if m is None:
+        return False
+    val = parse_number(m.group(2))
+    if val is None:
+        return False
+    flush(col, state)
+    col.add_record({m.group(1): val}, lineno, split="test")
     return True

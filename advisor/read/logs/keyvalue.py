@@ -17,11 +17,12 @@ from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, classify_key, parse
 
 NUM = (r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[nN][aA][nN](?:\([iI][nN][dD]\))?"
        r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|1\.#(?:INF|QNAN|IND)\d*)")
-#: key, separator (':', '=', 'is', or blanks), optional '[' or 'tensor(', number, optional '%'
+#: key, separator (':', '=', 'is', or blanks), optional '[' or 'tensor(', number, optional '%'; key and value
+#: may be quoted (PaddleDetection 1.x ``'loss': '1.024392'``)
 #: (possessive quantifiers: a key never gives characters back, which keeps the scan linear and fast)
 KV_RE = re.compile(
-    r"(?<![\w./'\"-])([A-Za-z_][\w./-]*+)(?:\s*+[:=]\s*+|\s++is\s++|\s++)(?:\[\s*|tensor\()?(" + NUM
-    + r")(%?)(?![\w.#(])")
+    r"(?<![\w./'\"-])['\"]?+([A-Za-z_][\w./-]*+)(?:['\"]?+\s*+[:=]\s*+['\"]?+|\s++is\s++|\s++)(?:\[\s*|tensor\()?("
+    + NUM + r")(%?)['\"]?+(?![\w.#(])")
 #: words printed apart that name one key (Megatron, fairseq, people)
 _PHRASE_RE = re.compile(r"\b(learning|loss|grad|gradient|lm|total|train|val|valid|eval|test|global)[ _]"
                         r"(rate|scale|norm|loss|step|acc|accuracy)\b", re.I)

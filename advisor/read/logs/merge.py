@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.read.logs.records import LogEvent, LogRead, MetricSeries
+from advisor.read.logs.records import Buffer, KeyInfo, LogEvent, LogRead, MetricSeries
 
 _X_RANK = {"step": 2, "epoch": 1, "index": 0}
 
@@ -50,6 +50,8 @@ def merge_reads(reads: list[LogRead]) -> MergedRun:
             if s is not best:
                 out.duplicates.append((name, s.path, best.path))
     _map_epochs_to_steps(out)
+    for split in ("train", "eval"):
+        _sum_components(out, split)
     kinds = {k for r in reads if r.problem is None for k in r.event_counts}
     for kind in sorted(kinds):
         best_read = max((r for r in reads if r.problem is None), key=lambda r: r.event_counts.get(kind, 0))
@@ -82,3 +84,36 @@ def _map_epochs_to_steps(out: MergedRun) -> None:
     for s in out.series.values():
         if s.x_kind() == "epoch":
             s.epoch_map = (uniq[: last.size], last)
+
+
+def _sum_components(out: MergedRun, split: str) -> None:
+    """With no total loss logged for a split, add ``<split>/loss_sum``: the sum of the component losses logged
+    on the same lines of one file (YOLOv5 6+ ``box_loss obj_loss cls_loss``; ``loss_cls`` + ``loss_bbox``).
+
+    Not when the other split logs the same components (Ultralytics ``results.csv``: ``train/box_loss`` and
+    ``val/box_loss``): then the first component of each side is the curve, so that train and eval compare
+    like with like (an overfit in box regression alone would be hidden in a sum)."""
+    if any(s.key.split == split and s.key.metric == "loss" for s in out.series.values()):
+        return
+    groups: dict[tuple[str, bytes], list[MetricSeries]] = {}
+    for s in sorted(out.series.values(), key=lambda s: s.order):
+        if s.key.split == split and s.key.metric == "loss_part" and not s.name.endswith("@epoch") and len(s.buf):
+            groups.setdefault((s.path, s.buf.arrays()[3].tobytes()), []).append(s)
+    parts = max(groups.values(), key=len, default=[])
+    if len(parts) < 2:
+        return
+    other = {s.key.base for s in out.series.values() if s.key.split != split and s.key.metric == "loss_part"}
+    if any(s.key.base in other for s in parts):
+        return          # the other split logs the same components: compare those, like with like (first one)
+    first = parts[0]
+    steps, epochs, _, lines = first.buf.arrays()
+    total = np.sum([s.buf.arrays()[2] for s in parts], axis=0)
+    buf = Buffer(cap=max(first.buf.cap, len(first.buf) + 1))
+    for i in range(total.size):
+        buf.add(float(steps[i]), float(epochs[i]), float(total[i]), int(lines[i]))
+    buf.count = first.buf.count               # the parts were thinned alike: the same count of logged points
+    name = f"{split}/loss_sum"
+    out.series[name] = MetricSeries(
+        key=KeyInfo(series=name, split=split, metric="loss", base="loss_sum"),  # type: ignore[arg-type]
+        raw_key=" + ".join(s.raw_key for s in parts), path=first.path, order=first.order, buf=buf,
+        restarts=list(first.restarts), resumes=first.resumes, epoch_map=first.epoch_map)

@@ -3,11 +3,16 @@
 - torchvision / maskrcnn-benchmark / LAVIS ``MetricLogger``: ``Epoch: [3]  [120/500]  eta: ...  loss: 1.2 (1.3)``
   (the number in parentheses is a running average, not a point): step = epoch * iterations_per_epoch + i
 - mmdetection 2: ``Epoch [1][50/500]  lr: 1.0e-02, ... loss: 1.2``
+- hand-written loops (the PyTorch tutorials' print): ``Epoch [7/30], Step [200/391], Loss: 0.43``: epochs and
+  steps count from 1, so the global step is (7 - 1) * 391 + 200
 - mmengine: ``Epoch(train)  [1][ 50/500]  lr: ...  loss: 1.2``, ``Iter(train) [  50/90000] ...``,
   ``Epoch(val) [1][50/50] ...`` (evaluation)
 - tqdm progress bars with a postfix (Lightning's bar, hand-written loops):
   ``Epoch 3:  40%|████      | 40/100 [00:04<00:06, 9.5it/s, loss=0.41, v_num=0]``: ``40`` is the
   iteration inside the epoch (the epoch comes from the ``Epoch 3`` key/value)
+- the PyTorch examples' loops (mnist, and the many scripts copied from it):
+  ``Train Epoch: 3 [12800/60000 (21%)]\tLoss: 0.2312``: x = (3 - 1) * 60000 + 12800 samples; the epoch's
+  ``Test set: Average loss: 0.0500, Accuracy: 9837/10000 (98%)`` is evaluation at that epoch
 - detectron2 ``iter: 19  total_loss: 1.986`` needs no prefix (key/value).
 """
 
@@ -16,7 +21,10 @@ from __future__ import annotations
 import re
 
 _EPOCH_ITER_RE = re.compile(
-    r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+    r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*,?\s*((?:Step|Iter(?:ation)?|Batch)\s*)?"
+    r"\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+#: pytorch/examples mnist: ``Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}`` (samples seen of the epoch)
+_EXAMPLE_RE = re.compile(r"Train Epoch:\s*(\d+)\s*\[(\d+)/(\d+)\s*\(")
 _TQDM_RE = re.compile(r"\|\s*(\d+)/(\d+)\s*\[[\d:]+<[\d:?]+")
 _ITER_RE = re.compile(r"Iter\s*\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 
@@ -25,14 +33,19 @@ def position(line: str) -> tuple[float | None, float | None, str | None, str | N
     """(step, epoch, split, family) from the line's position prefix, or None."""
     m = _EPOCH_ITER_RE.search(line)
     if m:
-        mode, epoch, i, n = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        mode, epoch, i, n = m.group(1), int(m.group(2)), int(m.group(4)), int(m.group(5))
         split = "eval" if mode in ("val", "test") else None
-        fam = "mmengine" if mode else ("mmdet" if line.find("Epoch [") >= 0 else "metriclogger")
+        fam = ("mmengine" if mode else "epoch_step" if m.group(3) else
+               "mmdet" if line.find("Epoch [") >= 0 else "metriclogger")
         if split == "eval":
             return None, float(epoch), split, fam
         # MetricLogger epochs start at 0, mmdet/mmengine at 1
         base = epoch if fam == "metriclogger" else epoch - 1
         return float(base * n + i), float(epoch), split, fam
+    m = _EXAMPLE_RE.search(line) if "Train Epoch" in line else None
+    if m:       # epochs from 1; x counts samples: (epoch - 1) * dataset size + samples seen in the epoch
+        epoch, n, total = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        return float((epoch - 1) * total + n), float(epoch), None, "pytorch_example"
     if "it/s" in line or "s/it" in line:
         m = _TQDM_RE.search(line)
         if m:

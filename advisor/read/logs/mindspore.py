@@ -15,6 +15,13 @@ from advisor.read.logs.records import Collector, LogEvent
 
 _FLAG_RE = re.compile(r"\b(?:is_)?overflow(?:ed)?\b\s*(?:[:=]|is)?\s*\(?(true|false|1|0)\b", re.I)
 _LOSS_IS_RE = re.compile(r"\bloss is\b", re.I)
+#: a loss-scale value (``loss scale is 32768.0``, ``loss_scale: 32768``, ``scale_sense=1024``)
+SCALE_RE = re.compile(r"\bloss[ _]?scale\b|\bscale_sense\b", re.I)
+
+
+def is_scale_line(line: str) -> bool:
+    """A line of its own holding a loss-scale value: MindSpore prints it after the step's loss line."""
+    return SCALE_RE.search(line) is not None
 
 
 def parse(line: str, lineno: int, col: Collector) -> None:

@@ -28,15 +28,18 @@ MAX_EVENTS = 500
 MAX_SERIES = 200
 MAX_RESTARTS = 1000
 
-Split = Literal["train", "eval"]
+#: "test": a final held-out evaluation (Keras ``Test loss:`` after fit), kept apart from the eval curve
+Split = Literal["train", "eval", "test"]
 Metric = Literal["loss", "loss_part", "score", "lr", "grad_norm", "loss_scale"]
 
 # -- key vocabulary ------------------------------------------------------------
 _EVAL_PREFIXES = ("validation_", "validation/", "valid_", "valid/", "val_", "val/", "val-", "eval_", "eval/",
                   "test_", "test/", "metrics/", "dev_", "dev/")
+_EVAL_INFIXES = frozenset(("val", "valid", "validation", "eval"))
 _TRAIN_PREFIXES = ("training_", "training/", "train_", "train/", "train-")
 #: main training-loss names, best first (a file with several picks the first)
-LOSS_NAMES = ("loss", "total_loss", "lm_loss", "loss_total", "objective", "avg_loss", "mean_loss", "nll_loss")
+LOSS_NAMES = ("loss", "total_loss", "lm_loss", "loss_total", "objective", "avg_loss", "mean_loss", "nll_loss", "cost",
+              "loss_sum")
 _LR = {"lr", "learning_rate", "lr/pg0", "lr_pg0", "lr0", "base_lr", "current_lr", "lr-adam", "lr-sgd", "lr-adamw"}
 _GRAD = {"grad_norm", "gnorm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm",
          "grad-norm", "total_norm", "grad_norm_clip"}
@@ -76,6 +79,10 @@ def classify_key(raw: str) -> KeyInfo | None:
             if k.startswith(p) and len(k) > len(p):
                 k = k[len(p):]
                 break
+        else:
+            parts = k.split("_")
+            if len(parts) > 2 and any(t in _EVAL_INFIXES for t in parts[1:-1]):   # total_val_loss
+                split, k = "eval", "_".join(t for t in parts if t not in _EVAL_INFIXES)
     agg = ""
     if k.endswith("_step") and len(k) > 5:
         k = k[:-5]
@@ -112,6 +119,8 @@ _NONFINITE_RE = re.compile(r"^([-+]?)(?:nan(?:\(ind\))?|1\.#(?:qnan|ind)|(inf(?:
 def parse_number(text: str) -> float | None:
     """A logged number in any spelling (``1e-3``, ``nan``, ``-inf``, ``1.#INF``, ``tensor(0.5)``), or None."""
     t = text.strip()
+    if t[:1] in ("'", '"'):                          # PaddleDetection 1.x, recent transformers: 'loss': '1.0243'
+        t = t.strip("'\"")
     if t.startswith("tensor("):
         t = t[7:].split(",", 1)[0].rstrip(")")
     try:
@@ -247,6 +256,8 @@ class LogEvent:
     text: str = ""
     scale_before: float | None = None
     scale_after: float | None = None
+    #: metric values were logged after it (a traceback the run survived: a warning's, an import fallback's)
+    followed_by_points: bool = False
 
 
 @dataclass
@@ -288,6 +299,7 @@ class Collector:
         self._per_epoch: float | None = None
         #: (raw key, split) -> its series (None: a key we do not track)
         self._by_key: dict[tuple[str, str | None], MetricSeries | None] = {}
+        self._open_events: list[LogEvent] = []      # tracebacks not yet followed by a logged value
 
     def _global_step(self, step: float, epoch: float) -> float:
         if epoch != int(epoch):
@@ -324,14 +336,18 @@ class Collector:
                 kept = True
         if kept and st == st:
             self.read.last_step = st
+        if kept and self._open_events:
+            for ev in self._open_events:
+                ev.followed_by_points = True
+            self._open_events.clear()
         return kept
 
     def _series_for(self, raw: str, split: Split | None) -> MetricSeries | None:
         info = classify_key(raw)
         if info is None:
             return None
-        if split == "eval" and info.split == "train":
-            info = KeyInfo(series="eval/" + info.series.split("/", 1)[1], split="eval", metric=info.metric,
+        if split in ("eval", "test") and info.split != split:
+            info = KeyInfo(series=f"{split}/" + info.series.split("/", 1)[1], split=split, metric=info.metric,
                            base=info.base)
         series = self.read.series
         s = series.get(info.series)
@@ -348,6 +364,8 @@ class Collector:
             event.step = self.read.last_step
         if len(self.read.events) < MAX_EVENTS:
             self.read.events.append(event)
+            if event.kind == "traceback":
+                self._open_events.append(event)
 
     def bad(self, line: int, text: str) -> None:
         self.read.bad_lines += 1

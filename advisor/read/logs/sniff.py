@@ -8,10 +8,12 @@ it with, and for ``binary``/``empty`` the reason.
 from __future__ import annotations
 
 import codecs
-import json
+import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from advisor.read.safe import loads_json
 
 SAMPLE_BYTES = 65536
 Kind = Literal["text", "csv", "jsonl", "trainer_state", "tfevents", "empty", "binary"]
@@ -37,7 +39,9 @@ def _encoding(sample: bytes) -> tuple[str | None, str | None]:
             return "utf-16-le", None
         if half and sample[0::2].count(0) > 0.9 * half:
             return "utf-16-be", None
-        return None, f"binary data ({nul} NUL bytes in the first {len(sample)} bytes), not a text log"
+        if nul > 0.1 * len(sample):  # a few NULs (padding left by a crash) do not make a log binary
+            return None, f"binary data ({nul} NUL bytes in the first {len(sample)} bytes), not a text log"
+        sample = sample.replace(b"\x00", b"")
     control = sum(sample.count(c) for c in range(32) if c not in (9, 10, 13, 8, 27, 12))
     if control > 0.05 * len(sample):
         return None, f"binary data ({control} control bytes in the first {len(sample)} bytes), not a text log"
@@ -86,9 +90,13 @@ def sniff(path: Path) -> Sniff:
                      for ln in lines) >= 0.6 * len(lines):
         return Sniff("jsonl", enc)
     if len(lines) >= 2 and lines[0].count(",") >= 1:
-        header = [c.strip() for c in lines[0].split(",")]
-        rows = [[c.strip() for c in ln.split(",")] for ln in lines[1:4]]
-        numeric = [all(_is_number(c) for c in r) for r in rows]
+        try:  # quoted cells may hold commas ("a, b"); a text column beside the numbers is fine
+            parsed = list(csv.reader(lines[:4]))
+        except csv.Error:
+            parsed = [ln.split(",") for ln in lines[:4]]
+        header = [c.strip() for c in parsed[0]]
+        rows = [[c.strip() for c in r] for r in parsed[1:4]]
+        numeric = [sum(_is_number(c) for c in r) >= max(1, 0.5 * len(r)) for r in rows]
         if (all(c and not _is_number(c) for c in header) and all(len(r) == len(header) for r in rows)
                 and sum(numeric) >= max(1, 0.5 * len(rows))):
             return Sniff("csv", enc)
@@ -97,7 +105,7 @@ def sniff(path: Path) -> Sniff:
 
 def _json_obj(line: str) -> dict | None:
     try:
-        obj = json.loads(line)
+        obj = loads_json(line)
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import hf_trainer, keras, metriclogger, mindspore, mixed_precision
+from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
-from advisor.read.logs.records import Collector, LogEvent, LogRead
+from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
+from advisor.read.safe import clean_log_line
 
 MAX_LINE = 65536
 #: a line without one of these (lower-cased) cannot hold anything we read
@@ -22,10 +23,19 @@ TRIGGER_WORDS = ("loss", "lr", "learn", "acc", "overflow", "scale", "norm", "epo
                  "ppl", "auc", "iou", "dice", "error")
 _EVAL_LINE_RE = re.compile(r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluation|eval)\b:|^\s*(?:val|valid|eval|test)\b",
                            re.I)
-_EXC_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b")
+_EXC_RE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit)\b")
 _NONFINITE_MSG_RE = re.compile(r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
                                r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b", re.I)
 _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)
+#: the loss scaler gave up (apex/fairseq ``FloatingPointError: Minimum loss scale reached (0.0001)``,
+#: DeepSpeed ``Current loss scale already at minimum - cannot decrease scale anymore``)
+_MIN_SCALE_RE = re.compile(r"minimum loss scale reached|loss scale already at minimum", re.I)
+#: a count out of a total with its percentage after it: ``Accuracy: 9837/10000 (98%)``
+_FRACTION_RE = re.compile(r"\b([A-Za-z_]\w*)\s*[:=]\s*(\d+)/(\d+)\s*\(")
+#: terminal colour and cursor codes (Keras 3, rich, tqdm nested bars)
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: a printed dict of losses at a crash (detectron2 ``loss_dict = {'loss_cls': tensor(nan, device='cuda:0'), ...}``)
+_CRASH_DICT_RE = re.compile(r"\b\w*loss\w*\s*=\s*\{", re.I)
 
 
 def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
@@ -33,7 +43,11 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     read = col.read
     read.encoding = encoding
     kstate = keras.KerasState()
+    cstate = caffe.CaffeState()
+    tstate = table.TableState()
+    bar = _Bar()
     tb_line = 0                  # line of a pending "Traceback (most recent call last):"
+    exc_line = -2                # line of the last exception read
     epoch_ctx: float | None = None
     cut = False
     lineno = 0
@@ -50,15 +64,23 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if len(line) == MAX_LINE and not line.endswith("\n"):
                 read.overlong_lines += 1
                 cut = True
+            if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
+                line = clean_log_line(line)
             if tb_line:
                 if line[:1] in (" ", "\t", "\n") or line.startswith("During handling") or line.startswith("The above"):
                     continue
                 text = line.strip()
                 if _EXC_RE.match(text):
                     _exception(col, tb_line, lineno, text)
-                    tb_line = 0
+                    tb_line, exc_line = 0, lineno
                     continue
                 tb_line = 0
+            if "\x1b" in line:
+                line = _ANSI_RE.sub("", line)
+            if tstate.columns is not None and table.row(line, lineno, col, tstate):
+                continue
+            if kstate.phase == "tail" and line[:1] not in keras.FIRST_CHARS:
+                keras.other_line(kstate)
             low = line.lower()
             for word in TRIGGER_WORDS:
                 if word in low:
@@ -67,6 +89,16 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
+                continue
+            if (("nan" in low or "inf" in low or "scale" in low) and ("error" in low or "exception" in low)
+                    and _EXC_RE.match(line) and (_NONFINITE_MSG_RE.search(line) or _MIN_SCALE_RE.search(line))):
+                _exception(col, lineno, lineno, line.strip())       # the exception line without its traceback
+                exc_line = lineno
+                continue
+            if ("{" in line and ("nan" in low or "inf" in low) and _CRASH_DICT_RE.search(line)
+                    and _NONFINITE_MSG_RE.search(line.replace("{", " loss ", 1))):
+                if lineno != exc_line + 1:     # not the second line of the exception just read (detectron2)
+                    _nonfinite_message(col, lineno, line)             # a crash's loss dict: not a logged point
                 continue
             if "\x08" in line:
                 line = line.rsplit("\x08", 1)[-1]
@@ -78,6 +110,14 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
                 continue
+            if kstate.seen and line.startswith("Test") and keras.parse_test(line, lineno, col, kstate):
+                continue
+            if ("Iteration " in line or "net output #" in line) and caffe.parse(line, lineno, col, cstate):
+                continue
+            if "Epoch[" in line and mxnet.parse(line, lineno, col):
+                continue
+            if " " in line and (":" not in line or "%|" in line) and table.header(line, tstate):
+                continue
             pos = (metriclogger.position(line) if ("Epoch" in line or "Iter(" in line or "it/s" in line
                                                    or "s/it" in line) else None)
             values, step, epoch, strong = split_record(parse_pairs(line, low))
@@ -88,8 +128,21 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 step = pstep if pstep is not None else step
                 epoch = pepoch if pepoch is not None else epoch
                 strong = strong or bool(values)
+                if fam == "pytorch_example":
+                    epoch_ctx = epoch                # the epoch of the "Test set:" line that follows
+                if fam == "tqdm" and values:
+                    if step == 0:
+                        continue                 # no batch done yet: the postfix still shows the last epoch's
+                    if bar.pending is not None and bar.pending[2:4] != (step, epoch):
+                        bar.flush(col)
+                    bar.pending = (values, lineno, step, epoch)
+                    continue
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
+            if values and "%)" in line:
+                for m in _FRACTION_RE.finditer(line):       # "Accuracy: 9837/10000 (98%)": the ratio
+                    if m.group(1) in values and int(m.group(3)):
+                        values[m.group(1)] = int(m.group(2)) / int(m.group(3))
             if not strong and "loss" in low:
                 token = unreadable_loss(line)
                 if token is not None:
@@ -102,20 +155,51 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     _nonfinite_message(col, lineno, line)
                 continue
             if not strong and step is None and epoch is None:
+                last = read.last_step
+                if mindspore.is_scale_line(line) and last is not None and last == last:
+                    col.add_record(values, lineno, step=last)  # the loss scale of the step just logged
                 continue             # e.g. "Namespace(lr=0.01, ...)": a setting, not a logged value
             if epoch is None and step is None:
                 epoch = epoch_ctx
+            elif step is None and "it/s" in line:
+                epoch_ctx = epoch      # a rich progress bar (Lightning): its wrapped metrics line has no epoch
             if col.add_record(values, lineno, step=step, epoch=epoch, split=split) and pos is None:
                 read.formats.add("mindspore" if "loss is" in low else "keyvalue")
         read.lines = lineno
+    keras.flush(col, kstate)
+    bar.flush(col)
+    table.flush(tstate, col)
     if tb_line:
         col.add_event(LogEvent(kind="traceback", line=tb_line, text="Traceback (truncated: no exception line)"))
     return read
 
 
+class _Bar:
+    """A tqdm bar with a metrics postfix: each update prints a line, often twice per batch (before and after
+    the postfix is set), and eval values (``val_loss``) stay on every line until the next validation. One
+    point per batch counter: the counter's last line; an eval value only when it changes."""
+
+    def __init__(self) -> None:
+        self.pending: tuple[dict[str, float], int, float | None, float | None] | None = None
+        self.last_eval: dict[str, float] = {}
+
+    def flush(self, col: Collector) -> None:
+        if self.pending is None:
+            return
+        values, lineno, step, epoch = self.pending
+        self.pending = None
+        for key in [k for k in values if (info := classify_key(k)) is not None and info.split == "eval"]:
+            if self.last_eval.get(key) == values[key]:
+                del values[key]                          # the same value shown again: not a new evaluation
+            else:
+                self.last_eval[key] = values[key]
+        if values:
+            col.add_record(values, lineno, step=step, epoch=epoch)
+
+
 def _exception(col: Collector, tb_line: int, lineno: int, text: str) -> None:
     col.add_event(LogEvent(kind="traceback", line=tb_line, text=text[:300]))
-    if _NONFINITE_MSG_RE.search(text):
+    if _NONFINITE_MSG_RE.search(text) or _MIN_SCALE_RE.search(text):
         _nonfinite_message(col, lineno, text)
 
 

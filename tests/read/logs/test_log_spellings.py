@@ -196,5 +196,6 @@ def test_tqdm_bars_with_a_loss_postfix(tmp_path):
                for e in range(3) for n in range(0, 101, 10)]
     read = read_lines(tmp_path, "\r".join(updates) + "\n")
     x = [a for a, _ in pts(read, "train/loss")[0]]
-    assert len(x) == 33 and x == sorted(x) and x[-1] > 200 and not read.series["train/loss"].restarts
+    # counter 0 of each epoch is not a point: no batch has run, a postfix there is the previous epoch's
+    assert len(x) == 30 and x == sorted(x) and x[-1] > 200 and not read.series["train/loss"].restarts
     assert "tqdm" in read.formats

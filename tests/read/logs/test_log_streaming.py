@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
+
 from advisor.read.logs import read_file
 from advisor.read.logs import records
 
@@ -24,6 +26,7 @@ def _peak(path) -> tuple[int, int]:
     return peak, read.series["train/loss"].buf.count
 
 
+@pytest.mark.slow
 def test_peak_memory_independent_of_size(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "MAX_POINTS", 500)
     small, big = tmp_path / "small.log", tmp_path / "big.log"

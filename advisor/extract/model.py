@@ -1,0 +1,513 @@
+"""Model descriptions, loss settings and task hints -> ``model_layer``, ``model_summary``, ``loss_setup``
+and ``task`` facts.
+
+1. Every model description of a folder is read (``advisor.read.model_desc``): Keras configs
+   (``*.json`` with a Sequential/Functional model, the ``config.json`` of a ``.keras`` zip),
+   PyTorch/MindSpore module trees and Keras summaries printed in logs or ``model.txt``, a Hugging
+   Face ``config.json``, the model keys of a hyper-parameter file. The most complete one gives the
+   layers (a Keras config, then a printed module tree, then a summary, then hparams keys); an
+   output activation stated elsewhere (``output_activation:`` in a config) fills a gap.
+2. The loss as configured: a Keras ``compile_config``, a loss printed in a log, the ``loss`` key of a
+   hyper-parameter file; it is mapped to what it expects of the model output and the targets
+   (documented behaviour of each framework's loss classes).
+3. The task, decided from every source that says it, in this order: a Hugging Face
+   ``problem_type``/``num_labels``, a ``task``/``num_classes`` setting, the metrics logged or
+   configured (accuracy: classification; mae/rmse/r2 alone: regression), the output layer
+   (softmax over k >= 2 units: k classes), and last the loss's name. The fact says which source
+   decided and whether it was only the loss or only a metric, so rules that judge the loss or the
+   metric do not rely on it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from advisor.extract.base import CheckRun, Extraction, RunPair
+from advisor.facts.base import Source
+from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
+from advisor.inventory import InputRecord, RunFolder
+from advisor.read import model_desc as md
+from advisor.read.hparams import (
+    HPARAM_FILE_NAMES,
+    HparamReadError,
+    flatten,
+    load_mapping,
+)
+from advisor.read.samples import SampleReadError, find_samples
+
+TEXT_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "model.txt", "model_summary*")
+SKIP_NAMES = {"requirements.txt", "license.txt", "readme.txt", "tensors.jsonl"}
+SKIP_DIRS = {"dump", "dump_tensor_data", "data"}
+MAX_TEXT_BYTES = 8_000_000
+MAX_JSON_BYTES = 20_000_000
+MAX_LABEL_BYTES = 50_000_000
+_FORMAT_RANK = {"keras_config": 0, "mindspore_repr": 1, "torch_repr": 1, "keras_summary": 2, "hparams": 3}
+_WEIGHTED = ("dense", "conv", "recurrent", "embedding")
+_PASS_THROUGH = ("dropout", "norm", "pool", "reshape", "other", "input")
+
+_CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "n_class", "class_num")
+_TASK_KEYS = ("task", "task_type", "problem_type", "objective")
+_METRIC_KEYS = ("metrics", "metric", "eval_metric", "metric_for_best_model", "monitor")
+_ACC = re.compile(r"(?i)(acc|accuracy|top1|top-1|f1|auc|map|precision|recall)")
+_REG = re.compile(r"(?i)(^|_)(mae|rmse|r2|mean_absolute_error|mape|msle)($|_)")
+
+
+# -- the loss --------------------------------------------------------------------------------------
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.strip().rsplit(".", 1)[-1].lower())
+
+
+#: (squashed names, family, variant, targets, expects; "?" = logits when from_logits is true, else probabilities)
+_LOSS_TABLE: tuple[tuple[frozenset[str], str, str, str, str], ...] = (
+    (frozenset({"sparsecategoricalcrossentropy"}), "cross_entropy", "sparse_categorical", "class_ids", "?"),
+    (frozenset({"categoricalcrossentropy"}), "cross_entropy", "categorical", "one_hot", "?"),
+    (frozenset({"binarycrossentropy", "binaryfocalcrossentropy"}), "bce", "binary", "binary", "?"),
+    (frozenset({"bcewithlogitsloss", "bcewithlogits", "binarycrossentropywithlogits", "sigmoidcrossentropy",
+                "sigmoidcrossentropywithlogits"}), "bce", "torch_bce_with_logits", "binary", "logits"),
+    (frozenset({"bceloss", "bce"}), "bce", "torch_bce", "binary", "probabilities"),
+    (frozenset({"softmaxcrossentropywithlogits", "softmaxcrossentropy"}), "cross_entropy", "softmax_cross_entropy",
+     "class_ids_or_one_hot", "logits"),
+    (frozenset({"crossentropyloss", "crossentropy", "ce", "celoss"}), "cross_entropy", "torch_cross_entropy",
+     "class_ids_or_one_hot", "logits"),
+    (frozenset({"nllloss", "nll", "negativeloglikelihood"}), "nll", "torch_nll", "class_ids", "log_probabilities"),
+    (frozenset({"mse", "mseloss", "meansquarederror", "l2loss", "l2"}), "mse", "regression", "values", "values"),
+    (frozenset({"mae", "l1", "l1loss", "meanabsoluteerror"}), "l1", "regression", "values", "values"),
+    (frozenset({"huber", "huberloss", "smoothl1", "smoothl1loss", "logcosh"}), "huber", "regression", "values",
+     "values"),
+    (frozenset({"kld", "kldivloss", "kldivergence", "kullbackleiblerdivergence"}), "kl", "other", "values",
+     "log_probabilities"),
+    (frozenset({"hinge", "squaredhinge", "categoricalhinge", "hingeembeddingloss", "multimarginloss"}), "hinge",
+     "other", "values", "values"),
+)
+
+
+def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> LossSetup | None:
+    """What the named loss expects, from each framework's documentation (None: a loss not in the table).
+
+    Keras' probabilistic losses take probabilities unless from_logits=True; torch CrossEntropyLoss,
+    BCEWithLogitsLoss and MindSpore SoftmaxCrossEntropyWithLogits take logits; a bare "cross_entropy"
+    in a Keras/TensorFlow run takes probabilities (unless from_logits), sparse or one-hot unknown.
+    """
+    s = _squash(name)
+    row = next((r for r in _LOSS_TABLE if s in r[0]), None)
+    if row is None:
+        return None
+    _, family, variant, targets, expects = row
+    if variant == "torch_cross_entropy" and framework in ("keras", "tensorflow"):
+        # a bare "cross_entropy" in a Keras run: probabilities unless from_logits, sparse or not unknown
+        variant, expects = "other", "logits" if from_logits else "probabilities"
+    if expects == "?":
+        expects = "logits" if from_logits else "probabilities"
+    return LossSetup(name=name, family=family, variant=variant, target_form=targets, expects=expects,  # type: ignore[arg-type]
+                     from_logits=from_logits, framework=framework or None)
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+def _text_files(folder: RunFolder) -> list[Path]:
+    found = set(folder.glob(TEXT_PATTERNS))
+    return [p for p in folder.files if p in found and p.name.lower() not in SKIP_NAMES
+            and not any(part.lower() in SKIP_DIRS for part in p.parts[:-1])]
+
+
+def _read_text(folder: RunFolder, rel: Path) -> str:
+    path = folder.abs(rel)
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_TEXT_BYTES)
+    return data.decode("utf-8", errors="replace")
+
+
+class _Found:
+    def __init__(self) -> None:
+        self.descriptions: list[md.ModelDescription] = []
+        self.compiles: list[md.CompileSettings] = []
+        self.hf: md.ModelDescription | None = None
+        self.metrics: dict[str, str] = {}          # metric name -> where
+        self.settings: dict[str, tuple[Any, str]] = {}  # framework, num_classes, task, loss -> (value, 'file: key')
+        self.used: list[str] = []
+        self.labels: tuple[str, int, str, int | None] | None = None  # file, columns, task, classes
+
+
+def _setting(found: _Found, name: str, value: Any, where: str) -> None:
+    if value is not None and name not in found.settings:
+        found.settings[name] = (value, where)
+
+
+def _read_json_model(folder: RunFolder, rel: Path, found: _Found, out: Extraction) -> bool:
+    """A Keras model config or a Hugging Face config in a .json / .keras file; True when one was read."""
+    path = folder.abs(rel)
+    try:
+        if rel.suffix.lower() == ".keras":
+            obj = md.read_keras_file(path)
+        else:
+            if path.stat().st_size > MAX_JSON_BYTES:
+                return False
+            obj = json.loads(path.read_bytes().decode("utf-8"))
+    except Exception as exc:  # noqa: BLE001 - any unreadable user file is recorded, never raised
+        if rel.suffix.lower() == ".keras":
+            out.inputs.append(InputRecord(path=rel.as_posix(), kind="model", status="unreadable",
+                                          why=f"not a readable .keras file: {type(exc).__name__}: {exc}",
+                                          side=folder.side))
+        return False
+    desc = md.parse_keras_config(obj, rel.as_posix())
+    if desc is not None:
+        found.descriptions.append(desc)
+        if desc.compile is not None and desc.compile.loss:
+            found.compiles.append(desc.compile)
+        return True
+    hf = md.parse_hf_config(obj, rel.as_posix())
+    if hf is not None and found.hf is None:
+        found.hf = hf
+        return True
+    return False
+
+
+def _read_hparams(folder: RunFolder, rel: Path, found: _Found) -> bool:
+    try:
+        data = load_mapping(folder.abs(rel))
+    except (HparamReadError, OSError, UnicodeDecodeError):
+        return False  # the hyper-parameter extractor reports unreadable files
+    used = False
+    desc = md.parse_hparams_model(data, rel.as_posix())
+    if desc is not None:
+        found.descriptions.append(desc)
+        used = True
+    flat = flatten(data)
+    where = rel.as_posix()
+    for key, value in flat.items():
+        last = str(key).rsplit(".", 1)[-1].lower()
+        if last == "framework" and isinstance(value, str):
+            _setting(found, "framework", value.strip().lower(), f"{where}: {key}")
+        elif last in _CLASS_KEYS and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            _setting(found, "num_classes", value, f"{where}: {key}={value}")
+            used = True
+        elif last in _TASK_KEYS and isinstance(value, str):
+            _setting(found, "task", value.strip().lower(), f"{where}: {key}={value}")
+            used = True
+        elif last in ("loss", "loss_fn", "criterion", "loss_function", "loss_type", "loss_name") and isinstance(value, str) or (last in ("type", "name", "class_name", "_target_") and ".".join(str(key).lower().split(".")[:-1])
+              in ("loss", "criterion", "loss_fn") and isinstance(value, str)):
+            _setting(found, "loss", value, f"{where}: {key}")
+            used = True
+        elif last == "from_logits" and isinstance(value, bool):
+            _setting(found, "from_logits", value, f"{where}: {key}")
+        elif last in _METRIC_KEYS:
+            for m in value if isinstance(value, list) else [value]:
+                if isinstance(m, str):
+                    found.metrics.setdefault(m.strip().lower(), f"{where}: {key}")
+    return used
+
+
+def _read_labels(folder: RunFolder, found: _Found) -> None:
+    """The training labels of a data sample: how many columns, and whether they are classes or values."""
+    import numpy as np
+
+    try:
+        sets = find_samples(folder).sets
+    except (SampleReadError, OSError, ValueError):  # the data extractor reports unreadable samples
+        return
+    for sample in sorted(sets, key=lambda st: st.split != "train"):
+        lab = sample.labels
+        if lab is None or not lab.shape or lab.nbytes > MAX_LABEL_BYTES or lab.dtype.kind not in "biuf":
+            continue
+        try:
+            y = np.asarray(lab.load(), dtype=np.float64)
+        except (SampleReadError, OSError, ValueError):
+            continue
+        cols = 1 if y.ndim == 1 else int(np.prod(y.shape[1:]))
+        finite = y[np.isfinite(y)]
+        if finite.size == 0:
+            continue
+        whole = bool(np.all(finite == np.round(finite)))
+        if cols > 1:
+            binary = bool(np.all((finite == 0) | (finite == 1)))
+            if binary:
+                rows = y.reshape(len(y), -1)
+                task = "multiclass" if np.all(rows.sum(1) == 1) else "multilabel"
+                found.labels = (lab.file, cols, task, cols)
+            return
+        n = len(np.unique(finite)) if whole else None
+        if whole and n is not None and n <= max(2, min(1000, finite.size // 5)):
+            found.labels = (lab.file, 1, "binary" if n == 2 else "multiclass", n)
+        elif not whole:
+            found.labels = (lab.file, 1, "regression", None)
+        return
+
+
+def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
+    found = _Found()
+    _read_labels(folder, found)
+    for rel in folder.files:
+        is_model_file = rel.suffix.lower() == ".keras" or (
+            rel.suffix.lower() == ".json" and rel.name.lower() not in ("trainer_state.json", "manifest.json", "dump.json")
+            and not any(p.lower() in SKIP_DIRS for p in rel.parts[:-1]))
+        if is_model_file and _read_json_model(folder, rel, found, out):
+            found.used.append(rel.as_posix())
+    for rel in folder.glob(HPARAM_FILE_NAMES):
+        if _read_hparams(folder, rel, found) and rel.as_posix() not in found.used:
+            found.used.append(rel.as_posix())
+    for rel in _text_files(folder):
+        try:
+            text = _read_text(folder, rel)
+        except OSError:
+            continue
+        where = rel.as_posix()
+        descs = md.parse_module_repr(text, where) + md.parse_keras_summary(text, where)
+        comp = md.find_compile_settings(text, where)
+        names = md.logged_metric_names(text)
+        for n in names:
+            found.metrics.setdefault(n, where)
+        if descs or comp:
+            found.descriptions.extend(descs)
+            if comp is not None:
+                found.compiles.append(comp)
+            found.used.append(where)
+    for rel in folder.glob(["metrics.csv", "*.csv"]):
+        if any(p.lower() in SKIP_DIRS for p in rel.parts[:-1]):
+            continue
+        try:
+            with open(folder.abs(rel), "rb") as fh:
+                header = fh.readline(10_000).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        for col in header.strip().split(","):
+            if _ACC.search(col) or _REG.search(col):
+                found.metrics.setdefault(col.strip().lower(), rel.as_posix())
+    return found
+
+
+# -- facts -----------------------------------------------------------------------------------------
+
+def _framework(found: _Found, desc: md.ModelDescription | None) -> str | None:
+    if desc is not None and desc.framework not in ("unknown",):
+        return {"transformers": "pytorch"}.get(desc.framework, desc.framework)
+    fw = found.settings.get("framework")
+    if fw:
+        text = str(fw[0])
+        for key, canon in (("keras", "keras"), ("tensorflow", "keras"), ("tf", "keras"), ("torch", "pytorch"),
+                           ("mindspore", "mindspore"), ("lightning", "pytorch")):
+            if key in text:
+                return canon
+    for d in found.descriptions:
+        if d.framework != "unknown":
+            return d.framework
+    return None
+
+
+def _best_description(found: _Found) -> md.ModelDescription | None:
+    with_layers = [d for d in found.descriptions if d.layers]
+    if not with_layers:
+        return None
+    best = min(with_layers, key=lambda d: (_FORMAT_RANK.get(d.format, 9), -len(d.layers)))
+    if not best.activations_known or not any(la.activation for la in best.layers if la.role in ("dense", "conv")):
+        # an output activation stated in a config fills the gap of a summary
+        for d in found.descriptions:
+            if d is best or d.format != "hparams" or not d.layers:
+                continue
+            stated = d.layers[-1].activation
+            if stated is not None:
+                weighted = [la for la in best.layers if la.role in _WEIGHTED]
+                if weighted and not any(la.role == "activation" for la in best.layers[best.layers.index(weighted[-1]):]):
+                    weighted[-1].activation = stated
+                    best.activations_known = best.format != "keras_summary" or len(weighted) == 1
+                break
+    return best
+
+
+def _summarise(desc: md.ModelDescription, side: str, framework: str | None = None) -> tuple[list[ModelLayer], ModelSummary]:
+    layers = desc.layers
+    weighted_idx = [i for i, la in enumerate(layers) if la.role in _WEIGHTED]
+    out_i = weighted_idx[-1] if weighted_idx else None
+    facts: list[ModelLayer] = []
+    src = Source(path=desc.path, line=desc.line) if desc.path else None
+    for i, la in enumerate(layers):
+        facts.append(ModelLayer(index=i, name=la.name, layer_type=la.layer_type, role=la.role,  # type: ignore[arg-type]
+                                units=la.units, activation=la.activation, dropout_rate=la.dropout_rate,
+                                is_output_layer=i == out_i, side=side, source=src))  # type: ignore[arg-type]
+
+    def after(i: int) -> tuple[str | None, int]:
+        """The activation applied to layer i's output: its own, else the next activation layer before the
+        next weighted layer ('linear' when none); and the index where the search stopped."""
+        own = layers[i].activation
+        j = i + 1
+        found_act = None
+        while j < len(layers) and layers[j].role not in _WEIGHTED:
+            if layers[j].role == "activation" and found_act is None:
+                found_act = layers[j].activation or ("linear" if layers[j].layer_type == "Activation" else None)
+            j += 1
+        if own not in (None, "linear"):
+            return own, j
+        if found_act is not None:
+            return found_act, j
+        return own, j  # None (unknown) or linear
+
+    out_act = None
+    has_drop, drop_rate = False, None
+    if out_i is not None:
+        out_act, _ = after(out_i)
+        if out_act is None and desc.activations_known:
+            out_act = "linear"
+        for la in layers[out_i + 1:]:
+            if la.role == "dropout":
+                has_drop, drop_rate = True, la.dropout_rate
+    hidden_acts: list[str] = []
+    stacked, first_stacked, saturating = 0, None, 0
+    for i in weighted_idx[:-1]:
+        act, _ = after(i)
+        if act is None and desc.activations_known:
+            act = "linear"
+        if act is not None:
+            hidden_acts.append(act)
+        if act in ("sigmoid", "tanh"):
+            saturating += 1
+        nxt = next(k for k in weighted_idx if k > i)
+        if (desc.activations_known and act == "linear" and layers[i].role in ("dense", "conv")
+                and layers[nxt].role in ("dense", "conv")):
+            stacked += 1
+            first_stacked = first_stacked or layers[i].name
+    hidden = Counter(hidden_acts).most_common(1)[0][0] if hidden_acts else None
+    out_layer = layers[out_i] if out_i is not None else None
+    summary = ModelSummary(
+        framework=framework if framework in ("keras", "pytorch", "mindspore") and desc.framework == "unknown" else
+        desc.framework if desc.framework in ("keras", "pytorch", "mindspore", "transformers") else "unknown",  # type: ignore[arg-type]
+        description_format=desc.format, n_layers=len(layers), n_weighted_layers=len(weighted_idx),  # type: ignore[arg-type]
+        total_params=desc.total_params, activations_known=desc.activations_known,
+        output_units=out_layer.units if out_layer else None, output_layer_type=out_layer.layer_type if out_layer else None,
+        output_activation=out_act, hidden_activation=hidden, hidden_saturating_layers=saturating,
+        stacked_without_activation=stacked, first_stacked_layer=first_stacked, has_dropout_after_output=has_drop,
+        output_dropout_rate=drop_rate, architecture=desc.architecture, side=side, source=src)  # type: ignore[arg-type]
+    return facts, summary
+
+
+def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, side: str) -> Task | None:
+    acc = next((m for m in found.metrics if _ACC.search(m) and not _REG.search(m)), None)
+    reg = next((m for m in found.metrics if _REG.search(m)), None)
+    said: list[str] = []
+    decision: tuple[str, int | None, str, str] | None = None  # task, n, where, how
+
+    def say(task: str, n: int | None, where: str, how: str = "") -> None:
+        nonlocal decision
+        said.append(f"{where} ({task}{'' if n is None else f', {n} classes'})")
+        if decision is None:
+            decision = (task, n, where, how)
+        elif decision[0] != task:
+            conflicts.append(where)
+    conflicts: list[str] = []
+    hf = found.hf
+    if hf is not None:
+        pt = (hf.problem_type or "").lower()
+        if pt == "regression" or (not pt and hf.n_classes == 1):
+            say("regression", None, f"{hf.path}: " + (f"problem_type={hf.problem_type}" if pt else "num_labels=1"))
+        elif pt.startswith("multi_label"):
+            say("multilabel", hf.n_classes, f"{hf.path}: problem_type={hf.problem_type}")
+        elif hf.n_classes and hf.n_classes >= 2 and "ForSequenceClassification" in (hf.architecture or "") + pt:
+            say("binary" if hf.n_classes == 2 else "multiclass", hf.n_classes, f"{hf.path}: num_labels={hf.n_classes}")
+    if "task" in found.settings:
+        value, where = found.settings["task"]
+        n = found.settings.get("num_classes", (None, ""))[0]
+        if "regress" in value:
+            say("regression", None, where)
+        elif "multi_label" in value or "multilabel" in value:
+            say("multilabel", n, where)
+        elif "binary" in value:
+            say("binary", 2, where)
+        elif "class" in value:
+            say("binary" if n == 2 else "multiclass", n, where)
+    if "num_classes" in found.settings:
+        n, where = found.settings["num_classes"]
+        if n >= 2:
+            say("binary" if n == 2 else "multiclass", n, where)
+    if found.labels is not None:
+        file, cols, ltask, ln = found.labels
+        say(ltask, ln, f"{file}: labels" + (f" ({cols} columns)" if cols > 1 else ""))
+    units = summary.output_units if summary else None
+    out_act = summary.output_activation if summary else None
+    if acc is not None:
+        n = units if units and units >= 2 else None
+        if loss is not None and loss.variant == "regression" and n is None and decision is None:
+            pass  # accuracy beside a regression loss on one output: the metric may be the mistake (see the loss)
+        elif loss is not None and loss.family == "bce" and n is None:
+            say("binary", 2, f"{found.metrics[acc]}: {acc}", "metric")
+        else:
+            say("binary" if n == 2 else "multiclass", n, f"{found.metrics[acc]}: {acc}", "metric")
+    elif reg is not None:
+        say("regression", None, f"{found.metrics[reg]}: {reg}", "metric")
+    if summary is not None and units:
+        where = f"{summary.source.cite() if summary.source else summary.description_format}: output layer"
+        if out_act == "softmax" and units >= 2:
+            say("binary" if units == 2 else "multiclass", units, f"{where} {units} units + softmax", "output")
+        elif out_act == "sigmoid" and units == 1:
+            say("binary", 2, f"{where} 1 unit + sigmoid", "output")
+    if loss is not None:
+        where = f"loss {loss.name}"
+        if loss.variant == "regression":
+            say("regression", None, where, "loss")
+        elif loss.variant in ("categorical", "sparse_categorical", "torch_cross_entropy", "softmax_cross_entropy",
+                              "torch_nll"):
+            say("multiclass", units if units and units > 2 else None, where, "loss")
+        elif loss.family == "bce":
+            say("multilabel" if units and units > 1 and out_act in ("sigmoid", None, "linear") else "binary",
+                units if units and units > 1 else 2, where, "loss")
+    if decision is None:
+        return None
+    task, n, where, how = decision
+    n_from_output = how == "output" or (how in ("metric", "loss") and n is not None and n == units and n != 2)
+    if n is None and task == "multiclass" and units and units > 2:
+        n, n_from_output = units, True
+    return Task(task_type=task, n_classes=n, decided_from=where, is_from_loss=how == "loss",  # type: ignore[arg-type]
+                is_from_metric=how == "metric", is_n_from_output=n_from_output, sources="; ".join(said), has_conflict=bool(conflicts),
+                accuracy_metric=acc, regression_metric=reg, side=side,  # type: ignore[arg-type]
+                label_columns=found.labels[1] if found.labels else None,
+                labels_file=found.labels[0] if found.labels else None)  # type: ignore[arg-type]
+
+
+def _facts_for(folder: RunFolder, out: Extraction) -> None:
+    found = _read_folder(folder, out)
+    desc = _best_description(found)
+    framework = _framework(found, desc)
+    summary = None
+    if desc is not None:
+        layers, summary = _summarise(desc, folder.side, framework)
+        out.facts.extend(layers)
+        out.facts.append(summary)
+    elif found.hf is not None:
+        summary = ModelSummary(framework="transformers", description_format="hf_config", activations_known=False,
+                               architecture=found.hf.architecture, side=folder.side,  # type: ignore[arg-type]
+                               source=Source(path=found.hf.path))
+        out.facts.append(summary)
+    loss = None
+    comp = found.compiles[0] if found.compiles else None
+    if comp is not None and comp.loss:
+        fw = framework or ("keras" if "crossentropy" in _squash(comp.loss) and "loss" not in _squash(comp.loss)
+                           else None)
+        loss = loss_setup(comp.loss, comp.from_logits, fw)
+        if loss is not None:
+            loss = loss.model_copy(update={"side": folder.side, "source": Source(path=comp.path, line=comp.line)})
+        for m in comp.metrics:
+            found.metrics.setdefault(m.lower(), comp.path)
+    if loss is None and "loss" in found.settings:
+        value, where = found.settings["loss"]
+        fl = found.settings.get("from_logits", (None, ""))[0]
+        loss = loss_setup(value, fl, framework)
+        if loss is not None:
+            loss = loss.model_copy(update={"side": folder.side, "source": Source(path=where.split(": ")[0])})
+    if loss is not None:
+        out.facts.append(loss)
+    task = _task(found, summary, loss, folder.side)
+    if task is not None:
+        out.facts.append(task)
+    if desc is not None or loss is not None or found.hf is not None:
+        out.checks.append(CheckRun(stage="model_structure", inputs=[("baseline:" if folder.side == "baseline" else "")
+                                                                     + u for u in dict.fromkeys(found.used)],
+                                   note="model description" if desc is not None else "loss and task settings"))
+
+
+def extract(pair: RunPair) -> Extraction:
+    out = Extraction()
+    for folder in pair.sides():
+        _facts_for(folder, out)
+    return out

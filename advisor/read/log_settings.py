@@ -1,0 +1,290 @@
+"""Settings printed in a training log -> nested mappings with the line of each key. No judgement.
+
+Three shapes, all common at the top of real logs:
+
+- a config dump, as mmdetection/mmengine print it after ``Config:``: statements
+  ``optimizer = dict(type='SGD', lr=0.02, momentum=0.9)`` at the start of a line,
+  continued over indented lines. A block of at least ``MIN_DUMP_STATEMENTS``
+  consecutive statements, one of them a ``dict(...)``, is taken as a dump;
+- an argparse ``Namespace(lr=0.01, batch_size=32, ...)`` print;
+- the command line of the run: ``python train.py --lr 0.01 --bs 32``, ``torchrun
+  --nproc_per_node 8 train.py ...``, Hydra overrides ``optimizer.lr=0.1``.
+
+Nothing is executed: the text is parsed with ``ast.parse`` and only literal
+constants are taken (numbers, strings, booleans, None, lists, tuples, dicts and
+``dict(key=...)`` calls); any other expression (a name, a call, arithmetic) drops
+that one key. Statement size, nesting depth and the part of the file read are capped.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: only the start of a log is searched: settings are printed before training
+HEAD_BYTES = 4_000_000
+MAX_STATEMENT_LINES = 3000
+MAX_STATEMENT_CHARS = 300_000
+MAX_DEPTH = 32
+MIN_DUMP_STATEMENTS = 3
+
+_SKIP = object()  # a value that is not a literal: the key is dropped
+
+_ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(\S)")
+_LITERAL_START = re.compile(r"dict\(|[\[{(\"'\-+.\d]|True\b|False\b|None\b")
+_NAMESPACE = re.compile(r"\bNamespace\((.*)\)\s*$")
+_COMMAND = re.compile(r"(?:^|[\s:$>#])((?:\S*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate\s+launch)\s.*)$")
+_SCRIPT = re.compile(r"\S+\.py$")
+_HYDRA = re.compile(r"^\+{0,2}([A-Za-z_][\w.]*)=(.*)$")
+
+
+@dataclass
+class LogSettings:
+    """The settings of one shape found in a log."""
+
+    form: str  # "config dump" | "Namespace" | "command line"
+    line: int  # first line (1-based)
+    values: dict[str, Any] = field(default_factory=dict)  # nested for a config dump
+    lines: dict[str, int] = field(default_factory=dict)  # dotted key -> line
+
+
+def read_log_settings(path: Path) -> list[LogSettings]:
+    """Every settings print in the first ``HEAD_BYTES`` of the log at ``path`` (in file order)."""
+    with open(path, "rb") as fh:
+        head = fh.read(HEAD_BYTES)
+    return settings_in_text(head.decode("utf-8", errors="replace"))
+
+
+def settings_in_text(text: str) -> list[LogSettings]:
+    lines = text.split("\n")
+    out: list[LogSettings] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _ASSIGN.match(line) and _LITERAL_START.match(line.split("=", 1)[1].lstrip()):
+            dump, i = _config_dump(lines, i)
+            if dump is not None:
+                out.append(dump)
+            continue
+        if "Namespace(" in line:
+            ns = _namespace(line, i + 1)
+            if ns is not None:
+                out.append(ns)
+        elif ".py" in line:
+            cmd = _command_line(line, i + 1)
+            if cmd is not None:
+                out.append(cmd)
+        i += 1
+    return out
+
+
+# -- literal evaluation (never eval) ------------------------------------------------
+def _literal(node: ast.AST, depth: int = 0) -> Any:
+    """The value of a literal expression, or ``_SKIP`` for anything else."""
+    if depth > MAX_DEPTH:
+        return _SKIP
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, (str, int, float, bool, type(None))) else _SKIP
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _literal(node.operand, depth + 1)
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return -inner if isinstance(node.op, ast.USub) else inner
+        return _SKIP
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_literal(e, depth + 1) for e in node.elts]
+        return _SKIP if any(v is _SKIP for v in items) else items
+    if isinstance(node, ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            key = _literal(k, depth + 1) if k is not None else _SKIP
+            if isinstance(key, (str, int, float, bool)):
+                value = _literal(v, depth + 1)
+                if value is not _SKIP:
+                    out[key] = value
+        return out
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
+            and not node.args):
+        out = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                continue  # dict(**other): not a literal
+            value = _literal(kw.value, depth + 1)
+            if value is not _SKIP:
+                out[kw.arg] = value
+        return out
+    return _SKIP
+
+
+def _key_lines(node: ast.AST, prefix: str, offset: int, out: dict[str, int], depth: int = 0) -> None:
+    """Line of every dotted key of a ``dict(...)`` / ``{...}`` literal (as ``flatten`` names them)."""
+    if depth > MAX_DEPTH:
+        return
+    pairs: list[tuple[Any, ast.AST, int]] = []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        pairs = [(kw.arg, kw.value, kw.value.lineno) for kw in node.keywords if kw.arg is not None]
+    elif isinstance(node, ast.Dict):
+        pairs = [(k.value, v, k.lineno) for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)]
+    for key, value, lineno in pairs:
+        name = f"{prefix}{key}"
+        out[name] = offset + lineno
+        _key_lines(value, name + ".", offset, out, depth + 1)
+
+
+def _parse(text: str, mode: str) -> ast.AST | None:
+    try:
+        return ast.parse(text, mode=mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None  # not Python, a 5000-digit number, or nested beyond the parser
+
+
+# -- config dumps -------------------------------------------------------------------
+def _statement(lines: list[str], start: int) -> tuple[ast.Assign | None, int]:
+    """The assignment starting at ``start`` (it may continue on indented lines), and the next line."""
+    chunk = [lines[start]]
+    end = start + 1
+    while (end < len(lines) and len(chunk) < MAX_STATEMENT_LINES
+           and (lines[end][:1] in (" ", "\t", ")", "]", "}") or not lines[end].strip())):
+        if not lines[end].strip() and end + 1 < len(lines) and not lines[end + 1][:1].isspace():
+            break  # a blank line before the next statement
+        chunk.append(lines[end])
+        end += 1
+    text = "\n".join(chunk)
+    if len(text) > MAX_STATEMENT_CHARS:
+        return None, end
+    tree = _parse(text, "exec")
+    if not isinstance(tree, ast.Module) or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
+        return None, end
+    node = tree.body[0]
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return None, end
+    return node, end
+
+
+def _config_dump(lines: list[str], start: int) -> tuple[LogSettings | None, int]:
+    """A block of consecutive assignments from ``start``; a LogSettings if it looks like a config dump."""
+    stmts: list[tuple[ast.Assign, int]] = []
+    i = start
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        if not _ASSIGN.match(lines[i]):
+            break
+        node, nxt = _statement(lines, i)
+        if node is not None:
+            stmts.append((node, i))
+        i = nxt  # a statement that does not parse (a 5000-digit number) is skipped, the block goes on
+    if i == start:
+        i = start + 1
+    has_dict = any(isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) and n.value.func.id == "dict"
+                   for n, _ in stmts)
+    if len(stmts) < MIN_DUMP_STATEMENTS or not has_dict:
+        return None, i
+    found = LogSettings(form="config dump", line=start + 1)
+    for node, at in stmts:
+        name = node.targets[0].id  # type: ignore[attr-defined]
+        value = _literal(node.value)
+        if value is _SKIP:
+            continue
+        found.values[name] = value
+        found.lines[name] = at + 1
+        _key_lines(node.value, name + ".", at, found.lines)
+    return found, i
+
+
+# -- Namespace prints ---------------------------------------------------------------
+def _namespace(line: str, lineno: int) -> LogSettings | None:
+    m = _NAMESPACE.search(line)
+    if m is None:
+        return None
+    found = LogSettings(form="Namespace", line=lineno)
+    tree = _parse(f"Namespace({m.group(1)})", "eval")
+    if isinstance(tree, ast.Expression) and isinstance(tree.body, ast.Call):
+        for kw in tree.body.keywords:
+            if kw.arg is not None:
+                value = _literal(kw.value)
+                if value is not _SKIP:
+                    found.values[kw.arg] = value
+    else:  # a repr that is not Python (<function f at 0x...>): split at ", name=" and read each value alone
+        for part in re.split(r",\s+(?=[A-Za-z_]\w*=)", m.group(1)):
+            key, sep, raw = part.partition("=")
+            if sep and key.isidentifier():
+                node = _parse(raw.strip(), "eval")
+                value = _literal(node.body) if isinstance(node, ast.Expression) else _SKIP
+                if value is not _SKIP:
+                    found.values[key] = value
+    if not found.values:
+        return None
+    found.lines = {k: lineno for k in found.values}
+    return found
+
+
+# -- command lines ------------------------------------------------------------------
+def _scalar(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(text) if re.fullmatch(r"[-+]?\d{1,30}", text) else float(text) if len(text) < 40 else text
+    except ValueError:
+        return text
+
+
+def _command_line(line: str, lineno: int) -> LogSettings | None:
+    m = _COMMAND.search(line)
+    if m is None:
+        return None
+    try:
+        tokens = shlex.split(m.group(1))
+    except ValueError:
+        return None
+    script = next((i for i, t in enumerate(tokens) if _SCRIPT.fullmatch(t)), None)
+    if script is None:
+        return None
+    values: dict[str, Any] = {}
+    _options(tokens[1:script], values)  # the launcher's own (--nproc_per_node 8)
+    _options(tokens[script + 1:], values)
+    if not values:
+        return None
+    return LogSettings(form="command line", line=lineno, values=values, lines={k: lineno for k in values})
+
+
+def _options(tokens: list[str], out: dict[str, Any]) -> None:
+    """argparse-style ``--key value``, ``--key=value``, ``--flag``, ``--key v1 v2``; Hydra ``a.b=value``."""
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("--") and len(tok) > 2:
+            key, sep, raw = tok[2:].partition("=")
+            key = key.replace("-", "_")  # argparse's dest
+            if sep:
+                out[key] = _scalar(raw)
+                i += 1
+                continue
+            vals = []
+            j = i + 1
+            while (j < len(tokens) and not (tokens[j].startswith("-") and not _is_number(tokens[j]))
+                   and not _HYDRA.match(tokens[j])):
+                vals.append(_scalar(tokens[j]))
+                j += 1
+            out[key] = True if not vals else vals[0] if len(vals) == 1 else vals
+            i = j
+            continue
+        hydra = _HYDRA.match(tok)
+        if hydra:
+            out[hydra.group(1)] = _scalar(hydra.group(2))
+        i += 1
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,49 @@
+"""MXNet ``Module.fit`` / Gluon ``Speedometer`` log lines (``logging.info`` through the root logger).
+
+- ``mx.callback.Speedometer``: ``Epoch[%d] Batch [%d-%d]\\tSpeed: %.2f samples/sec`` (1.x; 0.x: ``Batch [%d]``)
+  then ``\\t%s=%f`` per metric: the batch counter restarts each epoch (the collector turns it into a global step);
+- ``Module.fit`` at the end of an epoch: ``Epoch[%d] Train-%s=%f`` (the epoch's mean: an ``@epoch`` series, not
+  one more batch point), ``Epoch[%d] Time cost=%.3f`` (not read) and ``Epoch[%d] Validation-%s=%f`` (evaluation).
+
+MXNet's ``CrossEntropy`` metric is named ``cross-entropy`` (a loss); ``Perplexity`` ``perplexity`` (a score).
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.read.logs.keyvalue import NUM
+from advisor.read.logs.records import Collector, parse_number
+
+_BATCH_RE = re.compile(r"\bEpoch\[(\d+)\]\s+Batch\s*\[(?:\d+-)?(\d+)\]")
+_EPOCH_END_RE = re.compile(r"\bEpoch\[(\d+)\]\s+(Train|Validation)-([\w.-]+)=(" + NUM + r")")
+_METRIC_RE = re.compile(r"\t([A-Za-z][\w.-]*)=(" + NUM + r")")
+
+
+def _name(key: str) -> str:
+    return "loss" if key in ("cross-entropy", "ce") else key
+
+
+def parse(line: str, lineno: int, col: Collector) -> bool:
+    """True when the line was an MXNet training line (recorded, or deliberately not: ``Time cost``)."""
+    m = _EPOCH_END_RE.search(line)
+    if m:
+        val = parse_number(m.group(4))
+        if val is not None:
+            name = _name(m.group(3))
+            key = f"{name}_epoch" if m.group(2) == "Train" else f"val_{name}"
+            col.add_record({key: val}, lineno, epoch=float(m.group(1)))
+            col.read.formats.add("mxnet")
+        return True
+    m = _BATCH_RE.search(line)
+    if m is None:
+        return "Time cost=" in line and "Epoch[" in line
+    values = {}
+    for key, raw in _METRIC_RE.findall(line, m.end()):
+        val = parse_number(raw)
+        if val is not None:
+            values[_name(key)] = val
+    if values:
+        col.add_record(values, lineno, step=float(m.group(2)), epoch=float(m.group(1)))
+        col.read.formats.add("mxnet")
+    return True

@@ -1,0 +1,536 @@
+"""Model descriptions a run already has -> layer records. No judgement.
+
+Formats read (each from its documented or printed layout; nothing is ever loaded or executed):
+
+- Keras ``model.summary()`` text in a log (the box table, Keras 2 dashes or Keras 3 box
+  drawing): layer name, class, output shape, parameters; activations are not printed;
+- Keras ``model.to_json()`` / ``get_config()`` JSON, and the ``config.json`` inside a
+  ``.keras`` zip (the JSON only; the weights are never opened), with ``compile_config``;
+- PyTorch ``print(model)``: ``(fc1): Linear(in_features=64, out_features=10, bias=True)``,
+  nested ``Sequential(...)``;
+- MindSpore ``print(net)``: ``Dense<input_channels=64, output_channels=10, has_bias=True>``
+  (MindSpore 1.x/2.0) or ``Dense(input_channels=64, ...)`` (later releases), with a fused
+  ``activation=`` argument;
+- Hugging Face ``config.json``: ``architectures``, ``num_labels``/``id2label``, ``problem_type``;
+- the ``layers``/``hidden_sizes``, ``activation(s)``, ``output_activation``, ``output_units``
+  keys of a hyper-parameter mapping;
+- compile/loss settings printed in a log: ``loss='categorical_crossentropy'``,
+  ``'loss': ...`` of a printed ``get_compile_config()``, ``from_logits=True``,
+  ``metrics=['accuracy']``, ``criterion: CrossEntropyLoss()``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: activation spellings -> canonical name
+_ACTIVATIONS = {
+    "relu": "relu", "relu6": "relu", "sigmoid": "sigmoid", "hardsigmoid": "sigmoid", "tanh": "tanh",
+    "softmax": "softmax", "softmax2d": "softmax", "logsoftmax": "log_softmax", "log_softmax": "log_softmax",
+    "gelu": "gelu", "elu": "elu", "selu": "selu", "leakyrelu": "leaky_relu", "leaky_relu": "leaky_relu",
+    "prelu": "leaky_relu", "silu": "silu", "swish": "silu", "mish": "silu", "softplus": "softplus",
+    "softsign": "tanh", "hardtanh": "tanh", "linear": "linear", "identity": "linear", "none": "linear",
+    "exponential": "exponential",
+}
+_DENSE = {"linear", "dense", "lazylinear"}
+_CONV = re.compile(r"^(conv|separableconv|depthwiseconv|convtranspose)", re.IGNORECASE)
+_RECURRENT = re.compile(r"^(lstm|gru|rnn|simplernn|bidirectional|lstmcell|grucell)$", re.IGNORECASE)
+_NORM = re.compile(r"norm", re.IGNORECASE)
+_POOL = re.compile(r"pool", re.IGNORECASE)
+_RESHAPE = {"flatten", "reshape", "permute", "unflatten", "squeeze", "expanddims", "repeatvector"}
+
+
+def canonical_activation(name: Any) -> str | None:
+    """'ReLU', 'relu', 'keras.activations.relu', None -> relu / ... / None (unknown spelling: lower-case text)."""
+    if name is None:
+        return None
+    if isinstance(name, dict):  # a serialised Keras activation object
+        name = name.get("config", {}).get("name") if isinstance(name.get("config"), dict) else name.get("class_name")
+        if name is None:
+            return None
+    text = str(name).strip().rsplit(".", 1)[-1]
+    key = re.sub(r"[^a-z0-9_]", "", text.lower())
+    return _ACTIVATIONS.get(key, _ACTIVATIONS.get(key.replace("_", ""), key or None))
+
+
+@dataclass
+class RawLayer:
+    name: str
+    layer_type: str
+    role: str
+    units: int | None = None
+    activation: str | None = None
+    dropout_rate: float | None = None
+
+
+@dataclass
+class ModelDescription:
+    """The layers of one model description, in order, and what else it states."""
+
+    format: str
+    framework: str
+    path: str = ""
+    line: int | None = None
+    layers: list[RawLayer] = field(default_factory=list)
+    activations_known: bool = True
+    total_params: int | None = None
+    architecture: str | None = None
+    n_classes: int | None = None          # HF num_labels / id2label
+    problem_type: str | None = None       # HF problem_type
+    compile: CompileSettings | None = None
+
+
+@dataclass
+class CompileSettings:
+    """Loss / metrics / optimizer as configured (Keras compile, a printed criterion)."""
+
+    loss: str | None = None
+    from_logits: bool | None = None
+    metrics: list[str] = field(default_factory=list)
+    optimizer: str | None = None
+    learning_rate: float | None = None
+    path: str = ""
+    line: int | None = None
+
+
+def role_of(layer_type: str) -> str:
+    t = layer_type.strip()
+    low = t.lower()
+    if low in _DENSE:
+        return "dense"
+    if _CONV.match(low):
+        return "conv"
+    if _RECURRENT.match(low):
+        return "recurrent"
+    if low == "embedding":
+        return "embedding"
+    if low in ("activation",) or canonical_activation(low) in set(_ACTIVATIONS.values()) - {"linear"}:
+        return "activation"
+    if "dropout" in low:
+        return "dropout"
+    if _NORM.search(low):
+        return "norm"
+    if _POOL.search(low):
+        return "pool"
+    if low in _RESHAPE:
+        return "reshape"
+    if low in ("inputlayer", "input"):
+        return "input"
+    return "other"
+
+
+# -- PyTorch / MindSpore printed module trees ------------------------------------------------------
+
+_MODULE_LINE = re.compile(r"^(?P<indent>\s*)\((?P<name>[^()]+)\):\s*(?P<type>[A-Za-z_][\w.]*)(?P<open>[(<])(?P<rest>.*)$")
+_TOP_LINE = re.compile(r"^(?P<type>[A-Z][\w]*)(?P<open>[(<])\s*$")
+_INT_ARG = r"{key}\s*=\s*(\d+)"
+
+
+def _int_arg(args: str, *keys: str) -> int | None:
+    for key in keys:
+        m = re.search(_INT_ARG.format(key=key), args)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _leaf_from(name: str, layer_type: str, args: str, framework: str) -> RawLayer:
+    role = role_of(layer_type)
+    units = None
+    activation = None
+    rate = None
+    if role == "dense":
+        units = _int_arg(args, "out_features", "output_channels", "out_channels")
+    elif role == "conv":
+        units = _int_arg(args, "out_channels", "output_channels")
+        if units is None:  # torch Conv2d(1, 8, kernel_size=...) positional
+            m = re.match(r"\s*\d+\s*,\s*(\d+)", args)
+            units = int(m.group(1)) if m else None
+    elif role == "activation":
+        activation = canonical_activation(layer_type)
+    elif role == "dropout":
+        m = re.search(r"\bp\s*=\s*([0-9.eE-]+)", args) or re.search(r"keep_prob\s*=\s*([0-9.eE-]+)", args)
+        if m:
+            try:
+                rate = float(m.group(1))
+                if "keep_prob" in m.group(0):
+                    rate = 1.0 - rate
+            except ValueError:
+                rate = None
+    if role in ("dense", "conv"):
+        m = re.search(r"activation\s*=\s*([A-Za-z_]+)", args)
+        if m:
+            activation = canonical_activation(m.group(1))
+        elif framework == "mindspore" or role == "dense":
+            activation = None  # torch Linear has none; a MindSpore Dense without activation= neither
+    return RawLayer(name=name, layer_type=layer_type, role=role, units=units, activation=activation, dropout_rate=rate)
+
+
+def parse_module_repr(text: str, path: str = "") -> list[ModelDescription]:
+    """Every PyTorch / MindSpore module tree printed in ``text`` (a log, a model.txt)."""
+    lines = text.splitlines()
+    out: list[ModelDescription] = []
+    i = 0
+    while i < len(lines):
+        top = _TOP_LINE.match(lines[i].strip()) if not lines[i].startswith(" ") else None
+        if top is None or i + 1 >= len(lines) or not _MODULE_LINE.match(lines[i + 1]):
+            i += 1
+            continue
+        closer = ">" if top.group("open") == "<" else ")"
+        desc = ModelDescription(format="torch_repr", framework="pytorch", path=path, line=i + 1,
+                                architecture=top.group("type"))
+        mindspore_hint = top.group("open") == "<"
+        j = i + 1
+        # a stack of open containers: (indent, RawLayer-or-None for a layer whose args span lines)
+        open_layers: list[tuple[int, RawLayer | None]] = []
+        while j < len(lines):
+            line = lines[j]
+            stripped = line.strip()
+            if not stripped:
+                break
+            indent = len(line) - len(line.lstrip())
+            m = _MODULE_LINE.match(line)
+            if m:
+                while open_layers and open_layers[-1][0] >= indent:
+                    open_layers.pop()
+                layer_type, rest = m.group("type"), m.group("rest")
+                if m.group("open") == "<" or "input_channels=" in rest or "output_channels=" in rest:
+                    mindspore_hint = True
+                this_closer = ">" if m.group("open") == "<" else ")"
+                opened = rest.strip() == ""  # the line ends after '(' or '<': a container or multi-line args
+                parent = open_layers[-1][1] if open_layers else None
+                if opened:
+                    holder = None
+                    if role_of(layer_type) in ("dense", "conv"):
+                        holder = RawLayer(name=m.group("name"), layer_type=layer_type, role=role_of(layer_type))
+                        desc.layers.append(holder)
+                    open_layers.append((indent, holder))
+                elif parent is not None and m.group("name") == "activation":
+                    pass  # the fused activation of a MindSpore Dense, already taken from its arguments
+                else:
+                    args = rest[:-len(this_closer)] if rest.rstrip().endswith(this_closer) else rest
+                    desc.layers.append(_leaf_from(m.group("name"), layer_type, args,
+                                                  "mindspore" if mindspore_hint else "pytorch"))
+            elif stripped in (")", ">"):
+                if open_layers and indent <= open_layers[-1][0]:
+                    open_layers.pop()
+                elif indent == 0:
+                    j += 1
+                    break
+            elif open_layers and open_layers[-1][1] is not None and "=" in stripped:
+                holder = open_layers[-1][1]  # the argument line of a multi-line MindSpore Dense
+                filled = _leaf_from(holder.name, holder.layer_type, stripped, "mindspore")
+                holder.units, holder.activation = filled.units, filled.activation
+            elif indent == 0:
+                break
+            j += 1
+        if stripped == closer or (j > i + 1):
+            pass
+        if mindspore_hint:
+            desc.format, desc.framework = "mindspore_repr", "mindspore"
+        if desc.layers:
+            out.append(desc)
+        i = max(j, i + 1)
+    return out
+
+
+# -- Keras model.summary() --------------------------------------------------------------------------
+
+_SUMMARY_ROW = re.compile(r"^[│|\s]*(?P<name>[\w./-]+) \((?P<type>[A-Za-z_]\w*)\)\s*[│|\s]\s*(?P<shape>\([^)]*\)|\[[^\]]*\]|multiple)"
+                          r"\s*[│|\s]*\s*(?P<params>[\d,]+)")
+_TOTAL = re.compile(r"Total params:\s*([\d,]+)")
+
+
+def parse_keras_summary(text: str, path: str = "") -> list[ModelDescription]:
+    """Every Keras ``model.summary()`` table in ``text``."""
+    out: list[ModelDescription] = []
+    current: ModelDescription | None = None
+    for no, line in enumerate(text.splitlines(), start=1):
+        if re.match(r'^\s*Model: "?([^"]*)"?\s*$', line):
+            current = ModelDescription(format="keras_summary", framework="keras", path=path, line=no,
+                                       activations_known=False)
+            out.append(current)
+            continue
+        if current is None:
+            continue
+        m = _SUMMARY_ROW.match(line)
+        if m:
+            shape = m.group("shape")
+            dims = re.findall(r"-?\d+|None", shape)
+            units = int(dims[-1]) if dims and dims[-1] != "None" else None
+            ltype = m.group("type")
+            role = role_of(ltype)
+            layer = RawLayer(name=m.group("name"), layer_type=ltype, role=role,
+                             units=units if role in ("dense", "conv", "recurrent", "embedding") else None,
+                             activation=canonical_activation(ltype) if role == "activation" and ltype != "Activation"
+                             else None)
+            current.layers.append(layer)
+            continue
+        t = _TOTAL.search(line)
+        if t:
+            current.total_params = int(t.group(1).replace(",", ""))
+            current = None
+    return [d for d in out if d.layers]
+
+
+# -- Keras JSON configs ----------------------------------------------------------------------------
+
+def _keras_layer(entry: dict) -> RawLayer | None:
+    cls = entry.get("class_name")
+    raw_cfg = entry.get("config")
+    cfg: dict = raw_cfg if isinstance(raw_cfg, dict) else {}
+    if not isinstance(cls, str):
+        return None
+    role = role_of(cls)
+    units = cfg.get("units", cfg.get("filters"))
+    act = cfg.get("activation")
+    if cls == "Activation":
+        role = "activation"
+    elif role == "activation":
+        act = cls
+    rate = cfg.get("rate") if role == "dropout" else None
+    return RawLayer(name=str(cfg.get("name", cls)), layer_type=cls, role=role,
+                    units=units if isinstance(units, int) else None,
+                    activation=canonical_activation(act) if act is not None else
+                    ("linear" if role in ("dense", "conv") else None),
+                    dropout_rate=float(rate) if isinstance(rate, (int, float)) else None)
+
+
+def _keras_layers(config: dict) -> list[RawLayer]:
+    layers: list[RawLayer] = []
+    for entry in config.get("layers", []) if isinstance(config.get("layers"), list) else []:
+        if not isinstance(entry, dict):
+            continue
+        inner = entry.get("config")
+        if entry.get("class_name") in ("Sequential", "Functional", "Model") and isinstance(inner, dict):
+            layers.extend(_keras_layers(inner))
+            continue
+        layer = _keras_layer(entry)
+        if layer is not None:
+            layers.append(layer)
+    return layers
+
+
+def _loss_name(loss: Any) -> tuple[str | None, bool | None]:
+    if isinstance(loss, str):
+        return loss, None
+    if isinstance(loss, dict):
+        raw_cfg = loss.get("config")
+        cfg: dict = raw_cfg if isinstance(raw_cfg, dict) else {}
+        name = loss.get("class_name") or cfg.get("name")
+        fl = cfg.get("from_logits")
+        return (str(name) if name else None), (fl if isinstance(fl, bool) else None)
+    if isinstance(loss, list) and loss:
+        return _loss_name(loss[0])
+    return None, None
+
+
+def _metric_names(metrics: Any) -> list[str]:
+    out: list[str] = []
+    for m in metrics if isinstance(metrics, list) else [metrics] if metrics else []:
+        if isinstance(m, str):
+            out.append(m)
+        elif isinstance(m, dict):
+            name = m.get("class_name") or (m.get("config") or {}).get("name")
+            if name:
+                out.append(str(name))
+        elif isinstance(m, list):
+            out.extend(_metric_names(m))
+    return out
+
+
+def keras_compile(compile_config: Any, path: str = "") -> CompileSettings | None:
+    if not isinstance(compile_config, dict):
+        return None
+    loss, fl = _loss_name(compile_config.get("loss"))
+    opt = compile_config.get("optimizer")
+    opt_name, lr = None, None
+    if isinstance(opt, dict):
+        raw_cfg = opt.get("config")
+        cfg: dict = raw_cfg if isinstance(raw_cfg, dict) else {}
+        opt_name = opt.get("class_name") or cfg.get("name")
+        lr = cfg.get("learning_rate")
+    elif isinstance(opt, str):
+        opt_name = opt
+    return CompileSettings(loss=loss, from_logits=fl, metrics=_metric_names(compile_config.get("metrics")),
+                           optimizer=str(opt_name) if opt_name else None,
+                           learning_rate=float(lr) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else None,
+                           path=path)
+
+
+def is_keras_model_config(obj: Any) -> bool:
+    return (isinstance(obj, dict) and obj.get("class_name") in ("Sequential", "Functional", "Model")
+            and isinstance(obj.get("config"), dict) and isinstance(obj["config"].get("layers"), list))
+
+
+def parse_keras_config(obj: Any, path: str = "") -> ModelDescription | None:
+    """A Keras ``to_json()``/``get_config()``-with-class object, or a ``.keras`` config.json."""
+    if not is_keras_model_config(obj):
+        return None
+    desc = ModelDescription(format="keras_config", framework="keras", path=path,
+                            layers=_keras_layers(obj["config"]), architecture=str(obj.get("class_name")))
+    desc.compile = keras_compile(obj.get("compile_config"), path)
+    return desc if desc.layers else None
+
+
+def read_keras_file(path: Path, max_bytes: int = 20_000_000) -> Any:
+    """The config.json of a ``.keras`` zip (only that member is read; the weights are never opened)."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("config.json")
+        if info.file_size > max_bytes:
+            raise ValueError(f"config.json in the .keras file is {info.file_size} bytes (limit {max_bytes})")
+        return json.loads(z.read(info).decode("utf-8"))
+
+
+# -- Hugging Face config.json ----------------------------------------------------------------------
+
+def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("architectures"), list) or "model_type" not in obj:
+        return None
+    arch = obj["architectures"][0] if obj["architectures"] else None
+    n = obj.get("num_labels")
+    if not isinstance(n, int) and isinstance(obj.get("id2label"), dict):
+        n = len(obj["id2label"])
+    pt = obj.get("problem_type")
+    return ModelDescription(format="hf_config", framework="transformers", path=path, activations_known=False,
+                            architecture=str(arch) if arch else None, n_classes=n if isinstance(n, int) else None,
+                            problem_type=str(pt) if isinstance(pt, str) else None)
+
+
+# -- hyper-parameter keys ---------------------------------------------------------------------------
+
+_LAYER_KEYS = ("layers", "hidden_sizes", "hidden_units", "hidden_layers", "units", "layer_sizes", "hidden_dims")
+_ACT_KEYS = ("activations", "activation", "hidden_activation", "act")
+_OUT_ACT_KEYS = ("output_activation", "final_activation", "out_activation", "last_activation")
+_OUT_UNITS_KEYS = ("output_units", "output_dim", "out_features", "n_outputs", "num_outputs", "output_size")
+
+
+def _pick(mapping: dict, keys: Iterable[str]) -> tuple[str, Any] | None:
+    lower = {str(k).lower(): (k, v) for k, v in mapping.items()}
+    for k in keys:
+        if k in lower:
+            return lower[k]
+    return None
+
+
+def parse_hparams_model(mapping: dict, path: str = "") -> ModelDescription | None:
+    """The model keys of a hyper-parameter mapping (top level or under ``model:``)."""
+    scopes = [mapping] + [v for k, v in mapping.items() if str(k).lower() in ("model", "network", "net", "arch")
+                          and isinstance(v, dict)]
+    layers_v = acts_v = out_act = out_units = None
+    for scope in scopes:
+        layers_v = layers_v or _pick(scope, _LAYER_KEYS)
+        acts_v = acts_v or _pick(scope, _ACT_KEYS)
+        out_act = out_act or _pick(scope, _OUT_ACT_KEYS)
+        out_units = out_units or _pick(scope, _OUT_UNITS_KEYS)
+    if not (layers_v or out_act or out_units):
+        return None
+    desc = ModelDescription(format="hparams", framework="unknown", path=path)
+    sizes: list[Any] = []
+    if layers_v and isinstance(layers_v[1], list):
+        sizes = layers_v[1]
+    acts: list[Any] = []
+    if acts_v:
+        acts = acts_v[1] if isinstance(acts_v[1], list) else [acts_v[1]] * max(len(sizes), 1)
+    for k, size in enumerate(sizes):
+        if isinstance(size, dict):
+            ltype = str(size.get("type", size.get("class_name", "Dense")))
+            units = size.get("units", size.get("out_features"))
+            desc.layers.append(RawLayer(name=str(size.get("name", k)), layer_type=ltype, role=role_of(ltype),
+                                        units=units if isinstance(units, int) else None,
+                                        activation=canonical_activation(size.get("activation"))))
+        elif isinstance(size, int) and not isinstance(size, bool):
+            act = canonical_activation(acts[k]) if k < len(acts) else None
+            desc.layers.append(RawLayer(name=str(k), layer_type="Dense", role="dense", units=size, activation=act))
+    # hidden_sizes / hidden_units / ...: the hidden layers only; the output layer is another one, and unknown
+    # unless output_units / output_activation say more (its activation is not the hidden layers' one)
+    hidden_only = bool(layers_v) and str(layers_v[0]).lower().startswith("hidden")
+    if out_units and isinstance(out_units[1], int) and not isinstance(out_units[1], bool):
+        desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense", units=out_units[1],
+                                    activation=canonical_activation(out_act[1]) if out_act else None))
+    elif hidden_only and desc.layers:
+        desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense",
+                                    activation=canonical_activation(out_act[1]) if out_act else None))
+    elif out_act:
+        if desc.layers and desc.layers[-1].role == "dense":
+            # the last listed size is the output layer when no separate output_units key says otherwise
+            desc.layers[-1].activation = canonical_activation(out_act[1])
+        else:
+            desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense",
+                                        activation=canonical_activation(out_act[1])))
+    desc.activations_known = bool(desc.layers) and all(
+        la.activation is not None for la in desc.layers if la.role == "dense")
+    return desc
+
+
+# -- compile / loss settings printed in a log ------------------------------------------------------
+
+_LOSS_WORDS = re.compile(r"(?i)(crossentropy|cross_entropy|crossentropyloss|bce|mse|mae|l1loss|smoothl1|huber|nll|"
+                         r"mean_squared|mean_absolute|kld|kl_div|hinge|softmaxcrossentropy|focal|logcosh|poisson)")
+_LOSS_KV = re.compile(r"""(?ix)(?:^|[\s,{(])['"]?(?:loss|loss_fn|criterion|loss_function)['"]?\s*[:=]\s*
+                          (?P<val>[A-Za-z_][\w.]*(?:\([^)]*\))?|'[^']*'|"[^"]*")""")
+_FROM_LOGITS = re.compile(r"(?i)['\"]?from_logits['\"]?\s*[:=]\s*(True|False|true|false)")
+_METRICS_KV = re.compile(r"""(?i)['"]?metrics['"]?\s*[:=]\s*\[(?P<val>[^\]]*)\]""")
+_DICT_LINE = re.compile(r"^\s*\{.*\}\s*$")
+
+
+def find_compile_settings(text: str, path: str = "") -> CompileSettings | None:
+    """The loss (and from_logits, metrics) a log states in so many words; None when it does not."""
+    found = CompileSettings(path=path)
+    for no, line in enumerate(text.splitlines(), start=1):
+        if len(line) > 20_000:
+            continue
+        if _DICT_LINE.match(line) and "'loss'" in line:  # print(model.get_compile_config())
+            try:
+                obj = ast.literal_eval(line.strip())
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                obj = None
+            if isinstance(obj, dict) and "loss" in obj:
+                cfg = keras_compile(obj, path)
+                if cfg is not None and cfg.loss:
+                    cfg.line = no
+                    return cfg
+        m = _LOSS_KV.search(line)
+        if m and found.loss is None:
+            val = m.group("val").strip("'\"")
+            if _LOSS_WORDS.search(val):
+                found.loss = re.sub(r"\(.*$", "", val)
+                found.line = no
+                fl = _FROM_LOGITS.search(line)
+                if fl:
+                    found.from_logits = fl.group(1).lower() == "true"
+                mm = _METRICS_KV.search(line)
+                if mm:
+                    found.metrics = [s.strip(" '\"") for s in mm.group("val").split(",") if s.strip(" '\"")]
+        elif found.loss is not None and found.from_logits is None:
+            fl = _FROM_LOGITS.search(line)
+            if fl and no - (found.line or no) <= 3:
+                found.from_logits = fl.group(1).lower() == "true"
+        if not found.metrics:
+            mm = _METRICS_KV.search(line)
+            if mm:
+                found.metrics = [s.strip(" '\"") for s in mm.group("val").split(",") if s.strip(" '\"")]
+    return found if found.loss else None
+
+
+_METRIC_NAME = re.compile(r"(?i)(?<![\w])((?:val|valid|validation|eval|test|train)[_ ]?)?"
+                          r"(acc|accuracy|top1|top-1|f1|auc|map|mae|rmse|r2|mean_absolute_error)"
+                          r"(?![\w])['\"]?\s*[:=]?\s*-?\d")
+
+
+def logged_metric_names(text: str, max_lines: int = 20_000) -> list[str]:
+    """Metric names that appear with a number in a log (accuracy, val_acc, mae, rmse, ...), lower-case."""
+    seen: dict[str, None] = {}
+    for k, line in enumerate(text.splitlines()):
+        if k >= max_lines:
+            break
+        for m in _METRIC_NAME.finditer(line):
+            seen.setdefault((m.group(1) or "").lower().replace(" ", "_") + m.group(2).lower(), None)
+    return list(seen)

@@ -1,0 +1,127 @@
+"""The rule engine behind one door: which back-end runs the compiled rules.
+
+Two back-ends give the same firings (the tests hold them to it):
+
+- ``durable``: durable-rules (engine.py, via compile.py's conditions), where it
+  imports: Python 3.10-3.12 with the package installed;
+- ``python``: the built-in matcher (matcher.py), everywhere.
+
+``choose()`` is the one place the choice is made: the requested name (the
+CLI's ``--engine``), else the ``ADVISOR_ENGINE`` environment variable, else
+``auto``, which takes durable-rules when it imports and the matcher otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any, Protocol
+
+from advisor.rulebase import engine, matcher
+from advisor.rulebase.matcher import matches
+from advisor.rulebase.schema import Not, Rule
+
+ENGINES = ("auto", "durable", "python")
+ENV_VAR = "ADVISOR_ENGINE"
+
+Binding = dict[str, int]
+
+
+class EngineUnavailable(RuntimeError):
+    """The requested back-end cannot run here (durable-rules did not import)."""
+
+
+@lru_cache(maxsize=1)
+def durable_problem() -> str | None:
+    """Why durable-rules cannot run here, or None when it imports."""
+    try:
+        engine.load()
+    except Exception as exc:  # noqa: BLE001 - ImportError, or OSError/undefined symbol from its C extension
+        return f"durable-rules does not import ({type(exc).__name__}: {exc})"
+    return None
+
+
+def choose(requested: str | None = None) -> str:
+    """The back-end that will run: 'durable' or 'python'.
+
+    Raises ValueError for an unknown name and EngineUnavailable when
+    'durable' is asked for explicitly and cannot run.
+    """
+    name = (requested or os.environ.get(ENV_VAR) or "auto").strip().lower()
+    if name not in ENGINES:
+        raise ValueError(f"unknown rule engine '{name}' (expected one of: {', '.join(ENGINES)})")
+    if name == "python":
+        return "python"
+    problem = durable_problem()
+    if name == "durable" and problem:
+        raise EngineUnavailable(f"{problem}; use --engine python (the built-in matcher)")
+    return "python" if problem else "durable"
+
+
+class Backend(Protocol):
+    name: str
+
+    def evaluate(self, facts: list[dict[str, Any]]) -> list[tuple[str, Binding]]:
+        """Every firing over ``facts`` (plain dicts with ``kind``): (rule id, alias -> fact index), sorted."""
+        ...
+
+
+class PythonBackend:
+    name = "python"
+
+    def __init__(self, rules: list[Rule], params: dict[str, dict[str, Any]]):
+        self.compiled = matcher.compile_rules(rules, params)
+
+    def evaluate(self, facts: list[dict[str, Any]]) -> list[tuple[str, Binding]]:
+        return matcher.evaluate(self.compiled, facts)
+
+
+class DurableBackend:
+    """durable-rules for the joins; ``not:`` decided afterwards on the complete fact set.
+
+    durable-rules decides ``$not`` when a fact arrives and never takes a firing
+    back when the negated fact comes later (measured), so negations are not
+    compiled (compile.py) and are checked here with the matcher's semantics;
+    so are references between facts, after durable-rules has joined them.
+    """
+
+    name = "durable"
+
+    def __init__(self, rules: list[Rule], params: dict[str, dict[str, Any]], overrides: dict[str, Any]):
+        from advisor.rulebase import compile as C
+
+        self.compiled = C.compile_rules(rules, overrides)
+        self.aliases = {r.id: C.engine_aliases(r) for r in rules}
+        self.params = params
+        self.nots = {r.id: tuple((i.pattern, matcher.local_pattern(i.pattern)) for i in r.items if isinstance(i, Not))
+                     for r in rules}
+        self.joined = {r.id: {p.alias: p for p in r.patterns() if matcher.has_refs(p)} for r in rules}
+        self.sep = C.VARIANT_SEP
+
+    def evaluate(self, facts: list[dict[str, Any]]) -> list[tuple[str, Binding]]:
+        found = set()
+        for rid, b in engine.evaluate(self.compiled, facts):
+            rule_id = rid.split(self.sep, 1)[0]
+            names = self.aliases[rule_id]
+            found.add((rule_id, tuple(sorted((names.get(a, a), i) for a, i in b.items()))))
+        by_kind = matcher.index_by_kind(facts) if any(self.nots.values()) else {}
+        out = []
+        for rule_id, pairs in sorted(found):
+            binding = dict(pairs)
+            nots, joined = self.nots[rule_id], self.joined[rule_id]
+            if nots or joined:
+                bound = {a: facts[i] for a, i in binding.items()}
+                params = self.params[rule_id]
+                if not all(matches(p, facts[binding[a]], params, bound) for a, p in joined.items() if a in binding):
+                    continue  # a reference durable-rules could not order (a cycle of references)
+                if matcher.negated(nots, binding, facts, by_kind, params, bound):
+                    continue
+            out.append((rule_id, binding))
+        return out
+
+
+def make(name: str, rules: list[Rule], params: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> Backend:
+    """The back-end ``name`` (from ``choose()``) with the rules compiled for it."""
+    if name == "durable":
+        return DurableBackend(rules, params, overrides)
+    return PythonBackend(rules, params)

@@ -1,0 +1,58 @@
+"""Hostile run folders, built in a few lines each on top of a small healthy run (examples/healthy,
+a real MLP training run: train.log, hparams.yaml, data/*.npz, tensors.jsonl)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from advisor.cli import main
+
+HEALTHY = Path(__file__).resolve().parents[2] / "examples" / "healthy"
+
+
+@pytest.fixture
+def run_dir(tmp_path) -> Path:
+    """A copy of the healthy example run, to be spoiled by a test."""
+    d = tmp_path / "run"
+    shutil.copytree(HEALTHY, d)
+    return d
+
+
+@pytest.fixture
+def cli(capsys):
+    """cli(*argv) -> (exit code, stdout, stderr); any exception escaping main() fails the test."""
+    def call(*argv):
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+    return call
+
+
+def diagnose_json(cli, *argv) -> dict:
+    code, out, err = cli("diagnose", *argv, "-f", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def inputs_by_path(report: dict) -> dict[str, dict]:
+    return {i["path"]: i for i in report["inputs"]}
+
+
+def ran(report: dict) -> set[str]:
+    return {c["stage"] for c in report["checks"] if c["status"] == "ran"}
+
+
+def npy_dump(folder: Path, names=("a.output.0", "b.output.0"), manifest: list | None = None) -> Path:
+    """A plain .npy dump (two tensors) with an optional manifest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for i, n in enumerate(names):
+        np.save(folder / f"{i:04d}_{n}.npy", rng.standard_normal(16).astype(np.float32))
+    if manifest is not None:
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder

@@ -1,0 +1,143 @@
+"""Regenerate the framework-written sample logs of this folder by running the real libraries.
+
+Each sample is the console output (stdout and stderr as a terminal would get
+them, progress-bar carriage returns and backspaces included) of a tiny run,
+a few seconds on CPU::
+
+    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_progbar|transformers|lightning|lightning_tqdm|mindspore]...
+
+Keras 3 runs on the torch backend. MindSpore runs on CPU where it is installed.
+The values differ from run to run; the tests check the shape of what is read
+(counts, steps, epochs, splits), not the numbers.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+KERAS = r'''
+import os
+os.environ["KERAS_BACKEND"] = "torch"
+import numpy as np, keras
+keras.utils.set_random_seed(0)
+rng = np.random.default_rng(0)
+x = rng.normal(size=(320, 8)).astype("float32"); y = (x[:, 0] + x[:, 1] > 0).astype("int64")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                          keras.layers.Dense(2, activation="softmax")])
+model.compile(optimizer=keras.optimizers.Adam(LR), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit(x[:256], y[:256], batch_size=16, epochs=4, validation_split=0.25, verbose=1)
+score = model.evaluate(x[256:], y[256:], verbose=0)
+print("Test loss:", score[0])
+print("Test accuracy:", score[1])
+'''
+
+KERAS_NAN = r'''
+import os
+os.environ["KERAS_BACKEND"] = "torch"
+import numpy as np, keras
+keras.utils.set_random_seed(0)
+rng = np.random.default_rng(0)
+x = rng.normal(size=(320, 8)).astype("float32"); y = (x @ rng.normal(size=(8, 1)) * 100).astype("float32")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layers.Dense(1)])
+model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")   # far too large a step: the loss overflows
+model.fit(x[:256], y[:256], batch_size=16, epochs=3, validation_split=0.25, verbose=1)
+print("Test loss:", model.evaluate(x[256:], y[256:], verbose=0))
+'''
+
+KERAS_PROGBAR = r'''
+import os
+os.environ["KERAS_BACKEND"] = "torch"
+import keras
+# an epoch whose batch counter runs past the announced total (a generator longer than steps_per_epoch)
+for epoch in (1, 2):
+    print(f"Epoch {epoch}/2")
+    bar = keras.utils.Progbar(target=51, stateful_metrics=["loss"])
+    for i in range(1, 53):
+        bar.update(i, values=[("loss", 1.0 / (epoch * 52 + i))], finalize=(i == 52))
+'''
+
+TRANSFORMERS = r'''
+import torch, transformers
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+torch.manual_seed(0)
+cfg = BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                 max_position_embeddings=32, num_labels=2)
+model = BertForSequenceClassification(cfg)
+class DS(torch.utils.data.Dataset):
+    def __init__(self, n): self.n = n
+    def __len__(self): return self.n
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i); ids = torch.randint(1, 64, (12,), generator=g)
+        return {"input_ids": ids, "attention_mask": torch.ones(12, dtype=torch.long), "labels": int(ids[0] > 32)}
+args = TrainingArguments(output_dir=OUT, num_train_epochs=2, per_device_train_batch_size=8, logging_steps=2,
+                         eval_strategy="epoch", save_strategy="no", report_to=[], use_cpu=True, seed=0,
+                         disable_tqdm=False, learning_rate=1e-3)
+Trainer(model=model, args=args, train_dataset=DS(48), eval_dataset=DS(16)).train()
+'''
+
+LIGHTNING = r'''
+import torch, lightning as L
+torch.manual_seed(0)
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__(); self.net = torch.nn.Linear(8, 1)
+    def training_step(self, b, i):
+        loss = torch.nn.functional.mse_loss(self.net(b[0]), b[1]); self.log("train_loss", loss, prog_bar=True); return loss
+    def validation_step(self, b, i):
+        self.log("val_loss", torch.nn.functional.mse_loss(self.net(b[0]), b[1]), prog_bar=True)
+    def configure_optimizers(self): return torch.optim.SGD(self.parameters(), lr=0.05)
+x = torch.randn(160, 8); y = x[:, :1] * 2
+dl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=16)
+L.Trainer(max_epochs=3, logger=False, enable_checkpointing=False, log_every_n_steps=1,
+          enable_model_summary=False).fit(M(), dl, dl)
+'''
+
+LIGHTNING_TQDM = LIGHTNING.replace("enable_model_summary=False)",
+                                   "enable_model_summary=False, callbacks=[L.pytorch.callbacks.TQDMProgressBar()])")
+
+MINDSPORE = r'''
+import numpy as np, mindspore as ms
+from mindspore import nn
+from mindspore.train import Model, LossMonitor
+ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+ms.set_seed(0)
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 8)).astype(np.float32); y = (x[:, :1] * 2).astype(np.float32)
+ds = ms.dataset.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(8)
+net = nn.Dense(8, 1)
+model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.05))
+model.train(3, ds, callbacks=[LossMonitor(2)], dataset_sink_mode=False)
+'''
+
+SAMPLES = {
+    "keras": ("keras_fit.log", KERAS.replace("LR", "1e-2")),
+    "keras_nan": ("keras_fit_nan.log", KERAS_NAN),
+    "keras_progbar": ("keras_progbar_past_total.log", KERAS_PROGBAR),
+    "transformers": ("hf_trainer_console.log", TRANSFORMERS),
+    "lightning": ("lightning_progress.log", LIGHTNING),
+    "lightning_tqdm": ("lightning_tqdm.log", LIGHTNING_TQDM),
+    "mindspore": ("mindspore_lossmonitor.log", MINDSPORE),
+}
+
+
+def main(names: list[str]) -> None:
+    import tempfile
+
+    for name in names or list(SAMPLES):
+        out, code = SAMPLES[name]
+        with tempfile.TemporaryDirectory() as tmp:
+            code = code.replace("OUT", repr(tmp))
+            proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  cwd=tmp, env={"PYTHONUNBUFFERED": "1", "PATH": "/usr/bin:/bin",
+                                                "OMP_NUM_THREADS": "1", "HOME": tmp, "TERM": "xterm"})
+        text = proc.stdout.decode("utf-8", "replace")
+        (HERE / out).write_text(text, encoding="utf-8", newline="")
+        print(f"{out}: {len(text)} chars, exit {proc.returncode}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

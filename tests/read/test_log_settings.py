@@ -1,0 +1,83 @@
+"""advisor.read.log_settings: settings printed in logs, parsed without executing anything."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from advisor.read.log_settings import read_log_settings, settings_in_text
+
+SAMPLES = Path(__file__).resolve().parents[1] / "extract" / "config_samples"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser()
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--arch", default="resnet18")
+    p.add_argument("--amp", action="store_true")
+    p.add_argument("--betas", type=float, nargs=2, default=[0.9, 0.999])
+    p.add_argument("--resume", type=Path, default=None)
+    p.add_argument("--act", type=str.lower, default="relu")
+    return p
+
+
+def test_a_real_argparse_namespace_print():
+    args = _parser().parse_args(["--lr", "0.01", "--batch-size", "64", "--amp", "--betas", "0.9", "0.98"])
+    log = f"INFO starting\n{args}\nEpoch 1 loss 2.3\n"
+    (found,) = settings_in_text(log)
+    assert found.form == "Namespace" and found.line == 2
+    assert found.values == {"lr": 0.01, "batch_size": 64, "arch": "resnet18", "amp": True, "betas": [0.9, 0.98],
+                            "resume": None, "act": "relu"}
+
+
+def test_a_namespace_with_values_that_are_not_python_keeps_the_others():
+    args = _parser().parse_args(["--resume", "ckpt/last.pt"])
+    args.loss_fn = print  # a function's repr: <built-in function print>
+    (found,) = settings_in_text(str(args))
+    assert found.values["lr"] == 0.1 and found.values["arch"] == "resnet18"
+    assert "loss_fn" not in found.values and "resume" not in found.values  # PosixPath('...') is a call
+
+
+def test_a_command_line_in_a_log():
+    argv = ["torchrun", "--nproc_per_node=4", "train.py", "--lr", "0.01", "--batch-size", "32", "--amp",
+            "--betas", "0.9", "0.98", "optimizer.eps=1e-6", "--name", "my run"]
+    (found,) = settings_in_text(f"[2024-01-01 10:00:00] command: {shlex.join(argv)}\nstep 1 loss 2.0\n")
+    assert found.form == "command line" and found.line == 1
+    assert found.values == {"nproc_per_node": 4, "lr": 0.01, "batch_size": 32, "amp": True, "betas": [0.9, 0.98],
+                            "optimizer.eps": 1e-6, "name": "my run"}
+
+
+def test_a_python_file_name_in_a_traceback_is_not_a_command():
+    log = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nValueError: x\n'
+    assert settings_in_text(log) == []
+
+
+def test_an_mmdetection_config_dump_with_lines():
+    (found,) = read_log_settings(SAMPLES / "mmdet" / "20240311_101500.log")
+    assert found.form == "config dump" and found.line == 11
+    v = found.values
+    assert v["optimizer"] == {"type": "SGD", "lr": 0.02, "momentum": 0.9, "weight_decay": 0.0001}
+    assert v["lr_config"]["step"] == [8, 11] and v["runner"]["max_epochs"] == 12
+    assert v["model"]["roi_head"]["bbox_head"]["num_classes"] == 80
+    assert v["train_pipeline"][1] == {"type": "Resize", "img_scale": [1333, 800], "keep_ratio": True}
+    assert "gpu_ids" not in v  # range(0, 1): a call, not a literal
+    assert found.lines["optimizer.lr"] == 39 and found.lines["model.roi_head.bbox_head.num_classes"] == 24
+    assert found.lines["lr_config.warmup_ratio"] == 45
+
+
+def test_nothing_in_a_dump_is_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    log = (f"optimizer = dict(type='SGD', lr=__import__('os').system('touch {marker}'))\n"
+           f"a = dict(x=1)\nb = [open('{marker}', 'w')]\nc = 2 ** 1000000\nd = {'9' * 5000}\n"
+           f"e = {'[' * 500 + ']' * 500}\nf = 3\n")
+    (found,) = settings_in_text(log)
+    assert not marker.exists()
+    assert found.values["optimizer"] == {"type": "SGD"} and found.values["a"] == {"x": 1}
+    assert not {"b", "c", "d", "e"} & set(found.values) and found.values["f"] == 3
+
+
+def test_plain_assignments_in_a_log_are_not_a_dump():
+    assert settings_in_text("x = 5\ny = 6\nz = 'a'\n") == []  # no dict(...): not a config
+    assert settings_in_text("loss = dict(a=1)\n") == []  # one statement
