@@ -12,7 +12,8 @@ Combination (documented in docs/writing-rules.md, tested in tests/test_rank.py):
 - supporting groups (c > 0) combine by noisy-OR: P = 1 - Π(1 - c);
 - opposing rules (c < 0) the same on |c|: N = 1 - Π(1 - |c|);
 - the two merge with the certainty-factor formula CF = (P - N) / (1 - min(P, N)),
-  reported as max(CF, 0).
+  kept as ``raw_confidence``; the reported confidence is CF through the
+  calibration map (advisor/calibration.py), 0 where CF <= 0.
 
 Why this and not MYCIN's pairwise rule applied in sequence: MYCIN's mixed-sign
 step is not associative, so the result would depend on rule order. Pooling
@@ -27,6 +28,7 @@ import re
 from collections import defaultdict
 from typing import Iterable
 
+from advisor.calibration import calibrate
 from advisor.causes import CAUSE_BY_ID
 from advisor.rulebase.infer import Firing
 from advisor.rulebase.schema import SEVERITY_RANK
@@ -134,12 +136,12 @@ def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
         known = CAUSE_BY_ID.get(cause_id)
         title = known.title if known else (support or oppose)[0].rule.title
         ranked.append(CauseReport(
-            id=cause_id, title=title, stage=known.stage if known else None, confidence=round(max(conf, 0.0), 4),
+            id=cause_id, title=title, stage=known.stage if known else None, confidence=round(calibrate(conf), 4),
             raw_confidence=round(conf, 4), severity=severity,
             evidence=[_evidence(f) for f in support], opposing=[_evidence(f) for f in oppose],
             remedies=remedies, rules=sorted(per_rule)))
     # a found pre-check cause (the benchmark itself is not a valid reference) comes first: nothing
     # compared against that baseline can be trusted (routine.md, pre-tuning check)
     ranked.sort(key=lambda c: (not (c.stage == "pre_check" and c.confidence >= PRE_CHECK_FIRST_FROM),
-                               -c.confidence, -SEVERITY_RANK[c.severity], c.id))
+                               -c.confidence, -c.raw_confidence, -SEVERITY_RANK[c.severity], c.id))
     return [c for c in ranked if c.raw_confidence > 0], [c for c in ranked if c.raw_confidence <= 0]

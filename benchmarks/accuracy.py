@@ -60,6 +60,7 @@ class Outcome:
     error: str | None = None
     seconds: float = 0.0
     also_ok: tuple[str, ...] = ()  # ids an expert accepts as equally right
+    raw: list[float] = field(default_factory=list)  # each ranked cause's combined confidence before calibration
     group: str | None = None  # what --by groups on (the label's operator, ...); None: the true cause
 
     def is_right(self, cause: str) -> bool:
@@ -101,6 +102,7 @@ def _diagnose_here(run: Path, baseline: Path | None) -> dict:
     try:
         report = advisor.diagnose(run, baseline=baseline)
         return {"ranked": [[c.id, float(c.confidence)] for c in report.causes],
+                "raw": [float(c.raw_confidence) for c in report.causes],
                 "seconds": time.perf_counter() - t0}
     except Exception as exc:  # an exception is a result of the benchmark too
         return {"error": f"{type(exc).__name__}: {exc}", "seconds": time.perf_counter() - t0}
@@ -128,6 +130,7 @@ def diagnose_one(name: str, label: dict, base: Path, isolate: bool = True, tries
             res = {"error": f"diagnosis process died with exit status {proc.returncode} "
                             f"after {attempt + 1} tries: {tail}", "seconds": 0.0}
     out.ranked = [(c, p) for c, p in res.get("ranked", [])]
+    out.raw = list(res.get("raw", []))
     out.error = res.get("error")
     out.seconds = res.get("seconds", 0.0)
     return out

@@ -612,6 +612,8 @@ def _facts_for(hp: HparamSet, out: Extraction) -> None:
                                         default_source=s.default_source, side=hp.side,
                                         source=Source(path=s.path, line=s.line) if s.path else None))
     for name, s in hp.generic.items():
+        if s.value is None:
+            continue  # null: nothing a rule could match (still compared with the baseline's value)
         out.facts.append(SettingFact(name=name, value=s.value, side=hp.side,
                                      source=Source(path=s.path, line=s.line) if s.path else None))
     lr_check = learning_rate_check(hp)

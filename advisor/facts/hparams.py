@@ -137,8 +137,9 @@ class Setting(Fact):
     kind: Literal["setting"] = "setting"
     name: str = Field(description="the key as written, with its sections joined by dots (augment, "
                                   "data.crop_size, SOLVER.WARMUP_FACTOR, fp16.loss_scale_window)")
-    value: Scalar | None = Field(description="the value: number, flag or text; a list or a numbered mapping "
-                                             "(id2label) as compact JSON text, cut at 300 characters")
+    value: Scalar = Field(description="the value: number, flag or text; a list or a numbered mapping "
+                                      "(id2label) as compact JSON text, cut at 300 characters (null settings are "
+                                      "not kept)")
     doc = "a setting outside the hyper-parameter vocabulary (name as written, value, file:line)"
 
 

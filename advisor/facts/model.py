@@ -45,7 +45,8 @@ class ModelSummary(Fact):
     """The model's shape as a whole, and above all its output end."""
 
     kind: Literal["model_summary"] = "model_summary"
-    framework: Literal["keras", "pytorch", "mindspore", "transformers", "unknown"] = "unknown"
+    framework: Literal["keras", "pytorch", "mindspore", "transformers", "unknown"] = Field(
+        default="unknown", description="framework whose model description was read")
     description_format: DescriptionFormat = Field(description="where the layers were read from")
     n_layers: int = Field(default=0, description="layers read")
     n_weighted_layers: int = Field(default=0, description="dense, conv, recurrent and embedding layers")

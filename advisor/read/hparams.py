@@ -8,6 +8,7 @@ laughs" anchor bombs and a nesting cap. JSON and YAML nesting deeper than
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from pathlib import Path
@@ -241,7 +242,11 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
         raise HparamReadError(f"nested deeper than Python can parse (over {MAX_DEPTH} levels)") from None
     except yaml.constructor.ConstructorError as exc:
         raise HparamReadError(f"YAML tag refused ({exc.problem}); only plain mappings, lists and scalars are read") from None
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
+        if "flow level" in str(exc):  # PyYAML >= 6.0.4 caps flow nesting itself ("while increasing flow level")
+            raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file") from None
+        raise HparamReadError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
+    except json.JSONDecodeError as exc:
         raise HparamReadError(f"not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
                               f"{str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):
@@ -290,6 +295,11 @@ def numbered_mapping(mapping: dict) -> bool:
     """A non-empty mapping whose keys are all numbers (``id2label``): one value, not sections."""
     return bool(mapping) and all((isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit())
                                  for k in mapping)
+
+
+def is_hparam_file(name: str) -> bool:
+    """Whether a file of this name is read as hyper-parameters (HPARAM_FILE_NAMES holds shell patterns)."""
+    return any(fnmatch.fnmatch(name.lower(), pattern) for pattern in HPARAM_FILE_NAMES)
 
 
 def file_priority(name: str) -> int:

@@ -31,6 +31,8 @@ MAX_STATEMENT_LINES = 3000
 MAX_STATEMENT_CHARS = 300_000
 MAX_DEPTH = 32
 MIN_DUMP_STATEMENTS = 3
+#: a Namespace print or a command line longer than this is not read
+MAX_LINE_CHARS = 65_536
 
 _SKIP = object()  # a value that is not a literal: the key is dropped
 
@@ -70,7 +72,9 @@ def settings_in_text(text: str) -> list[LogSettings]:
             if dump is not None:
                 out.append(dump)
             continue
-        if "Namespace(" in line:
+        if len(line) > MAX_LINE_CHARS:
+            pass
+        elif "Namespace(" in line:
             ns = _namespace(line, i + 1)
             if ns is not None:
                 out.append(ns)

@@ -451,7 +451,7 @@ def parse_hparams_model(mapping: dict, path: str = "") -> ModelDescription | Non
             desc.layers.append(RawLayer(name=str(k), layer_type="Dense", role="dense", units=size, activation=act))
     # hidden_sizes / hidden_units / ...: the hidden layers only; the output layer is another one, and unknown
     # unless output_units / output_activation say more (its activation is not the hidden layers' one)
-    hidden_only = bool(layers_v) and str(layers_v[0]).lower().startswith("hidden")
+    hidden_only = layers_v is not None and str(layers_v[0]).lower().startswith("hidden")
     if out_units and isinstance(out_units[1], int) and not isinstance(out_units[1], bool):
         desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense", units=out_units[1],
                                     activation=canonical_activation(out_act[1]) if out_act else None))

@@ -26,7 +26,8 @@ class CauseReport(BaseModel):
     title: str
     stage: str | None = None
     confidence: float = Field(description="combined confidence in [0, 1]")
-    raw_confidence: float = Field(description="combined certainty factor in [-1, 1] before clipping")
+    raw_confidence: float = Field(description="combined certainty factor in [-1, 1], before clipping and before "
+                                              "the calibration map turned it into the confidence")
     severity: Literal["low", "medium", "high"]
     evidence: list[EvidenceItem] = Field(default_factory=list, description="rules supporting the cause")
     opposing: list[EvidenceItem] = Field(default_factory=list, description="rules arguing against it")

@@ -90,6 +90,20 @@ def test_huge_numbers_in_metrics_jsonl_do_not_stop_the_curve(run_dir, cli):
     assert inputs_by_path(report)["metrics.jsonl"]["status"] == "used"
 
 
+def test_numbers_of_thousands_of_digits_in_a_text_log_are_read_as_inf(tmp_path):
+    # found by the fuzzer: a Keras progress counter of 5000 digits made int() raise and lost the whole log
+    from advisor.read.logs import read_file
+
+    lines = [f"step {s} loss {2.0 / s:.4f}" for s in range(1, 30)]
+    lines.insert(3, "0/" + BIG + " [====] - 1s - loss: 0 - val_loss: " + BIG)
+    lines.insert(7, "step 8 loss " + BIG)
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    read = read_file(log, "train.log")
+    assert read.problem is None
+    assert read.series["train/loss"].buf.count >= 29
+
+
 @pytest.mark.parametrize("name", ["metrics.jsonl", "tensors.jsonl"])
 def test_deeply_nested_jsonl_line_is_a_bad_line(run_dir, cli, name):
     good = (run_dir / "tensors.jsonl").read_text().splitlines() if name == "tensors.jsonl" else \

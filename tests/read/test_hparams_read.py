@@ -117,3 +117,11 @@ def test_an_integer_of_thousands_of_digits_does_not_take_the_file_down(tmp_path,
     p = tmp_path / name
     p.write_text(text.format(big="9" * 5000))
     assert load_mapping(p) == {"lr": 0.1, "seed": float("inf")}  # too long for int(): read as a float, noted later
+
+
+def test_hparam_file_names_are_patterns():
+    from advisor.read.hparams import is_hparam_file
+
+    assert all(is_hparam_file(n) for n in ("hparams.yaml", "Config.JSON", "resnet50_cifar10_config.yaml",
+                                           "ds_config_zero2.json", "deepspeed.json"))
+    assert not any(is_hparam_file(n) for n in ("tokenizer_config.json", "generation_config.json", "trainer_state.json"))

@@ -81,3 +81,12 @@ def test_nothing_in_a_dump_is_executed(tmp_path):
 def test_plain_assignments_in_a_log_are_not_a_dump():
     assert settings_in_text("x = 5\ny = 6\nz = 'a'\n") == []  # no dict(...): not a config
     assert settings_in_text("loss = dict(a=1)\n") == []  # one statement
+
+
+def test_hostile_prints_are_skipped_not_parsed_at_length(tmp_path):
+    huge = "Namespace(lr=0.1, x='" + "a" * 1_000_000 + "')\n"
+    deep = "Namespace(lr=0.1, x=" + "[" * 5000 + "]" * 5000 + ")\n"
+    cmd = "python train.py --lr 0.1 --name '" + "b" * 100 + "\n"  # unbalanced quote
+    (tmp_path / "train.log").write_text(huge + deep + cmd + "\x00\xff Namespace(lr=\n")
+    found = read_log_settings(tmp_path / "train.log")
+    assert [(f.form, f.line, f.values) for f in found] == [("Namespace", 2, {"lr": 0.1})]

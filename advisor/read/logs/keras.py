@@ -7,7 +7,9 @@ Keras 2 ``100/100 [==============================] - 2s 20ms/step - loss: 0.5123
 reader removes those). The last progress line of an epoch holds its values: one point per epoch, whether the
 in-progress updates were captured too or not, and whether the batch counter stopped at the total or ran past it
 (``52/51``, a generator longer than ``steps_per_epoch``). Progress lines outside a training epoch (after the
-epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch.
+epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch,
+unless they carry ``val_*`` values or no ``Epoch`` header was seen at all (an excerpt of fit's epoch lines).
+``TerminateOnNaN``'s ``Batch 3: Invalid loss, terminating training``, printed into the bar, is a non-finite event.
 (Keras ``CSVLogger`` files are CSV: see ``advisor.read.metrics_csv``.)
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 
 from advisor.read.logs.keyvalue import parse_pairs, split_record
-from advisor.read.logs.records import Collector, parse_number
+from advisor.read.logs.records import Collector, LogEvent, parse_number
 
 _EPOCH_RE = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
 #: counter, optional bar (``[===>...]`` or Keras 3's ``━━━━``), then ``- ETA``, a time (``2s``) or ``- loss``
@@ -69,18 +71,27 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
     if m is None:
         return False
     n, total = int(m.group(1)), int(m.group(2))
-    if state.phase == "outside" and n > state.last_n and state.pending is not None and state.pending[3] is None:
+    at = line.find("Invalid loss")
+    if at >= 0:                # TerminateOnNaN's "Batch 3: Invalid loss, terminating training", glued to the bar
+        col.add_event(LogEvent(kind="nonfinite_message", line=lineno, text=line[max(0, at - 12):].strip()[:300]))
+    values, _, _, _ = split_record(parse_pairs(line[m.end(2):]))
+    pend = state.pending
+    # the same count again with the values it had and more: the epoch's last line, after validation added val_*
+    again = (n == state.last_n and state.phase == "tail" and pend is not None and pend[3] is None
+             and set(pend[0]) <= set(values))
+    if state.phase == "outside" and n > state.last_n and pend is not None and pend[3] is None:
         state.phase = "tail"                 # the epoch's counter going on past its total after another line
-    if n <= state.last_n and state.phase != "fit":
+    if n <= state.last_n and state.phase != "fit" and not again:
         flush(col, state)                    # the counter starts again: a new bar (model.evaluate)
         state.phase = "outside"
     if state.phase == "fit" and n < state.last_n:
         flush(col, state)
     state.last_n = n
-    values, _, _, _ = split_record(parse_pairs(line[m.end(2):]))
     if values:
         state.seen = True
-        in_fit = state.phase != "outside"
+        # outside an epoch: model.evaluate's bar, unless no fit header was ever seen (an excerpt of progress
+        # lines only) or it carries val_* values (only fit prints those)
+        in_fit = state.phase != "outside" or state.epoch is None or any(k.startswith("val_") for k in values)
         state.pending = (values, lineno, state.epoch if in_fit else None, None if in_fit else "test")
     if n >= total and state.phase == "fit":
         state.phase = "tail"

@@ -13,6 +13,9 @@
 - the PyTorch examples' loops (mnist, and the many scripts copied from it):
   ``Train Epoch: 3 [12800/60000 (21%)]\tLoss: 0.2312``: x = (3 - 1) * 60000 + 12800 samples; the epoch's
   ``Test set: Average loss: 0.0500, Accuracy: 9837/10000 (98%)`` is evaluation at that epoch
+- Lightning's ``RichProgressBar``: ``Epoch 1/2  ━━━━━━━━╺━━━━━━ 5/10 0:00:00 • 0:00:01 177.48it/s train_loss: 0.141
+  val_loss: 0.778``: like a tqdm bar (``5`` is the batch inside epoch ``1``); a narrow terminal wraps the metrics
+  onto the next line
 - detectron2 ``iter: 19  total_loss: 1.986`` needs no prefix (key/value).
 """
 
@@ -26,6 +29,8 @@ _EPOCH_ITER_RE = re.compile(
 #: pytorch/examples mnist: ``Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}`` (samples seen of the epoch)
 _EXAMPLE_RE = re.compile(r"Train Epoch:\s*(\d+)\s*\[(\d+)/(\d+)\s*\(")
 _TQDM_RE = re.compile(r"\|\s*(\d+)/(\d+)\s*\[[\d:]+<[\d:?]+")
+#: Lightning's RichProgressBar: ``Epoch 1/2  ━━━━━━━━╺━━━━━━━━━ 5/10 0:00:00 • 0:00:01 177.48it/s train_loss: 0.141``
+_RICH_RE = re.compile(r"\bEpoch (\d+)/\d+ +[━╺╸╾─ ]*?(\d+)/(\d+) +[\d:]+ • ")
 _ITER_RE = re.compile(r"Iter\s*\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 
 
@@ -50,6 +55,10 @@ def position(line: str) -> tuple[float | None, float | None, str | None, str | N
         m = _TQDM_RE.search(line)
         if m:
             return float(m.group(1)), None, None, "tqdm"
+        m = _RICH_RE.search(line)
+        if m:           # epochs from 0: x = epoch * batches per epoch + batch; counter 0: no batch yet (None)
+            epoch, i, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            return (float(epoch * n + i) if i else None), float(epoch), None, "rich"
     m = _ITER_RE.search(line)
     if m:
         split = "eval" if m.group(1) in ("val", "test") else None

@@ -13,6 +13,10 @@
   metric names only (``loss  accuracy  val_loss  val_accuracy``), rows ``0  0.6931  0.50  0.6900  0.55``: the
   index is the epoch (from 0); ``...`` rows are skipped.
 
+- the Hugging Face Trainer's notebook table (``transformers.utils.notebook``), copied as text: tab-separated
+  ``Step  Training Loss  Validation Loss  Accuracy`` (``Epoch`` first with per-epoch evaluation), rows
+  ``500  0.693100  0.690000  0.550000``, ``No log`` where no value was logged yet.
+
 Rows must have as many cells as the header; cells that are not numbers (``3.53G``) are not read. A row
 that repeats the position (step or epoch) of the previous row replaces it (a progress bar's updates).
 """
@@ -43,6 +47,7 @@ class TableState:
         self.pending: tuple[dict[str, float], int, float | None, float | None, str | None] | None = None
         self.last_epoch: float | None = None
         self.indexed = False                       # a pandas DataFrame print: an index column before the header's
+        self.tabs = False                          # cells separated by tabs (a notebook's table, copied)
 
 
 def _head(line: str) -> str:
@@ -52,7 +57,9 @@ def _head(line: str) -> str:
     return line
 
 
-def _cells(line: str) -> list[str]:
+def _cells(line: str, tabs: bool = False) -> list[str]:
+    if tabs:
+        return [c.strip() for c in line.strip().split("\t")]
     return _head(line).split()
 
 
@@ -61,7 +68,8 @@ def header(line: str, state: TableState) -> bool:
     head = _head(line)
     if "=" in head or ":" in head or "," in head:
         return False
-    cells = head.split()
+    tabs = "\t" in head.strip()            # a table copied from a notebook: cells of several words
+    cells = ["_".join(c.split()) for c in head.strip().split("\t")] if tabs else head.split()
     if not 2 <= len(cells) <= MAX_COLUMNS or not all(_WORD_RE.match(c) for c in cells):
         return False
     low = [c.lower() for c in cells]
@@ -78,13 +86,16 @@ def header(line: str, state: TableState) -> bool:
         else:
             info = classify_key(name)
             roles.append("metric" if info is not None else None)
+    if tabs and "validation_loss" in low:      # the Trainer's notebook table: the other metrics are eval metrics
+        names = [f"eval_{n}" if r == "metric" and not n.lower().startswith(("training", "validation")) else n
+                 for n, r in zip(names, roles)]
     is_val = low[0] == "class" and "metric" in roles
     has_pos = "step" in roles or "epoch" in roles
     indexed = not has_pos and not is_val and roles.count("metric") >= 2 and None not in roles
     if not (has_pos and "metric" in roles) and not is_val and not indexed:
         return False
     flush(state, None)
-    state.columns, state.roles, state.is_val = names, roles, is_val
+    state.columns, state.roles, state.is_val, state.tabs = names, roles, is_val, tabs
     if indexed:          # pandas prints a DataFrame with its index first: the epoch (Keras history.history)
         state.columns, state.roles = ["epoch", *names], ["epoch", *roles]
         state.indexed = True
@@ -106,7 +117,7 @@ def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
     cols = state.columns
     if cols is None:
         return False
-    cells = _cells(line)
+    cells = _cells(line, state.tabs)
     if state.indexed and cells and all(c.strip(".") == "" for c in cells):
         return True                                  # the rows pandas leaves out of a long frame
     if len(cells) != len(cols):
@@ -127,6 +138,8 @@ def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
         if role == "epoch" and "/" in cell:
             cell = cell.split("/", 1)[0]                 # YOLO "3/299": epoch 3 of 0..299
         v = parse_number(cell)
+        if v is None and state.tabs and role == "metric":
+            continue                                 # "No log": the Trainer had no value for that column yet
         if v is None:
             flush(state, col)
             state.columns = None

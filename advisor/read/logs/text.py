@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table
+from advisor.read.logs import (caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table,
+                               timm)
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 from advisor.read.safe import clean_log_line
@@ -25,7 +26,8 @@ _EVAL_LINE_RE = re.compile(r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluat
                            re.I)
 _EXC_RE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit)\b")
 _NONFINITE_MSG_RE = re.compile(r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
-                               r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b", re.I)
+                               r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b"
+                               r"|\binvalid loss, terminating", re.I)      # Keras TerminateOnNaN
 _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)
 #: the loss scaler gave up (apex/fairseq ``FloatingPointError: Minimum loss scale reached (0.0001)``,
 #: DeepSpeed ``Current loss scale already at minimum - cannot decrease scale anymore``)
@@ -38,6 +40,11 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CRASH_DICT_RE = re.compile(r"\b\w*loss\w*\s*=\s*\{", re.I)
 
 
+#: a run of digits longer than any float's (1.8e308 has 309) and its cheap length pre-check
+_LONG_DIGITS_MIN = 320
+_LONG_DIGITS_RE = re.compile(r"\d{%d,}" % _LONG_DIGITS_MIN)
+
+
 def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     col = Collector(shown)
     read = col.read
@@ -46,6 +53,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     cstate = caffe.CaffeState()
     tstate = table.TableState()
     bar = _Bar()
+    mstate = timm.TimmState()
     tb_line = 0                  # line of a pending "Traceback (most recent call last):"
     exc_line = -2                # line of the last exception read
     epoch_ctx: float | None = None
@@ -66,6 +74,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 cut = True
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
+            if len(line) > _LONG_DIGITS_MIN and _LONG_DIGITS_RE.search(line):
+                # a number of hundreds of digits is beyond any float: read it as inf (int() of thousands of
+                # digits would raise, and every parser below would have to guard it)
+                line = _LONG_DIGITS_RE.sub("inf", line)
             if tb_line:
                 if line[:1] in (" ", "\t", "\n") or line.startswith("During handling") or line.startswith("The above"):
                     continue
@@ -100,8 +112,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 if lineno != exc_line + 1:     # not the second line of the exception just read (detectron2)
                     _nonfinite_message(col, lineno, line)             # a crash's loss dict: not a logged point
                 continue
-            if "\x08" in line:
-                line = line.rsplit("\x08", 1)[-1]
+            if "\x08" in line:     # what the terminal shows: the text after the last backspace (Keras 3 erases
+                line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"   # at the end)
             if "overflow" in low:
                 if mixed_precision.parse(line, lineno, col):
                     continue
@@ -116,7 +128,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if "Epoch[" in line and mxnet.parse(line, lineno, col):
                 continue
-            if " " in line and (":" not in line or "%|" in line) and table.header(line, tstate):
+            if ("Train: " in line or "Test: [" in line) and timm.parse(line, lineno, col, mstate):
+                continue
+            if (" " in line or "\t" in line) and (":" not in line or "%|" in line) and table.header(line, tstate):
                 continue
             pos = (metriclogger.position(line) if ("Epoch" in line or "Iter(" in line or "it/s" in line
                                                    or "s/it" in line) else None)
@@ -130,9 +144,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 strong = strong or bool(values)
                 if fam == "pytorch_example":
                     epoch_ctx = epoch                # the epoch of the "Test set:" line that follows
-                if fam == "tqdm" and values:
-                    if step == 0:
-                        continue                 # no batch done yet: the postfix still shows the last epoch's
+                if fam in ("tqdm", "rich") and values:
+                    if not step:                 # no batch done yet: the postfix still shows the last epoch's,
+                        bar.end_of_epoch(values)     # with the validation run after it
+                        continue
                     if bar.pending is not None and bar.pending[2:4] != (step, epoch):
                         bar.flush(col)
                     bar.pending = (values, lineno, step, epoch)
@@ -143,6 +158,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 for m in _FRACTION_RE.finditer(line):       # "Accuracy: 9837/10000 (98%)": the ratio
                     if m.group(1) in values and int(m.group(3)):
                         values[m.group(1)] = int(m.group(2)) / int(m.group(3))
+            if pos is None and values and bar.pending is not None and line[:1] in " \t" and step is None \
+                    and epoch is None:
+                bar.pending[0].update(values)    # a bar's metrics wrapped onto the next line (rich, narrow terminal)
+                continue
             if not strong and "loss" in low:
                 token = unreadable_loss(line)
                 if token is not None:
@@ -151,7 +170,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if not values:
                 if epoch is not None and step is None:
                     epoch_ctx = epoch
-                if ("nan" in low or "inf" in low) and _NONFINITE_MSG_RE.search(line):
+                if ("nan" in low or "inf" in low or "invalid loss" in low) and _NONFINITE_MSG_RE.search(line):
                     _nonfinite_message(col, lineno, line)
                 continue
             if not strong and step is None and epoch is None:
@@ -182,6 +201,16 @@ class _Bar:
     def __init__(self) -> None:
         self.pending: tuple[dict[str, float], int, float | None, float | None] | None = None
         self.last_eval: dict[str, float] = {}
+
+    def end_of_epoch(self, values: dict[str, float]) -> None:
+        """A bar's first line of an epoch (counter 0): eval values new there are the validation run at the end of
+        the epoch before: they join that epoch's last point."""
+        if self.pending is None:
+            return
+        for k, v in values.items():
+            info = classify_key(k)
+            if info is not None and info.split == "eval" and self.last_eval.get(k) != v:
+                self.pending[0][k] = v
 
     def flush(self, col: Collector) -> None:
         if self.pending is None:

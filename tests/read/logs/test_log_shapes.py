@@ -83,7 +83,7 @@ def test_keras_progress_counter_past_the_total():
 def test_transformers_console_quoted_values_and_fractional_epochs():
     read = _read_sample("hf_trainer_console.log")   # Trainer(logging_steps=2, eval each epoch), 6 steps/epoch
     x, y, unit = _xy(read.series["train/loss"])
-    assert unit == "epoch" and len(x) == 6
+    assert unit == "epoch" and len(x) == 6 and all(0.6 < v < 0.8 for v in y)     # ~ln 2: two labels
     assert x[0] == pytest.approx(1 / 3, abs=1e-3) and x[1] == pytest.approx(2 / 3, abs=1e-3) and x[-1] == 2.0
     ex, _, _ = _xy(read.series["eval/loss"])
     assert ex == [1.0, 2.0]
@@ -98,10 +98,17 @@ def test_lightning_tqdm_bar_one_point_per_batch_on_global_steps():
     assert ex == [10.0, 20.0, 30.0]                 # val_loss once per validation, not on every bar update
 
 
-def test_lightning_rich_bar_wrapped_metrics_line_keeps_its_epoch():
-    read = _read_sample("lightning_progress.log")   # rich bar: "Epoch 2/2 ━━━ 10/10 ... train_loss: 0.056" + wrap
-    assert _xy(read.series["train/loss"])[0] == [2.0]
-    assert _xy(read.series["eval/loss"])[0] == [2.0]
+def test_lightning_rich_bar_wrapped_metrics_line_joins_its_point():
+    read = _read_sample("lightning_progress.log")   # rich bar, not a terminal: only its end state, metrics wrapped
+    assert _xy(read.series["train/loss"])[:2] == ([30.0], [0.056])    # epoch 2 (from 0) x 10 batches + 10
+    assert _xy(read.series["eval/loss"])[:2] == ([30.0], [0.036])
+
+
+def test_lightning_rich_bar_recorded_from_a_terminal():
+    read = _read_sample("lightning_rich_terminal.log")   # the live bar: redraws at intervals, cursor codes
+    x, _, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x == sorted(x) and x[-1] == 30.0 and len(x) == len(set(x))
+    assert _xy(read.series["eval/loss"])[:2] == ([10.0, 20.0, 30.0], [0.778, 0.162, 0.036])
 
 
 @pytest.mark.skipif(not (SAMPLES / "mindspore_lossmonitor.log").is_file(), reason="sample not generated")
@@ -476,3 +483,72 @@ def test_pandas_frame_of_keras_history(tmp_path):
     x, y, unit = _xy(read.series["train/loss"])
     assert unit == "epoch" and x == [0.0, 1.0, 2.0, 18.0, 19.0] and y[:2] == [0.69, 0.5]
     assert _xy(read.series["eval/accuracy"])[1][-1] == 0.69
+
+
+def test_hf_notebook_table_copied_as_text(tmp_path):
+    # transformers.utils.notebook.NotebookProgressCallback: columns "Step" (or "Epoch"), "Training Loss",
+    # "Validation Loss", then each eval metric as " ".join(part.capitalize() ...) of its name without "eval_";
+    # "No log" where no training loss was logged yet; a rendered HTML table copies as tab-separated text
+    text = ("Step\tTraining Loss\tValidation Loss\tAccuracy\n"
+            "50\tNo log\t0.690000\t0.550000\n"
+            "100\t0.654300\t0.640000\t0.620000\n"
+            "150\t0.601200\t0.611000\t0.650000\n")
+    read = _read_text(tmp_path, text)
+    assert _xy(read.series["train/loss"])[:2] == ([100.0, 150.0], [0.6543, 0.6012])
+    assert _xy(read.series["eval/loss"])[:2] == ([50.0, 100.0, 150.0], [0.69, 0.64, 0.611])
+    assert _xy(read.series["eval/accuracy"])[:2] == ([50.0, 100.0, 150.0], [0.55, 0.62, 0.65])
+
+
+def timm_lines(epochs: int, updates: int, every: int) -> str:
+    """timm train.py ``train_one_epoch`` / ``validate`` log lines (format strings quoted in advisor.read.logs.timm)."""
+    out = []
+    for e in range(epochs):
+        for u in [*range(0, updates, every), updates - 1]:
+            loss = 6.9 / (1 + (e * updates + u) / 100)
+            out.append(f"Train: {e} [{u:>4d}/{updates} ({100. * (u + 1) / updates:>3.0f}%)]  Loss: {loss:#.3g} "
+                       f"({loss * 1.1:#.3g})  Time: 0.512s,  500.00/s  (0.520s,  492.31/s)  LR: {1e-3:.3e}  "
+                       f"Data: 0.011 (0.012)\n")
+        for b in (0, 50, 97):
+            out.append(f"Test: [{b:>4d}/97]  Time: 0.101 (0.105)  Loss: {0.9:>7.3f} ({1.0 - e / 10:>6.3f})  "
+                       f"Acc@1: {80.0:>7.3f} ({70.0 + e:>7.3f})  Acc@5: {95.0:>7.3f} ({90.0 + e:>7.3f})\n")
+    return "".join(out)
+
+
+def test_timm_train_and_validate_lines(tmp_path):
+    read = _read_text(tmp_path, timm_lines(epochs=2, updates=300, every=100))
+    x, y, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x == [0.0, 100.0, 200.0, 299.0, 300.0, 400.0, 500.0, 599.0] and y[0] == 6.9
+    ex, ey, _ = _xy(read.series["eval/loss"])
+    assert ex == [299.0, 599.0] and ey == [1.0, 0.9]                 # the last batch's running means
+    assert _xy(read.series["eval/acc@1"])[1] == [70.0, 71.0]
+    assert read.series["train/lr"].buf.count == 8
+
+
+def test_keras_terminate_on_nan_message_glued_to_the_bar(tmp_path):
+    read = _read_sample("keras_terminate_on_nan.log")   # fit(callbacks=[TerminateOnNaN()]) with SGD(1.0)
+    assert read.event_counts == {"nonfinite_message": 1}
+    assert "Invalid loss, terminating training" in read.events[0].text
+    assert read.series["train/loss"].buf.count == 1 and read.series["train/loss"].buf.nonfinite == 1
+    # printed on a line of its own (verbose=2, or a console without cursor control)
+    read = _read_text(tmp_path, "Epoch 1/3\n12/12 - 0s - 7ms/step - loss: 1.5000\nEpoch 2/3\n"
+                                "Batch 3: Invalid loss, terminating training\n")
+    assert read.event_counts == {"nonfinite_message": 1}
+
+
+def test_keras3_run_cut_inside_an_epoch_keeps_the_last_update(tmp_path):
+    # Keras 3 erases an update with backspaces at its end; a run killed inside epoch 2 still shows that update
+    text = (SAMPLES / "keras_fit.log").read_bytes().decode("utf-8")
+    second = text.index("Epoch 2/4")
+    cut = text.index("\r", text.index("\r", second) + 1)      # after the first update of epoch 2
+    read = _read_text(tmp_path, text[:cut])
+    x, y, _ = _xy(read.series["train/loss"])
+    assert x == [1.0, 2.0] and math.isfinite(y[1])
+
+
+def test_keras_progress_lines_without_their_epoch_headers_are_training(tmp_path):
+    # an excerpt of fit's epoch lines only (the "Epoch k/N" lines left out): training points, not test points
+    text = "".join(f"12/12 [==============================] - 0s 5ms/step - loss: {0.7 - e / 10:.4f} - "
+                   f"val_loss: {0.75 - e / 10:.4f}\n" for e in range(4))
+    read = _read_text(tmp_path, text)
+    assert read.series["train/loss"].buf.count == 4 and read.series["eval/loss"].buf.count == 4
+    assert "test/loss" not in read.series

@@ -4,7 +4,7 @@ Each sample is the console output (stdout and stderr as a terminal would get
 them, progress-bar carriage returns and backspaces included) of a tiny run,
 a few seconds on CPU::
 
-    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_progbar|transformers|lightning|lightning_tqdm|mindspore]...
+    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_terminate|keras_progbar|transformers|lightning|lightning_tqdm|lightning_terminal|mindspore]...
 
 Keras 3 runs on the torch backend. MindSpore runs on CPU where it is installed.
 The values differ from run to run; the tests check the shape of what is read
@@ -47,6 +47,8 @@ model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")   # far too large
 model.fit(x[:256], y[:256], batch_size=16, epochs=3, validation_split=0.25, verbose=1)
 print("Test loss:", model.evaluate(x[256:], y[256:], verbose=0))
 '''
+
+KERAS_TERMINATE = KERAS_NAN.replace("verbose=1)", "verbose=1, callbacks=[keras.callbacks.TerminateOnNaN()])")
 
 KERAS_PROGBAR = r'''
 import os
@@ -116,12 +118,39 @@ model.train(3, ds, callbacks=[LossMonitor(2)], dataset_sink_mode=False)
 SAMPLES = {
     "keras": ("keras_fit.log", KERAS.replace("LR", "1e-2")),
     "keras_nan": ("keras_fit_nan.log", KERAS_NAN),
+    "keras_terminate": ("keras_terminate_on_nan.log", KERAS_TERMINATE),
     "keras_progbar": ("keras_progbar_past_total.log", KERAS_PROGBAR),
     "transformers": ("hf_trainer_console.log", TRANSFORMERS),
     "lightning": ("lightning_progress.log", LIGHTNING),
     "lightning_tqdm": ("lightning_tqdm.log", LIGHTNING_TQDM),
+    "lightning_terminal": ("lightning_rich_terminal.log", LIGHTNING),
     "mindspore": ("mindspore_lossmonitor.log", MINDSPORE),
 }
+
+
+#: samples recorded from a pseudo-terminal (rich redraws its live bar there; elsewhere it prints the end state)
+TERMINAL = {"lightning_terminal"}
+
+
+def _run_in_terminal(cmd: list[str], cwd: str, env: dict) -> tuple[bytes, int]:
+    """Run under a pseudo-terminal, as `script` would record it (live progress bars, cursor codes, CR LF)."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, cwd=cwd, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:                      # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return b"".join(chunks), proc.wait()
 
 
 def main(names: list[str]) -> None:
@@ -131,12 +160,17 @@ def main(names: list[str]) -> None:
         out, code = SAMPLES[name]
         with tempfile.TemporaryDirectory() as tmp:
             code = code.replace("OUT", repr(tmp))
-            proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  cwd=tmp, env={"PYTHONUNBUFFERED": "1", "PATH": "/usr/bin:/bin",
-                                                "OMP_NUM_THREADS": "1", "HOME": tmp, "TERM": "xterm"})
-        text = proc.stdout.decode("utf-8", "replace")
+            env = {"PYTHONUNBUFFERED": "1", "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": tmp,
+                   "TERM": "xterm", "COLUMNS": "120"}
+            if name in TERMINAL:
+                raw, rc = _run_in_terminal([sys.executable, "-c", code], tmp, env)
+            else:
+                proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, cwd=tmp, env=env, check=False)
+                raw, rc = proc.stdout, proc.returncode
+        text = raw.decode("utf-8", "replace")
         (HERE / out).write_text(text, encoding="utf-8", newline="")
-        print(f"{out}: {len(text)} chars, exit {proc.returncode}")
+        print(f"{out}: {len(text)} chars, exit {rc}")
 
 
 if __name__ == "__main__":
