@@ -89,13 +89,17 @@ MAX_NEXT_STEPS = 3
 
 def _next_steps(report: Report) -> list[str]:
     """What to collect so that skipped checks can run: the routine's order, a few lines."""
-    return [f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable][:MAX_NEXT_STEPS]
+    return [f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable
+            and c.stage != "pre_check"][:MAX_NEXT_STEPS]  # the hyper-parameter check's line asks for --baseline
 
 
 def _summary(report: Report, n_inputs: int) -> Summary:
     summary = _summary_core(report, n_inputs)
     gap = next((f for f in report.findings if f.id == "run_worse_than_baseline"), None)
     if gap is None:
+        par = next((f for f in report.findings if f.id == "run_not_worse_than_baseline"), None)
+        if par is not None:
+            summary.benchmark_gap = (par.text or "").removeprefix("the run is not worse than its baseline: ")
         return summary
     summary.benchmark_gap = (gap.text or "").removeprefix("the run is worse than its baseline: ")
     if summary.verdict == "cause_found":

@@ -144,15 +144,23 @@ class Watcher:
         """Count the complete lines appended to ``path`` since ``state.size`` (reads only the new bytes)."""
         if size <= state.size:
             return 0
+        n = 0
+        last = b""
         try:
             with open(path, "rb") as fh:
                 fh.seek(state.size)
-                data = fh.read(size - state.size)
+                left = size - state.size
+                while left > 0:  # in chunks: the first look at a large log holds no more than one in memory
+                    data = fh.read(min(left, 1 << 20))
+                    if not data:
+                        break
+                    n += data.count(b"\n")
+                    last = data[-1:]
+                    left -= len(data)
         except OSError:
             return 0
-        n = data.count(b"\n")
         state.lines += n
-        state.ends_with_newline = data.endswith(b"\n")
+        state.ends_with_newline = last == b"\n" if last else state.ends_with_newline
         return n
 
     def _settled(self) -> bool:

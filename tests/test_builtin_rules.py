@@ -54,6 +54,7 @@ def test_inline_case(rulebase, rule, expect, case):
     assert result.passed, f"{rule.path}:{case.pos[0]}: {result.message}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_DURABLE is not None, reason=NO_DURABLE or "")
 def test_both_engines_give_identical_firings_on_every_case():
     durable, python = RuleBase(RULES, engine="durable"), RuleBase(RULES, engine="python")

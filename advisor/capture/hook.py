@@ -275,22 +275,28 @@ class Capture:
             i = index.get(key)
             return None if i is None else values[offsets[i]:offsets[i + 1]]
 
+        def need(key: tuple) -> list[float]:  # activation and weight statistics are always put
+            i = index[key]
+            return values[offsets[i]:offsets[i + 1]]
+
         in_optimizer = ({id(p) for group in self.optimizer.param_groups for p in group["params"]}
                         if self.optimizer is not None else None)
         records: list[dict] = []
         for key, (_, numel, mtype, calls) in self._acts.items():
-            rec = record(self.step, key, "activation", numel, get(("a", key)))
+            act = need(("a", key))
+            rec = record(self.step, key, "activation", numel, act)
             rec["module_type"] = mtype
             if calls > 1:
                 rec["calls"] = calls
             if mtype in SATURATING:
-                rec["sat_frac"] = get(("a", key))[SAT] / numel
+                rec["sat_frac"] = act[SAT] / numel
             records.append(rec)
         for name, p in self._params:
             pid = id(p)
             if pid not in self._weights:
                 continue
-            w = record(self.step, name, "weight", p.numel(), get(("w", pid)))
+            w_st = need(("w", pid))
+            w = record(self.step, name, "weight", p.numel(), w_st)
             w["shape"] = list(p.shape)
             if name in self._owner:
                 w["module_type"] = self._owner[name]
@@ -300,7 +306,7 @@ class Capture:
             row = get(("r", pid))
             if row is not None:
                 w["row_std"] = finite(row[0])
-            add_update(w, get(("u", pid)), get(("g", pid)), get(("w", pid)))
+            add_update(w, get(("u", pid)), get(("g", pid)), w_st)
             records.append(w)
             g = get(("g", pid))
             if g is not None:

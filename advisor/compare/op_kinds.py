@@ -35,8 +35,8 @@ OpKind = Literal["random", "nondeterministic", "gpu_nondeterministic", "determin
 RANDOM = re.compile(r"dropout|bernoulli|multinomial|randn?\b|randint|randperm|rand_like|randn_like|normal_|uniform_|"
                     r"\bnormal\b|\buniform\b|rrelu|gumbel", re.IGNORECASE)
 #: atomics-based accumulation: nondeterministic order of floating-point additions
-ATOMIC = re.compile(r"scatter|index_add|index_put|index_reduce|\bput_|embedding_?bag|atomic|segment_(sum|mean)|"
-                    r"unsorted_segment|histc|bincount|cumsum|ctc_loss", re.IGNORECASE)
+ATOMIC = re.compile(r"scatter|index_?add|index_?put|index_?reduce|\bput_|embedding_?bag|atomic|segment_?(sum|mean)|"
+                    r"unsorted_?segment|histc|bincount|cum_?sum|ctc_?loss", re.IGNORECASE)
 #: nondeterministic in backward passes only (gradient accumulation with atomics / cuDNN algorithms)
 BACKWARD_ATOMIC = re.compile(r"embedding|conv|pool|interpolate|upsample|grid_sample|nll_loss|gather|index_select|"
                              r"cross_entropy|linear|matmul|mm\b|bmm", re.IGNORECASE)

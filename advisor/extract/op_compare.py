@@ -132,13 +132,19 @@ def read_pair(choice: str, same: bool | None, rd: Dump, bd: Dump, loc: Localisat
     Equal configuration files alone decide nothing: a port keeps its script and config files.
     """
     fd = loc.first_difference
-    device = None
-    kind = op_kind(fd.op, fd.op_type, device) if fd else None
+    same_device = rd.device and bd.device and rd.device.split(":")[0].lower() == bd.device.split(":")[0].lower()
+    kind = op_kind(fd.op, fd.op_type, rd.device if same_device else None) if fd else None
     ident = _inputs_identical(fd) if fd else None
     if choice in ("rerun", "port"):
         return Reading(choice, f"--baseline-kind {choice} given", kind, ident, forced=True)
     if rd.framework and bd.framework and rd.framework.lower() != bd.framework.lower():
         return Reading("port", f"the dumps come from {rd.framework} and {bd.framework}", kind, ident)
+    if rd.device and bd.device and not same_device:
+        return Reading("port", f"the dumps come from the devices {rd.device} and {bd.device}", kind, ident)
+    changed = next((r for r in (fd.outputs if fd else []) if r.dtype_changed), None)
+    if changed is not None:
+        return Reading("port", f"the first difference is at {fd.op}, which outputs {changed.dtype_run} in the run "  # type: ignore[union-attr]
+                               f"and {changed.dtype_baseline} in the baseline (another precision)", kind, ident)
     if fd is None:
         return Reading("rerun" if same else None, "no operator output differs", kind, ident)
     at = f"the first difference is at {fd.op}" + (f" ({fd.op_type})" if fd.op_type else "")

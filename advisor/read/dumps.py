@@ -88,6 +88,7 @@ class Dump:
     records: list[TensorRecord] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file shown to the user, why)
     framework: str | None = None
+    device: str | None = None  # as the dump states it (msprobe's or a manifest's ``device``): cpu, cuda, npu ...
     #: non-tensor arguments per operator call (msprobe: ``{"type": "str", "value": "tanh"}`` items):
     #: positional ones as ``arg<i>``, keyword ones by name; values are str, int, float, bool or None
     args: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -142,6 +143,11 @@ def _read_json(path: Path) -> Any:
         raise DumpReadError(f"{path.name} is not valid JSON: {str(exc).splitlines()[0]}") from None
 
 
+def _text(value: Any) -> str | None:
+    """A short string field of a dump's metadata (anything else: None)."""
+    return value[:60] if isinstance(value, str) and value.strip() else None
+
+
 def _dtype_name(text: str | None) -> str | None:
     if not text:
         return None
@@ -191,6 +197,7 @@ def read_npy_dump(root: Path) -> Dump:
             dump.problems.append(("manifest.json", str(exc)))
             data = None
         if isinstance(data, dict):
+            dump.framework, dump.device = _text(data.get("framework")), _text(data.get("device"))
             data = data.get("tensors", data.get("entries"))
         if data is not None and not isinstance(data, list):
             dump.problems.append(("manifest.json", "expected a list of {name, file, op_type} entries"))
@@ -272,7 +279,8 @@ def read_msprobe_dump(root: Path) -> Dump:
         raise DumpReadError("dump.json has no 'data' mapping of API calls")
     task = str(meta.get("task") or "statistics").lower()
     mode: Literal["tensor", "statistics"] = "tensor" if task == "tensor" else "statistics"
-    dump = Dump(root=root, layout="msprobe", mode=mode, framework=meta.get("framework"))
+    dump = Dump(root=root, layout="msprobe", mode=mode, framework=_text(meta.get("framework")),
+                device=_text(meta.get("device")))
     data_dir = root / "dump_tensor_data"  # dump_data_dir in the json is the writer's path: not trusted
     for order, (op, entry) in enumerate(meta["data"].items()):
         if not isinstance(entry, dict):

@@ -242,9 +242,15 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
         raise HparamReadError(f"nested deeper than Python can parse (over {MAX_DEPTH} levels)") from None
     except yaml.constructor.ConstructorError as exc:
         raise HparamReadError(f"YAML tag refused ({exc.problem}); only plain mappings, lists and scalars are read") from None
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
+        if "flow level" in str(exc):  # PyYAML >= 6.0.4 caps flow nesting itself ("while increasing flow level")
+            raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file") from None
+        raise HparamReadError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
+    except json.JSONDecodeError as exc:
         raise HparamReadError(f"not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
                               f"{str(exc).splitlines()[0]}") from None
+    except (ValueError, OverflowError) as exc:  # a value no constructor can build: a date 2001-13-45
+        raise HparamReadError(f"a value cannot be read: {str(exc).splitlines()[0][:200]}") from None
     if not isinstance(data, dict):
         raise HparamReadError(f"expected a mapping of names to values at the top, got {type(data).__name__}")
     nodes = _expanded_size(data, 0, {})

@@ -178,18 +178,20 @@ def parse_number(text: str) -> tuple[float | int | None, str | None]:
 
 
 def number_parsers(notes: list[str]):
-    """(parse_int, parse_float) hooks for ``json.loads`` that note out-of-range numbers."""
+    """(parse_int, parse_float) hooks for ``json.loads`` that note out-of-range numbers (kept cheap:
+    they run for every number of a dump.json)."""
     def parse_int(s: str):
+        if len(s) <= MAX_INT_DIGITS:
+            return int(s)
         value, note = parse_number(s)
-        if note:
-            notes.append(note)
+        notes.append(note or "")
         return value
 
     def parse_float(s: str):
-        value, note = parse_number(s)
-        if note:
-            notes.append(note)
-        return value if value is not None else math.nan
+        value = float(s)
+        if value in (math.inf, -math.inf):
+            notes.append(f"{s[:40]} is out of the float range; read as {value}")
+        return value
     return parse_int, parse_float
 
 
@@ -204,21 +206,19 @@ def finite_float(value: Any) -> float | None:
 
 
 # -- JSON ------------------------------------------------------------------------------------
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
-def json_depth(text: str) -> int:
-    """How deep the brackets of a JSON text nest (strings skipped). Linear, no recursion."""
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return text.count("[") + text.count("{")
-    import numpy as np
-
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).encode("ascii")
-    if not brackets:
-        return 0
-    b = np.frombuffer(brackets, dtype=np.uint8)
-    return max(0, int(np.cumsum(np.where((b == 91) | (b == 123), 1, -1), dtype=np.int64).max()))
+def too_deep(value: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
+    """Whether parsed JSON nests lists/mappings deeper than ``max_depth`` (iterative: no recursion)."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            return True
+        for child in (node.values() if isinstance(node, dict) else node):
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
 
 
 def loads_json(text: str | bytes, notes: list[str] | None = None, max_depth: int = MAX_JSON_DEPTH, **kw: Any) -> Any:
@@ -229,15 +229,15 @@ def loads_json(text: str | bytes, notes: list[str] | None = None, max_depth: int
     """
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8")
-    depth = json_depth(text)
-    if depth > max_depth:
-        raise UnsafeInput(f"JSON nested {depth} levels deep, above the limit of {max_depth}")
     notes = notes if notes is not None else []
     parse_int, parse_float = number_parsers(notes)
-    try:
-        return json.loads(text, parse_int=parse_int, parse_float=parse_float, **kw)
+    try:  # json's C scanner raises RecursionError (catchable) near Python's recursion limit
+        value = json.loads(text, parse_int=parse_int, parse_float=parse_float, **kw)
     except RecursionError:
-        raise UnsafeInput(f"JSON nested deeper than the limit of {max_depth}") from None
+        raise UnsafeInput(f"JSON nested deeper than the limit of {max_depth} levels") from None
+    if too_deep(value, max_depth):
+        raise UnsafeInput(f"JSON nested deeper than the limit of {max_depth} levels")
+    return value
 
 
 # -- YAML ------------------------------------------------------------------------------------

@@ -62,7 +62,8 @@ class Summary(BaseModel):
                                                                       "no cause reached the report threshold")
     certainty: str = Field(description="how sure the advisor is overall, in words")
     benchmark_gap: str | None = Field(default=None, description="with a baseline: how the run falls short of it "
-                                                                "(metric, size, step), shown first")
+                                                                "(metric, size, step), or that it keeps up; shown "
+                                                                "first")
     next_step: str | None = Field(default=None, description="the routine's next step when no cause explains the gap")
     next_steps: list[str] = Field(default_factory=list, description="when no cause was found: what to collect so "
                                                                   "that the checks that could not run can run")

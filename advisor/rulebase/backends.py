@@ -104,7 +104,8 @@ class DurableBackend:
             rule_id = rid.split(self.sep, 1)[0]
             names = self.aliases[rule_id]
             found.add((rule_id, tuple(sorted((names.get(a, a), i) for a, i in b.items()))))
-        by_kind = matcher.index_by_kind(facts) if any(self.nots.values()) else {}
+        index = matcher.FactIndex(facts)
+        not_cands: dict[str, matcher.NotCandidates] = {}
         out = []
         for rule_id, pairs in sorted(found):
             binding = dict(pairs)
@@ -114,7 +115,9 @@ class DurableBackend:
                 params = self.params[rule_id]
                 if not all(matches(p, facts[binding[a]], params, bound) for a, p in joined.items() if a in binding):
                     continue  # a reference durable-rules could not order (a cycle of references)
-                if matcher.negated(nots, binding, facts, by_kind, params, bound):
+                if rule_id not in not_cands:
+                    not_cands[rule_id] = matcher.not_candidates(nots, index, params)
+                if matcher.negated(not_cands[rule_id], binding, facts, params, bound):
                     continue
             out.append((rule_id, binding))
         return out

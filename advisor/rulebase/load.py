@@ -23,6 +23,7 @@ from advisor.causes import CAUSE_BY_ID
 from advisor.errors import Diagnostic
 from advisor.facts import FACT_KINDS
 from advisor.rulebase import schema as S
+from advisor.read.safe import yaml_int
 from advisor.rulebase.evidence import template_env
 
 MAX_RULE_FILE_BYTES = 1_000_000
@@ -122,6 +123,7 @@ def _construct_seq(loader: _Loader, node: yaml.SequenceNode):
 
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+_Loader.add_constructor("tag:yaml.org,2002:int", yaml_int)  # 5000 digits: +-inf, not a ValueError
 
 _CSafeLoader = getattr(yaml, "CSafeLoader", None)
 if _CSafeLoader is not None:
@@ -497,6 +499,9 @@ class _RuleChecker:
             self.err((pos[0] + (exc.lineno or 1) - 1, pos[1]), f"evidence template error: {exc.message}",
                      code="evidence-template")
             return
+        except RecursionError:  # '{{ [[[[...' a few hundred deep: jinja's parser recurses per level
+            self.err(pos, "evidence template error: nested too deep to parse", code="evidence-template")
+            return
         pats = {}
         for item in items:
             if isinstance(item, S.Pattern):
@@ -506,6 +511,9 @@ class _RuleChecker:
         names = set(pats) | set(self.params) | {"params", "rule"}
         try:
             undeclared = meta.find_undeclared_variables(ast)  # compiles: unknown filters/tests surface here
+        except RecursionError:
+            self.err(pos, "evidence template error: nested too deep to compile", code="evidence-template")
+            return
         except TemplateError as exc:
             known = sorted(env.filters)
             text = getattr(exc, "message", None) or str(exc).splitlines()[0]
@@ -631,6 +639,9 @@ def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {exc}")]
     except RecursionError:
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message="not valid YAML: nested too deep")]
+    except (ValueError, OverflowError) as exc:  # a value no constructor can build (a date out of range...)
+        return [], [Diagnostic(path=path, line=1, column=1, code="yaml",
+                               message=f"not valid YAML: {str(exc).splitlines()[0][:200]}")]
     finally:
         loader.dispose()
     if not trusted:  # aliases that multiply a structure ("billion laughs") are refused before any walk

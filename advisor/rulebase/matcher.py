@@ -13,10 +13,13 @@ built-in rule case and on random fact sets:
 - ``not:`` holds when no *other* fact (one the firing did not match) matches
   the negated pattern, references resolved against the firing's facts.
 
-How it matches: the facts are indexed by kind once per evaluation; each
-pattern's own conditions (those without references) filter its kind's facts
-once per rule; the patterns are then joined by backtracking, each reference
-checked as soon as the facts it names are bound. ``plain_evaluate`` is the
+How it matches: the facts are indexed by kind once per evaluation (and by a
+field's value where a pattern tests it for equality); each pattern's own
+conditions (those without references) are compiled to value tests and select
+its facts once per evaluation, shared by every rule with the same pattern; the
+patterns are then joined by backtracking, fewest candidates first, each
+reference checked as soon as the facts it names are bound; ``not:`` patterns
+select their candidates once per rule. ``plain_evaluate`` is the
 same semantics as one product over the filtered candidates: the yardstick of
 ``benchmarks/engine_bench.py`` and the oracle of the cross-check tests.
 """
@@ -25,8 +28,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, cast
 
 from advisor.rulebase import schema as S
 
@@ -111,13 +115,74 @@ def index_by_kind(facts: list[dict]) -> dict[str, list[int]]:
     return by_kind
 
 
+def _value_test(c: S.Condition, params: dict) -> Callable[[Any], bool]:
+    """A condition without references as a test of the field's value (what ``_cond`` decides)."""
+    def res(v: S.Value) -> Any:
+        return v.value if isinstance(v, S.Literal_) else params[v.name] if isinstance(v, S.Param) else None
+
+    op = c.op
+    if op == "exists":
+        want = cast(S.Literal_, c.value).value
+        return lambda x: _present(x) is want
+    if op in ("in", "between"):
+        ys = [res(v) for v in cast("tuple[S.Value, ...]", c.value)]
+        if op == "in":
+            return lambda x: _present(x) and any(_same(x, y) for y in ys)
+        lo, hi = ys
+        if not (_num(lo) and _num(hi)):
+            return lambda x: False
+        return lambda x: _num(x) and lo <= x <= hi
+    y = res(cast(S.Value, c.value))
+    if not _present(y):
+        return lambda x: False
+    if op == "eq":
+        return lambda x: _present(x) and _same(x, y)
+    if op == "ne":
+        return lambda x: _present(x) and x != y
+    if op in _ORDER:
+        cmp = _ORDER[op]
+        return (lambda x: _num(x) and cmp(x, y)) if _num(y) else (lambda x: False)
+    if op == "contains":
+        text = str(y)
+        return lambda x: isinstance(x, str) and text in x
+    raise ValueError(op)
+
+
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le}
+
+
+def _key(v: Any) -> tuple[str, Any]:
+    return type(v).__name__, v  # True and 1 are equal keys for a dict, not for a rule
+
+
 class FactIndex:
-    """The facts by kind, and (built when first asked) by the value of one field within a kind."""
+    """The facts by kind; by the value of one field within a kind, and the facts each
+    pattern's own conditions select, built when first asked (rules share them)."""
 
     def __init__(self, facts: list[dict]):
         self.facts = facts
         self.by_kind = index_by_kind(facts)
         self._by_value: dict[tuple[str, str], dict[tuple[bool, Any], list[int]]] = {}
+        self._selected: dict[tuple, list[int]] = {}
+
+    def selected(self, local: S.Pattern, params: dict) -> list[int]:
+        """The facts that pattern ``local`` (no references) matches, in fact order."""
+        conds = []
+        for c in local.conditions:
+            vals = c.value if isinstance(c.value, tuple) else (c.value,)
+            conds.append((c.field, c.op, tuple(_key(v.value if isinstance(v, S.Literal_) else params[v.name])
+                                               for v in vals if isinstance(v, (S.Literal_, S.Param)))))
+        key = (local.kind, tuple(conds))
+        hit = self._selected.get(key)
+        if hit is None:
+            tests = [(c.field, _value_test(c, params)) for c in local.conditions]
+            any_side = any(c.field == "side" for c in local.conditions)
+            facts = self.facts
+            hit = [i for i in self.candidates(local, params)
+                   if (any_side or facts[i].get("side", "run") == "run")
+                   and all(test(facts[i].get(f)) for f, test in tests)]
+            self._selected[key] = hit
+        return hit
 
     def _values(self, kind: str, field: str) -> dict[tuple[bool, Any], list[int]]:
         key = (kind, field)
@@ -180,33 +245,41 @@ def compile_rules(rules: list[S.Rule], params: dict[str, dict[str, Any]]) -> lis
 
 
 # --------------------------------------------------------------------------- evaluation
-def negated(nots: tuple[tuple[S.Pattern, S.Pattern], ...], binding: Binding, facts: list[dict],
-            by_kind: dict[str, list[int]], params: dict, bound: dict[str, dict]) -> bool:
+NotCandidates = list[tuple[S.Pattern, bool, list[int]]]  # (negated pattern, has references, facts matching its own conditions)
+
+
+def not_candidates(nots: tuple[tuple[S.Pattern, S.Pattern], ...], index: FactIndex, params: dict) -> NotCandidates:
+    """For each ``not:`` pattern of a rule, the facts its own conditions match (once per rule and fact set)."""
+    return [(p, has_refs(p), index.selected(local, params)) for p, local in nots]
+
+
+def negated(cands: NotCandidates, binding: Binding, facts: list[dict], params: dict, bound: dict[str, dict]) -> bool:
     """Does some fact the firing did not match fill one of the rule's ``not:`` patterns?"""
     used = set(binding.values())
-    for pattern, local in nots:
-        for j in by_kind.get(pattern.kind, ()):
-            if j not in used and matches(local, facts[j], params, {}) and matches(pattern, facts[j], params, bound):
+    for pattern, refs, js in cands:
+        for j in js:
+            if j not in used and (not refs or matches(pattern, facts[j], params, bound)):
                 return True
     return False
 
 
 def _evaluate_rule(rule: CompiledRule, index: FactIndex) -> list[Binding]:
-    params, facts, by_kind = rule.params, index.facts, index.by_kind
+    params, facts = rule.params, index.facts
     if rule.mode == "any":  # each alternative fires on its own
         out: list[Binding] = []
         for slot in rule.slots:
             for p, local, _ in slot.alternatives:
-                out.extend({p.alias: i} for i in index.candidates(local, params) if matches(p, facts[i], params, {}))
+                out.extend({p.alias: i} for i in index.selected(local, params)
+                           if not has_refs(p) or matches(p, facts[i], params, {}))
         return out
     # candidates of each slot on the patterns' own conditions
     cands: list[list[tuple[S.Pattern, frozenset[str], int]]] = []
     for slot in rule.slots:
-        cands.append([(p, refs, i) for p, local, refs in slot.alternatives
-                      for i in index.candidates(local, params) if matches(local, facts[i], params, {})])
+        cands.append([(p, refs, i) for p, local, refs in slot.alternatives for i in index.selected(local, params)])
         if not cands[-1]:
             return []
     order = sorted(range(len(cands)), key=lambda k: len(cands[k]))  # fewest candidates first
+    nots = not_candidates(rule.nots, index, params)
     out = []
     chosen: list[tuple[S.Pattern, frozenset[str], int]] = []
     bound: dict[str, dict] = {}
@@ -219,7 +292,7 @@ def _evaluate_rule(rule: CompiledRule, index: FactIndex) -> list[Binding]:
         if depth == len(order):
             # a reference to a fact no slot bound (another alternative of an `any:`) matches nothing
             if all(ready(qrefs) for _, qrefs, _ in chosen) and \
-                    not negated(rule.nots, binding, facts, by_kind, params, bound):
+                    not negated(nots, binding, facts, params, bound):
                 out.append(dict(binding))
             return
         for p, refs, i in cands[order[depth]]:
@@ -253,7 +326,8 @@ def plain_evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) 
     benchmark and the oracle of the cross-check tests.
     """
     params = dict(rule.params if params is None else params)
-    by_kind = index_by_kind(facts)
+    index = FactIndex(facts)
+    by_kind = index.by_kind
     if rule.mode == "any":
         out: list[Binding] = []
         for p in rule.items:
@@ -262,7 +336,8 @@ def plain_evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) 
         return out
     positives = [i for i in rule.items if isinstance(i, S.Pattern)]
     anys = [i for i in rule.items if isinstance(i, S.AnyOf)]
-    nots = tuple((i.pattern, local_pattern(i.pattern)) for i in rule.items if isinstance(i, S.Not))
+    nots = not_candidates(tuple((i.pattern, local_pattern(i.pattern)) for i in rule.items if isinstance(i, S.Not)),
+                          index, params)
 
     def local(p: S.Pattern, f: dict) -> bool:
         return matches(local_pattern(p), f, params, {})
@@ -278,7 +353,7 @@ def plain_evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) 
         if not all(matches(p, facts[i], params, bound) for p, i in combo):
             continue
         binding = {p.alias: i for p, i in combo}
-        if negated(nots, binding, facts, by_kind, params, bound):
+        if negated(nots, binding, facts, params, bound):
             continue
         out.append(binding)
     return out

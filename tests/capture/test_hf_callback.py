@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
+pytestmark = pytest.mark.slow  # trains a small transformers model
 
 from advisor.capture.hf import AdvisorCallback
 

@@ -214,3 +214,75 @@ def test_half_precision_outputs_flushed_to_zero_are_underflow_not_truncation(tmp
     ids = [c.id for c in report.found()]
     assert ids and ids[0] == "fp_overflow" and "wrong_operator" not in ids
     assert "float16" in report.causes[0].evidence[0].text
+
+
+def test_first_difference_at_an_index_add_accumulation_is_a_rerun(tmp_path):
+    """Mean pooling by index_add_ whose accumulation order changes run to run (as atomicAdd does on a GPU):
+    ulp-level differences from the pool on, identical inputs, equal config files -> nondeterminism."""
+    torch = pytest.importorskip("torch")
+    from torch_models import take_dump
+
+    nn = torch.nn
+
+    class IndexAddPool(nn.Module):
+        def __init__(self, order_seed):
+            super().__init__()
+            self.order_seed = order_seed
+
+        def forward(self, x):  # x: (tokens, features) -> (groups, features)
+            groups = torch.arange(x.shape[0]) % 4
+            perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(self.order_seed))
+            out = torch.zeros(4, x.shape[1])
+            for i in perm.tolist():  # one row at a time: the order of the float additions is the permutation's
+                out.index_add_(0, groups[i:i + 1], x[i:i + 1])
+            return out / (x.shape[0] // 4)
+
+    torch.manual_seed(0)
+    proj, head = nn.Linear(8, 16), nn.Linear(16, 2)
+    x = torch.randn(64, 8)
+    for side, seed in (("run", 1), ("base", 2)):
+        model = nn.Sequential()
+        model.add_module("proj", proj)
+        model.add_module("pool", IndexAddPool(seed))
+        model.add_module("head", head)
+        take_dump(model.eval(), x * 1000, tmp_path / side / "dump")
+        (tmp_path / side / "hparams.yaml").write_text("lr: 0.001\n")
+    _, summary, note = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.first_difference_op == "pool.forward"
+    assert summary.first_difference_op_kind == "nondeterministic" and summary.first_difference_inputs_identical
+    assert summary.baseline_kind == "rerun"
+    assert "atomics-based" in note
+
+
+def test_a_manifest_naming_two_devices_makes_a_port(tmp_path):
+    """Equal config files and a first difference at a split-K-prone matmul: a rerun, unless the dumps say that
+    they come from two devices."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    x, w = torch.randn(8, 32), torch.randn(32, 16)
+    y_run = (x @ w).numpy()
+    y_base = (x.double() @ w.double()).float().numpy()  # another accumulation: last-bit differences
+    assert (y_run != y_base).any()
+    for side, y, device in (("run", y_run, "npu:0"), ("base", y_base, "cuda:0")):
+        _write_npy_dump(tmp_path / side / "dump", [("mm.forward.input.0", "MatMul", x.numpy()),
+                                                   ("mm.forward.output.0", "MatMul", y)])
+        (tmp_path / side / "hparams.yaml").write_text("lr: 0.1\n")
+    _, summary, _ = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.first_difference_op_kind == "gpu_nondeterministic" and summary.baseline_kind == "rerun"
+    for side, device in (("run", "npu:0"), ("base", "cuda:0")):
+        man = tmp_path / side / "dump" / "manifest.json"
+        man.write_text(json.dumps({"framework": "pytorch", "device": device, "tensors": json.loads(man.read_text())}))
+    _, summary, note = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.baseline_kind == "port" and "npu:0 and cuda:0" in note
+
+
+def test_a_first_difference_in_another_precision_makes_a_port(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    x = torch.randn(8, 32)
+    for side, y in (("run", torch.softmax(x.half(), -1)), ("base", torch.softmax(x, -1))):
+        _write_npy_dump(tmp_path / side / "dump", [("sm.forward.input.0", "Softmax", x.numpy()),
+                                                   ("sm.forward.output.0", "Softmax", y.numpy())])
+        (tmp_path / side / "hparams.yaml").write_text("lr: 0.1\n")
+    _, summary, note = _pair(tmp_path / "run", tmp_path / "base")
+    assert summary.baseline_kind == "port" and "float16 in the run and float32 in the baseline" in note

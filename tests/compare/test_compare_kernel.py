@@ -50,6 +50,7 @@ def test_compiled_metrics_match_the_float64_formulas(name, r, b):
     assert m.compared == m.elements == r.size
 
 
+@pytest.mark.slow  # numba compiles the kernel for each dtype pair
 @pytest.mark.parametrize("name,r,b", CASES, ids=[c[0] for c in CASES])
 def test_compiled_and_numpy_paths_agree(name, r, b):
     a = compare_arrays(r, b, compiled=False).as_dict()

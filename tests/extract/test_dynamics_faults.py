@@ -7,6 +7,7 @@ import os
 import pytest
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # trains small models
 
 try:  # tests/extract may or may not be a package
     from . import dynamics_runs as runs

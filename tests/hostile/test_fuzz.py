@@ -91,7 +91,8 @@ def _yaml(value, extra) -> str:
 
 yamls = st.one_of(st.builds(_yaml, json_values, st.sampled_from(["", "x: &a [1, 2]\ny: *a\n", "z: !!python/object:os.system x\n",
                                                                  "a: " + "9" * 5000 + "\n", "k: 1\nk: 2\n",
-                                                                 "b: &b [*b]\n", "- 1\n", "q: " + "[" * 500])),
+                                                                 "b: &b [*b]\n", "- 1\n", "q: " + "[" * 500,
+                                                                 "d: 2001-13-45\n", "t: 9999-12-31 25:00:00\n"])),
                   st.text(max_size=200))
 manifests = st.builds(json.dumps, st.lists(st.fixed_dictionaries(
     {"name": texts, "file": st.one_of(texts, st.sampled_from(["0000_a.output.0.npy", "a\x00.npy", "../x.npy", "/etc/passwd",
@@ -115,7 +116,8 @@ def _rule_text(cut, insert) -> str:
 
 rule_texts = st.one_of(st.builds(_rule_text, st.integers(0, 5000), st.one_of(texts, st.sampled_from(
     ["{{ 'x' * 10**9 }}", "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
-     "\n  - &a [1]\n", "*a", "\nwhen: " + "[" * 300]))), yamls)
+     "\n  - &a [1]\n", "*a", "\nwhen: " + "[" * 300, "\nconfidence: " + "9" * 5000 + "\n",
+     "{{ " + "[" * 400 + " }}"]))), yamls)
 
 
 def _check(folder: Path, name: str, content: str | bytes, read) -> None:

@@ -4,6 +4,7 @@ its position instead (issue #17: templates that loop, YAML alias bombs, deep nes
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -98,13 +99,20 @@ def test_deeply_nested_rule_file_is_an_error_with_a_position():
         assert any("nest" in d.message for d in diags), [d.message for d in diags]
 
 
-def test_distinct_param_values_do_not_accumulate_rulesets(run_dir):
+def test_distinct_param_values_do_not_accumulate_rulesets(run_dir, monkeypatch):
     from advisor.diagnosis import diagnose
     from advisor.rulebase import engine
 
-    def registered():
-        return len(getattr(engine, "_REGISTERED", getattr(engine, "_registered", {})) or {})
+    rules = Path(__file__).resolve().parents[1] / "rulebase" / "data" / "diverge.yaml"
+    monkeypatch.setattr(engine, "MAX_REGISTERED", 4)
+    for i in range(12):  # each value compiles a ruleset of its own
+        diagnose(run_dir, rules=[rules], only_rules=True,
+                 params={"test-loss-diverges-at-large-lr.max_safe_lr": 0.5 + i})
+    assert len(engine._REGISTERED) <= 4
 
-    for i in range(engine.MAX_REGISTERED + 8):
-        diagnose(run_dir, params={"loss-diverges-at-large-lr.max_safe_lr": 0.5 + i})
-    assert registered() <= engine.MAX_REGISTERED
+
+def test_deeply_nested_evidence_template_is_a_rule_error():
+    for evidence in ("{{ " + "[" * 3000 + "]" * 3000 + " }}", "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}"):
+        rules, diags = parse_rules_text(RULE.format(evidence=evidence), "deep.yaml")
+        assert not rules
+        assert any(d.code == "evidence-template" and "deep" in d.message for d in diags), [d.format() for d in diags]

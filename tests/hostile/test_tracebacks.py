@@ -174,3 +174,29 @@ def test_non_numeric_threshold_is_a_warning(run_dir, cli, value):
     code, _out, err = cli("diagnose", run_dir, "--threshold", f"loss_curve.spike_z={value}")
     assert code == 0
     assert "loss_curve.spike_z" in err and "ignored" in err
+
+
+def test_symlink_loop_in_msprobe_dump_tensor_data(tmp_path, cli):
+    def dump(root):
+        (root / "dump_tensor_data").mkdir(parents=True)
+        np.save(root / "dump_tensor_data" / "in.npy", np.ones(4, np.float32))
+        os.symlink("loop.npy", root / "dump_tensor_data" / "loop.npy")
+        item = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4]}
+        data = {"Functional.relu.0.forward": {"input_args": [dict(item, data_name="in.npy")],
+                                              "output": [dict(item, data_name="loop.npy")]}}
+        (root / "dump.json").write_text(json.dumps({"task": "tensor", "data": data}))
+        return root
+    code, out, err = cli("compare", dump(tmp_path / "r"), dump(tmp_path / "b"))
+    assert code in (0, 1), err
+    assert "loop" in out
+
+
+def test_an_epoch_out_of_the_float_range_in_metrics_jsonl_is_not_fatal(tmp_path):
+    # found by the fuzzer: an epoch of 400 digits (read as inf) made the global-step arithmetic raise
+    from advisor.read.logs import read_file
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('null\n{"epoch": "' + "9" * 400 + '", "step": 3, "loss": 1}\n{"epoch": 1e999, "step": 4, "loss": 1}\n'
+                   '{"epoch": 1, "step": 5, "loss": 0.5}\n')
+    read = read_file(log, "metrics.jsonl")
+    assert read.problem is None and read.series["train/loss"].buf.count == 3

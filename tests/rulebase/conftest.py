@@ -1,4 +1,4 @@
-"""Every engine test runs on each back-end that can run here (durable-rules skips where it does not import)."""
+"""``engine_name``: a test that takes it runs on each back-end that can run here (durable-rules skips where it does not import)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def engine_params() -> list:
     return [pytest.param("durable", marks=pytest.mark.skipif(problem is not None, reason=problem or "")), "python"]
 
 
-@pytest.fixture(params=engine_params(), autouse=True)
+@pytest.fixture(params=engine_params())
 def engine_name(request, monkeypatch) -> str:
     """The back-end under test; RuleBase() without an engine argument takes it (ADVISOR_ENGINE)."""
     monkeypatch.setenv(backends.ENV_VAR, request.param)

@@ -65,3 +65,15 @@ def test_matcher_joins_on_references_both_ways(engine_name):
 def test_a_rule_without_facts_of_its_kind_never_fires(engine_name):
     rules, _ = parse_rules_text(rule_yaml("  all:\n    - loss_curve: {points: 1}\n    - hyperparameter: {name: x}"), "t.yaml")
     assert RuleBase(rules, engine=engine_name).infer([Hyperparameter(name="x", value=1.0)])[0] == []
+
+
+def test_cli_engine_flag(tmp_path, capsys, no_durable):
+    from advisor.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text("".join(f'{{"step": {i}, "loss": {2.0 / i}}}\n' for i in range(1, 30)))
+    assert main(["diagnose", str(run), "--engine", "durable", "-q"]) == 2
+    assert "--engine: durable-rules does not import" in capsys.readouterr().err
+    assert main(["diagnose", str(run), "--engine", "python", "-q", "-f", "json"]) == 0
+    assert '"causes"' in capsys.readouterr().out

@@ -12,11 +12,6 @@ from advisor.rulebase import docs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True, params=["any"])
-def engine_name():  # the pages do not depend on the engine: run once, not once per back-end
-    return None
-
-
 def test_generated_pages_are_up_to_date():
     stale = docs.drift(ROOT)
     assert stale == [], "run `python -m advisor.rulebase.docs`; out of date: " + ", ".join(stale)

@@ -17,6 +17,8 @@ from advisor.rulebase.load import load_rules, parse_rules_text
 from .rule_text import rule_yaml
 
 DATA = Path(__file__).parent / "data"
+#: every test here runs once per back-end (RuleBase() takes the one of the engine_name fixture)
+pytestmark = pytest.mark.usefixtures("engine_name")
 
 
 @pytest.mark.parametrize("x,text", [

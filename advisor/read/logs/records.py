@@ -302,7 +302,7 @@ class Collector:
         self._open_events: list[LogEvent] = []      # tracebacks not yet followed by a logged value
 
     def _global_step(self, step: float, epoch: float) -> float:
-        if epoch != int(epoch):
+        if not (math.isfinite(epoch) and math.isfinite(step)) or epoch != int(epoch):
             return step
         if self._first_epoch != self._first_epoch:
             self._first_epoch = epoch
