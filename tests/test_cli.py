@@ -61,7 +61,7 @@ def test_fail_on_gates(runs, capsys):
     assert _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "--fail-on", "high")[0] == 1
     assert _run(capsys, "diagnose", runs["healthy"], "--rules", DIVERGE, "--only-rules", "--fail-on", "low")[0] == 0
     assert _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "--fail-on", "high",
-                "--min-confidence", "0.9")[0] == 0
+                "--min-confidence", "0.99")[0] == 0
 
 
 def test_param_override(runs, capsys):
@@ -86,7 +86,10 @@ def test_html_and_md_outputs(runs, tmp_path, capsys):
     assert "<svg" in text and "Learning rate too high" in text and 'id="checklist"' in text
     assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # self-contained
     code, out, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "-f", "md")
-    assert "| 1 | Learning rate too high (`lr_too_high`) | 80% | high |" in out
+    from advisor.calibration import calibrate
+
+    shown = f"{calibrate(0.8):.0%}"  # the rule's 0.8 through the calibration map
+    assert f"| 1 | Learning rate too high (`lr_too_high`) | {shown} | high |" in out
 
 
 def test_hostile_text_is_escaped_in_html(runs, tmp_path, capsys):

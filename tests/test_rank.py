@@ -63,12 +63,12 @@ def test_rules_reading_one_fact_count_once_at_their_strongest():
     same = [_firing("a", "insufficient_epochs", 0.6, {"loss_curve": curve}),
             _firing("b", "insufficient_epochs", 0.5, {"loss_curve": curve})]
     causes, _ = rank(same)
-    assert causes[0].confidence == pytest.approx(0.6)          # not 1 - 0.4 * 0.5 = 0.8
+    assert causes[0].raw_confidence == pytest.approx(0.6)      # not 1 - 0.4 * 0.5 = 0.8
     assert causes[0].rules == ["a", "b"]                       # both still shown as evidence
     independent = [_firing("a", "insufficient_epochs", 0.6, {"loss_curve": curve}),
                    _firing("b", "insufficient_epochs", 0.5, {"loss_curve": other})]
     causes, _ = rank(independent)
-    assert causes[0].confidence == pytest.approx(0.8)
+    assert causes[0].raw_confidence == pytest.approx(0.8)
 
 
 def test_remedies_saying_the_same_first_thing_collapse():
@@ -95,4 +95,4 @@ def test_a_rule_on_a_subset_of_anothers_facts_is_absorbed():
                _firing("lr-and-baseline", "lr_too_low", 0.6, {"a": lr, "b": dev})]
     causes, _ = rank(firings)
     # lr-alone is absorbed; lr-and-curve counts at no less than it (0.55); two observations remain
-    assert causes[0].confidence == pytest.approx(1 - 0.45 * 0.4)
+    assert causes[0].raw_confidence == pytest.approx(1 - 0.45 * 0.4)

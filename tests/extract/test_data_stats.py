@@ -6,6 +6,9 @@ runs the extractor (exact facts) and the whole diagnosis (advisor.diagnose) on t
 
 from __future__ import annotations
 
+# confidences here are the rules' combined figure (raw_confidence), before the calibration map that
+# benchmarks/calibrate.py fits on labelled runs (tested in tests/test_calibration.py)
+
 import json
 
 import numpy as np
@@ -59,7 +62,7 @@ def _facts(root, kind, baseline=None):
 
 def _causes(root, baseline=None):
     report = advisor.diagnose(root, baseline=baseline)
-    return {c.id: c.confidence for c in report.causes}, report
+    return {c.id: c.raw_confidence for c in report.causes}, report
 
 
 @pytest.mark.parametrize("name", sorted(LOADERS))

@@ -7,6 +7,9 @@ must name the injected fault, and stay quiet on the healthy runs.
 
 from __future__ import annotations
 
+# confidences here are the rules' combined figure (raw_confidence), before the calibration map that
+# benchmarks/calibrate.py fits on labelled runs (tested in tests/test_calibration.py)
+
 import functools
 import math
 import sys
@@ -34,7 +37,7 @@ def _run(tmp_path: Path, kind: str, fmt: str) -> Path:
 
 def _causes(folder: Path, baseline: Path | None = None) -> dict[str, float]:
     report = diagnose(folder, baseline=baseline)
-    return {c.id: c.confidence for c in report.causes}
+    return {c.id: c.raw_confidence for c in report.causes}
 
 
 @pytest.mark.parametrize("fmt", list(logs_gen.WRITERS))
