@@ -84,11 +84,19 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     _check_output(args.output, [(args.run, "run"), (args.baseline, "baseline")])
     if not 0.0 <= args.min_confidence <= 1.0:
         raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
-    if args.baseline and Path(args.baseline).is_dir() and Path(args.run).is_dir() \
-            and Path(args.baseline).resolve() == Path(args.run).resolve():
+    if (
+        args.baseline
+        and Path(args.baseline).is_dir()
+        and Path(args.run).is_dir()
+        and Path(args.baseline).resolve() == Path(args.run).resolve()
+    ):
         raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
-    if args.baseline and Path(args.baseline).is_file() and Path(args.run).is_file() \
-            and Path(args.baseline).resolve() == Path(args.run).resolve():
+    if (
+        args.baseline
+        and Path(args.baseline).is_file()
+        and Path(args.run).is_file()
+        and Path(args.baseline).resolve() == Path(args.run).resolve()
+    ):
         raise _Usage("--baseline is the run log itself: give the benchmark run's log or folder")
     if args.only_rules and not args.rules:
         raise _Usage("--only-rules without --rules leaves no rule to run")
@@ -100,8 +108,15 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         options["compare.baseline_kind"] = args.baseline_kind
     engine = _engine(args)
     try:
-        report = diagnose(args.run, baseline=args.baseline, rules=args.rules or (), only_rules=args.only_rules,
-                          params=_params(args.param), options=options, engine=engine)
+        report = diagnose(
+            args.run,
+            baseline=args.baseline,
+            rules=args.rules or (),
+            only_rules=args.only_rules,
+            params=_params(args.param),
+            options=options,
+            engine=engine,
+        )
     except UsageError as exc:
         raise _Usage(str(exc)) from None
     for w in report.warnings:
@@ -111,8 +126,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.output and not args.quiet:
         print(f"advisor: wrote {args.output} ({report.summary.headline})", file=sys.stderr)
     if report.rule_errors:  # a broken rule of the user's must not pass a --fail-on gate silently
-        print(f"advisor: error: {report.rule_errors} error(s) in the --rules files (above); those rules did not run",
-              file=sys.stderr)
+        print(
+            f"advisor: error: {report.rule_errors} error(s) in the --rules files (above); those rules did not run",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if args.fail_on:
         level = SEVERITIES.index(args.fail_on)
@@ -146,9 +163,17 @@ def _builtin_id_clashes(rules) -> list:
     for r in rules:
         b = builtin.get(r.id)
         if b is not None and not Path(r.path).resolve().is_relative_to(root):
-            out.append(Diagnostic(path=r.path, line=1, column=1, code="duplicate-id", rule=r.id,
-                                  message=f"rule id '{r.id}' is already used by a built-in rule",
-                                  hint=f"first defined at {b.path}; pick another id (or validate with --only-rules)"))
+            out.append(
+                Diagnostic(
+                    path=r.path,
+                    line=1,
+                    column=1,
+                    code="duplicate-id",
+                    rule=r.id,
+                    message=f"rule id '{r.id}' is already used by a built-in rule",
+                    hint=f"first defined at {b.path}; pick another id (or validate with --only-rules)",
+                )
+            )
     return out
 
 
@@ -187,9 +212,11 @@ def cmd_facts(args: argparse.Namespace) -> int:
     options = _params(args.threshold, "--threshold")
     for w in _threshold_problems(options):
         print(w, file=sys.stderr)
-    pair = RunPair(run=RunFolder.open(args.run, "run", stdin),
-                   baseline=RunFolder.open(args.baseline, "baseline") if args.baseline else None,
-                   options=options)
+    pair = RunPair(
+        run=RunFolder.open(args.run, "run", stdin),
+        baseline=RunFolder.open(args.baseline, "baseline") if args.baseline else None,
+        options=options,
+    )
     from advisor.read.runs import pick_latest
 
     # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
@@ -199,9 +226,21 @@ def cmd_facts(args: argparse.Namespace) -> int:
     if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
         from advisor.report.render import _escaped
 
-        print(json.dumps(_escaped(_finite({"facts": [f.model_dump(mode="json") for f in ex.facts],
-                                           "inputs": [i.model_dump(mode="json") for i in ex.inputs]})), indent=2,
-                         allow_nan=False, default=str))
+        print(
+            json.dumps(
+                _escaped(
+                    _finite(
+                        {
+                            "facts": [f.model_dump(mode="json") for f in ex.facts],
+                            "inputs": [i.model_dump(mode="json") for i in ex.inputs],
+                        }
+                    )
+                ),
+                indent=2,
+                allow_nan=False,
+                default=str,
+            )
+        )
         return EXIT_OK
     for f in ex.facts:
         fields = f.model_dump(mode="json", exclude={"kind", "source", "side"}, exclude_none=True)
@@ -233,9 +272,18 @@ def cmd_watch(args: argparse.Namespace) -> int:
         print(alert_.line(), flush=True)
 
     try:
-        return watch(args.run, alert=alert, exit_on=exit_on, once=args.once, interval=args.interval,
-                     idle_exit=args.idle_exit, on_alert=say, rules=args.rules or (),
-                     params=_params(args.param), options=_params(args.threshold, "--threshold"))
+        return watch(
+            args.run,
+            alert=alert,
+            exit_on=exit_on,
+            once=args.once,
+            interval=args.interval,
+            idle_exit=args.idle_exit,
+            on_alert=say,
+            rules=args.rules or (),
+            params=_params(args.param),
+            options=_params(args.threshold, "--threshold"),
+        )
     except KeyboardInterrupt:
         return EXIT_OK
 
@@ -311,8 +359,12 @@ def cmd_rules(args: argparse.Namespace) -> int:
         if action == "show":
             print(shown(Path(r.path).read_text(encoding="utf-8", errors="replace") if Path(r.path).is_file() else r))
             return EXIT_OK
-        print(shown(f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
-              f"confidence {r.confidence:+.2f}, severity {r.severity}\n"))
+        print(
+            shown(
+                f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
+                f"confidence {r.confidence:+.2f}, severity {r.severity}\n"
+            )
+        )
         for part in ("what", "why", "fix"):
             print(shown(f"{part.upper()}\n  {r.doc.get(part, '')}\n"))
         for ref in r.doc.get("references", []) or []:
@@ -326,8 +378,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- parser
 #: the rule engine back-ends (advisor/rulebase/backends.py; listed here so --help does not import it)
 ENGINE_CHOICES = ("auto", "durable", "python")
-ENGINE_HELP = ("rule engine: durable (durable-rules, Python 3.10-3.12), python (built-in matcher, any Python) "
-               "or auto (default: durable where it imports; env ADVISOR_ENGINE)")
+ENGINE_HELP = (
+    "rule engine: durable (durable-rules, Python 3.10-3.12), python (built-in matcher, any Python) "
+    "or auto (default: durable where it imports; env ADVISOR_ENGINE)"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -337,23 +391,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"advisor {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    d = sub.add_parser("diagnose", help="diagnose a run folder (optionally against a baseline run)",
-                       description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.")
-    d.add_argument("run", metavar="RUN", help="the run folder, one log file, or - for a log on standard input (read-only)")
+    d = sub.add_parser(
+        "diagnose",
+        help="diagnose a run folder (optionally against a baseline run)",
+        description="Diagnose RUN: read what it wrote, infer likely causes, print a ranked report.",
+    )
+    d.add_argument(
+        "run", metavar="RUN", help="the run folder, one log file, or - for a log on standard input (read-only)"
+    )
     d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
-    d.add_argument("--baseline-kind", choices=("auto", "rerun", "port"), default="auto",
-                   help="rerun: the baseline is the same configuration run again (dump differences are random "
-                        "errors); port: another device, framework or build (differences are accuracy); auto "
-                        "(default): decided from the dumps")
-    d.add_argument("--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)")
+    d.add_argument(
+        "--baseline-kind",
+        choices=("auto", "rerun", "port"),
+        default="auto",
+        help="rerun: the baseline is the same configuration run again (dump differences are random "
+        "errors); port: another device, framework or build (differences are accuracy); auto "
+        "(default): decided from the dumps",
+    )
+    d.add_argument(
+        "--format", "-f", choices=("text", "json", "md", "html"), help="output format (default: from -o, else text)"
+    )
     d.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (.html, .json, .md, .txt)")
     d.add_argument("--rules", action="append", metavar="FILE_OR_DIR", help="extra YAML rules (repeatable)")
     d.add_argument("--only-rules", action="store_true", help="use only the --rules given, not the built-in rules")
-    d.add_argument("--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter (repeatable)")
-    d.add_argument("--threshold", action="append", metavar="NAME=VALUE",
-                   help="override an extractor threshold, e.g. loss_curve.spike_z=8 (repeatable; see docs/)")
+    d.add_argument(
+        "--param", action="append", metavar="RULE.PARAM=VALUE", help="override a rule parameter (repeatable)"
+    )
+    d.add_argument(
+        "--threshold",
+        action="append",
+        metavar="NAME=VALUE",
+        help="override an extractor threshold, e.g. loss_curve.spike_z=8 (repeatable; see docs/)",
+    )
     d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
-    d.add_argument("--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)")
+    d.add_argument(
+        "--min-confidence", type=float, default=0.5, help="confidence from which --fail-on counts a cause (default 0.5)"
+    )
     d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
     d.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     d.set_defaults(func=cmd_diagnose)
@@ -368,7 +441,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("rules", help="list, show, validate and test rules")
     rsub = r.add_subparsers(dest="rules_action", metavar="ACTION", parser_class=_Parser, required=True)
-    for name, helptext in (("list", "list the rules"), ("show", "print a rule's YAML"), ("explain", "print a rule's documentation")):
+    for name, helptext in (
+        ("list", "list the rules"),
+        ("show", "print a rule's YAML"),
+        ("explain", "print a rule's documentation"),
+    ):
         a = rsub.add_parser(name, help=helptext)
         if name != "list":
             a.add_argument("id", metavar="ID")
@@ -384,12 +461,19 @@ def build_parser() -> argparse.ArgumentParser:
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
     r.set_defaults(func=cmd_rules)
 
-    w = sub.add_parser("watch", help="follow a run while it trains; print a line when a cause becomes likely",
-                       description="Follow RUN while it trains: re-diagnose when logs, metrics or tensors.jsonl grow, "
-                                   "and print one line when a cause first reaches the --alert confidence.")
+    w = sub.add_parser(
+        "watch",
+        help="follow a run while it trains; print a line when a cause becomes likely",
+        description="Follow RUN while it trains: re-diagnose when logs, metrics or tensors.jsonl grow, "
+        "and print one line when a cause first reaches the --alert confidence.",
+    )
     w.add_argument("run", metavar="RUN", help="the run folder (read-only)")
-    w.add_argument("--alert", default="high", metavar="LEVEL",
-                   help="confidence that prints a line: low (0.3), medium (0.5), high (0.8) or a number (default high)")
+    w.add_argument(
+        "--alert",
+        default="high",
+        metavar="LEVEL",
+        help="confidence that prints a line: low (0.3), medium (0.5), high (0.8) or a number (default high)",
+    )
     w.add_argument("--exit-on", metavar="LEVEL", help="stop with exit status 1 once a cause reaches this confidence")
     w.add_argument("--once", action="store_true", help="diagnose once, print the causes at --alert, exit (for cron)")
     w.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the folder (default 0.5)")

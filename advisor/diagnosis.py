@@ -25,9 +25,14 @@ from advisor.stages import STAGES
 REPORT_THRESHOLD = 0.5
 
 CHART_TITLES = {
-    "loss": "Loss", "lr": "Learning rate", "loss_scale": "Loss scale", "grad_norm": "Gradient norm",
-    "metric": "Evaluation metrics", "op_error": "Per-operator error along execution order",
-    "class_hist": "Class counts", "feature_range": "Feature ranges",
+    "loss": "Loss",
+    "lr": "Learning rate",
+    "loss_scale": "Loss scale",
+    "grad_norm": "Gradient norm",
+    "metric": "Evaluation metrics",
+    "op_error": "Per-operator error along execution order",
+    "class_hist": "Class counts",
+    "feature_range": "Feature ranges",
 }
 
 
@@ -37,7 +42,9 @@ def _load_builtin(path: str) -> tuple[tuple[Rule, ...], tuple[Diagnostic, ...]]:
     return tuple(rules), tuple(diags)
 
 
-def load_rule_set(rules: Iterable[str | os.PathLike] = (), only_rules: bool = False) -> tuple[list[Rule], list[Diagnostic]]:
+def load_rule_set(
+    rules: Iterable[str | os.PathLike] = (), only_rules: bool = False
+) -> tuple[list[Rule], list[Diagnostic]]:
     """The built-in rules (unless only_rules) plus the user's files/folders; diagnostics for bad ones."""
     loaded = [] if only_rules else [_load_builtin(str(builtin_rules_dir()))]  # parsed once per process
     for p in rules:  # the user's files are read every time (they may have changed)
@@ -46,9 +53,14 @@ def load_rule_set(rules: Iterable[str | os.PathLike] = (), only_rules: bool = Fa
 
 
 #: input kinds that feed a stage: a skipped stage names its unreadable inputs instead of "no input"
-_STAGE_INPUTS = {"loss_curve": ("log", "metrics"), "hyperparameters": ("hparams",), "input_data": ("data",),
-                 "training_dynamics": ("tensors",), "network_wide_comparison": ("dump",),
-                 "floating_point_exceptions": ("dump", "log", "tensors")}
+_STAGE_INPUTS = {
+    "loss_curve": ("log", "metrics"),
+    "hyperparameters": ("hparams",),
+    "input_data": ("data",),
+    "training_dynamics": ("tensors",),
+    "network_wide_comparison": ("dump",),
+    "floating_point_exceptions": ("dump", "log", "tensors"),
+}
 
 
 def _checks(extraction: Extraction) -> list[CheckReport]:
@@ -64,7 +76,9 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
     out = []
     for s in STAGES:
         if s.id in ran:
-            out.append(CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id], notes=notes.get(s.id, [])))
+            out.append(
+                CheckReport(stage=s.id, title=s.title, status="ran", inputs=ran[s.id], notes=notes.get(s.id, []))
+            )
         else:
             bad = [i for i in extraction.inputs if i.status == "unreadable" and i.kind in _STAGE_INPUTS.get(s.id, ())]
             if bad:
@@ -77,10 +91,14 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
 
 
 #: the routine's next step when the run is worse than its baseline and no stage found why
-NEXT_STEP_DUMP = ("collect per-operator dumps of both runs at step 0 (in each training script: `from advisor.capture "
-                  "import attach; attach(model, optimizer, 'run/', dump_steps=[0])`) and diagnose again with --baseline")
-NEXT_STEP_LATER = ("the step-0 dumps match: dump both runs again at a step after the curves part (dump_steps=[N]), "
-                   "backward included, and diagnose again with --baseline")
+NEXT_STEP_DUMP = (
+    "collect per-operator dumps of both runs at step 0 (in each training script: `from advisor.capture "
+    "import attach; attach(model, optimizer, 'run/', dump_steps=[0])`) and diagnose again with --baseline"
+)
+NEXT_STEP_LATER = (
+    "the step-0 dumps match: dump both runs again at a step after the curves part (dump_steps=[N]), "
+    "backward included, and diagnose again with --baseline"
+)
 
 
 #: at most this many "what to collect next" lines when nothing was found
@@ -89,8 +107,9 @@ MAX_NEXT_STEPS = 3
 
 def _next_steps(report: Report) -> list[str]:
     """What to collect so that skipped checks can run: the routine's order, a few lines."""
-    return [f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable
-            and c.stage != "pre_check"][:MAX_NEXT_STEPS]  # the hyper-parameter check's line asks for --baseline
+    return [
+        f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable and c.stage != "pre_check"
+    ][:MAX_NEXT_STEPS]  # the hyper-parameter check's line asks for --baseline
 
 
 def _summary(report: Report, n_inputs: int) -> Summary:
@@ -111,43 +130,68 @@ def _summary(report: Report, n_inputs: int) -> Summary:
         summary.certainty = "the gap is certain; its cause is not found yet"
     elif summary.verdict == "weak_signals" and report.causes:
         top = report.causes[0]
-        summary.headline = (f"The run is worse than its baseline; no cause reached {REPORT_THRESHOLD:.0%} confidence "
-                            f"(the strongest signal: {top.title}, {top.confidence:.0%}).")
-    summary.next_steps = [summary.next_step] + [s for s in summary.next_steps if s != summary.next_step][:MAX_NEXT_STEPS - 1]
+        summary.headline = (
+            f"The run is worse than its baseline; no cause reached {REPORT_THRESHOLD:.0%} confidence "
+            f"(the strongest signal: {top.title}, {top.confidence:.0%})."
+        )
+    summary.next_steps = [summary.next_step] + [s for s in summary.next_steps if s != summary.next_step][
+        : MAX_NEXT_STEPS - 1
+    ]
     return summary
 
 
 def _summary_core(report: Report, n_inputs: int) -> Summary:
     found = report.found()
     if n_inputs == 0:
-        return Summary(verdict="no_input", headline="No artifact the advisor can read was found in the run folder.",
-                       certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps",
-                       next_steps=_next_steps(report))
+        return Summary(
+            verdict="no_input",
+            headline="No artifact the advisor can read was found in the run folder.",
+            certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps",
+            next_steps=_next_steps(report),
+        )
     if found:
         top = found[0]
         second = found[1].confidence if len(found) > 1 else 0.0
         margin = top.confidence - second
-        certainty = ("confident: one cause stands out" if top.confidence >= 0.8 and margin >= 0.2 else
-                     "fairly sure, but check the runner-up causes too" if top.confidence >= 0.65 else
-                     "tentative: the evidence is moderate")
-        return Summary(verdict="cause_found", headline=f"Most likely cause: {top.title} ({top.id})",
-                       top_cause=top.id, top_confidence=top.confidence, first_remedies=top.remedies[:3],
-                       certainty=certainty)
+        certainty = (
+            "confident: one cause stands out"
+            if top.confidence >= 0.8 and margin >= 0.2
+            else "fairly sure, but check the runner-up causes too"
+            if top.confidence >= 0.65
+            else "tentative: the evidence is moderate"
+        )
+        return Summary(
+            verdict="cause_found",
+            headline=f"Most likely cause: {top.title} ({top.id})",
+            top_cause=top.id,
+            top_confidence=top.confidence,
+            first_remedies=top.remedies[:3],
+            certainty=certainty,
+        )
     ran = sum(1 for c in report.checks if c.status == "ran")
     # a run that crashed is not "fine": say what is known instead of "nothing is wrong"
-    opening = ("The run stopped with an exception (below), and" if report.crashes else
-               f"Nothing is clearly wrong in the {ran} check(s) that could run:")
+    opening = (
+        "The run stopped with an exception (below), and"
+        if report.crashes
+        else f"Nothing is clearly wrong in the {ran} check(s) that could run:"
+    )
     if report.causes:
         top = report.causes[0]
-        return Summary(verdict="weak_signals",
-                       headline=f"{opening} no cause reached {REPORT_THRESHOLD:.0%} confidence (the strongest "
-                                f"signal: {top.title}, {top.confidence:.0%}).",
-                       top_cause=top.id, top_confidence=top.confidence,
-                       certainty="unsure: only weak signals, listed below for a look, not to act on",
-                       next_steps=_next_steps(report))
-    return Summary(verdict="nothing_found", headline=f"{opening} no rule found a cause.",
-                   certainty="nothing found in what was checked; skipped checks may still hide a cause",
-                   next_steps=_next_steps(report))
+        return Summary(
+            verdict="weak_signals",
+            headline=f"{opening} no cause reached {REPORT_THRESHOLD:.0%} confidence (the strongest "
+            f"signal: {top.title}, {top.confidence:.0%}).",
+            top_cause=top.id,
+            top_confidence=top.confidence,
+            certainty="unsure: only weak signals, listed below for a look, not to act on",
+            next_steps=_next_steps(report),
+        )
+    return Summary(
+        verdict="nothing_found",
+        headline=f"{opening} no rule found a cause.",
+        certainty="nothing found in what was checked; skipped checks may still hide a cause",
+        next_steps=_next_steps(report),
+    )
 
 
 def _crashes(extraction: Extraction) -> list[CrashReport]:
@@ -157,15 +201,23 @@ def _crashes(extraction: Extraction) -> list[CrashReport]:
         if f.kind == "training_crash" and (f.side, f.exception, f.step) not in seen:  # traceback + message: once
             seen.add((f.side, f.exception, f.step))
             cite = f.source.cite() if f.source is not None else None
-            out.append(CrashReport(exception=f.exception, step=f.step, is_nonfinite=f.is_nonfinite,
-                                   source=("baseline: " + cite) if cite and f.side == "baseline" else cite))
+            out.append(
+                CrashReport(
+                    exception=f.exception,
+                    step=f.step,
+                    is_nonfinite=f.is_nonfinite,
+                    source=("baseline: " + cite) if cite and f.side == "baseline" else cite,
+                )
+            )
     return out
 
 
 def _charts(extraction: Extraction) -> list[Chart]:
     charts: dict[str, Chart] = {}
     for s in extraction.series:
-        charts.setdefault(s.chart, Chart(id=s.chart, title=CHART_TITLES.get(s.chart, s.chart.replace("_", " ").title())))
+        charts.setdefault(
+            s.chart, Chart(id=s.chart, title=CHART_TITLES.get(s.chart, s.chart.replace("_", " ").title()))
+        )
         charts[s.chart].series.append(s)
     for m in extraction.markers:
         if m.chart in charts:
@@ -180,8 +232,17 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     from advisor.extract.curves import CurveThresholds
 
     curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
-    exact = curve | {"benchmark.score_band"} | {"training_dynamics.max_records", "op_compare.same_config", "op_compare.workers", "compare.kl",
-                     "compare.kernel"}
+    exact = (
+        curve
+        | {"benchmark.score_band"}
+        | {
+            "training_dynamics.max_records",
+            "op_compare.same_config",
+            "op_compare.workers",
+            "compare.kl",
+            "compare.kernel",
+        }
+    )
     from advisor.compare.tolerances import option_problems
 
     out = [f"advisor: warning: threshold {problem}; ignored" for problem in option_problems(options)]
@@ -191,8 +252,10 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
         import difflib
 
         close = difflib.get_close_matches(key, sorted(exact), n=1)
-        out.append(f"advisor: warning: threshold '{key}' is not read by any extractor"
-                   + (f" (did you mean '{close[0]}'?)" if close else ""))
+        out.append(
+            f"advisor: warning: threshold '{key}' is not read by any extractor"
+            + (f" (did you mean '{close[0]}'?)" if close else "")
+        )
     return out
 
 
@@ -203,8 +266,10 @@ def _several_runs(folder: RunFolder, what: str) -> list[str]:
     tops = sorted({p.parts[0] for p in folder.glob(HPARAM_FILE_NAMES) if len(p.parts) > 1})
     if len(tops) >= 2 and not any(len(p.parts) == 1 for p in folder.glob(HPARAM_FILE_NAMES)):
         shown = ", ".join(f"{t}/" for t in tops[:4])
-        return [f"advisor: warning: {what} '{folder.root}' seems to hold several runs ({shown}), read as one run; "
-                f"pass one of them as {what}{' and another as --baseline' if what == 'RUN' else ''}"]
+        return [
+            f"advisor: warning: {what} '{folder.root}' seems to hold several runs ({shown}), read as one run; "
+            f"pass one of them as {what}{' and another as --baseline' if what == 'RUN' else ''}"
+        ]
     return []
 
 
@@ -221,15 +286,23 @@ def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
         rid, _, name = key.rpartition(".")
         if rid and rid not in by_id:
             close = difflib.get_close_matches(rid, sorted(by_id), n=1)
-            out.append(f"advisor: warning: --param '{key}': no rule '{rid}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+            out.append(
+                f"advisor: warning: --param '{key}': no rule '{rid}'"
+                + (f" (did you mean '{close[0]}'?)" if close else "")
+            )
             continue
         owners = [by_id[rid]] if rid else [r for r in rules if name in r.params]
         if not owners or name not in owners[0].params:
             known = sorted(by_id[rid].params) if rid else sorted({p for r in rules for p in r.params})
             close = difflib.get_close_matches(name, known, n=1)
             where = f"rule '{rid}' has no param '{name}'" if rid else f"no rule has a param '{name}'"
-            hint = (f" (did you mean '{close[0]}'?)" if close else
-                    f" (its params: {', '.join(known) or 'none'})" if rid else " (advisor rules show ID lists a rule's params)")
+            hint = (
+                f" (did you mean '{close[0]}'?)"
+                if close
+                else f" (its params: {', '.join(known) or 'none'})"
+                if rid
+                else " (advisor rules show ID lists a rule's params)"
+            )
             out.append(f"advisor: warning: --param '{key}': {where}{hint}")
             continue
         default = owners[0].params[name]
@@ -238,7 +311,9 @@ def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
             out.append(f"advisor: warning: --param '{key}' needs a number (default {default}), got {value!r}; ignored")
             del params[key]
         elif numeric and not math.isfinite(value):  # NaN/1e999/-Infinity: no comparison with them means anything
-            out.append(f"advisor: warning: --param '{key}' needs a finite number (default {default}), got {value}; ignored")
+            out.append(
+                f"advisor: warning: --param '{key}' needs a finite number (default {default}), got {value}; ignored"
+            )
             del params[key]
     return out
 
@@ -260,10 +335,15 @@ def _threshold_problems(options: dict[str, Any]) -> list[str]:
     return out
 
 
-def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
-             rules: Iterable[str | os.PathLike] = (), only_rules: bool = False,
-             params: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
-             engine: str | None = None) -> Report:
+def diagnose(
+    run: str | os.PathLike,
+    baseline: str | os.PathLike | None = None,
+    rules: Iterable[str | os.PathLike] = (),
+    only_rules: bool = False,
+    params: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    engine: str | None = None,
+) -> Report:
     """Diagnose a run folder, one log file or ``-`` (standard input), optionally against a baseline.
 
     ``rules``: extra rule files/folders; ``only_rules``: drop the built-in rules;
@@ -294,9 +374,11 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     rule_list, diags = load_rule_set(rules, only_rules)
     options = dict(options or {})
     threshold_warnings = _threshold_problems(options)
-    pair = RunPair(run=RunFolder.open(run_path, "run", stdin),
-                   baseline=RunFolder.open(Path(baseline), "baseline") if baseline is not None else None,
-                   options=dict(options or {}))
+    pair = RunPair(
+        run=RunFolder.open(run_path, "run", stdin),
+        baseline=RunFolder.open(Path(baseline), "baseline") if baseline is not None else None,
+        options=dict(options or {}),
+    )
     from advisor.read.runs import pick_latest
 
     # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
@@ -304,31 +386,55 @@ def diagnose(run: str | os.PathLike, baseline: str | os.PathLike | None = None,
     base_note = None
     if pair.baseline is not None:
         pair.baseline, base_note = pick_latest(pair.baseline)
-    runs_notes = [f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note))
-                  if note]
+    runs_notes = [
+        f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note)) if note
+    ]
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = _param_problems(rule_list, params)
     rulebase = RuleBase(rule_list, params, engine=engine)  # compiled rulesets are registered once per content
     firings, warnings = rulebase.infer(extraction.facts)
     causes, ruled_out = rank(firings)
-    findings = [FindingReport(id=f.rule.finding, source=f.rule.id, text=f.evidence,
-                              detail={a: fact.model_dump(mode="json", exclude_none=True, exclude={"source"})
-                                      for a, fact in f.facts.items()})
-                for f in firings if f.rule.finding]
+    findings = [
+        FindingReport(
+            id=f.rule.finding,
+            source=f.rule.id,
+            text=f.evidence,
+            detail={
+                a: fact.model_dump(mode="json", exclude_none=True, exclude={"source"}) for a, fact in f.facts.items()
+            },
+        )
+        for f in firings
+        if f.rule.finding
+    ]
     inputs = _dedupe_inputs(extraction)
     inputs += _unread_files(pair.run, inputs) + (_unread_files(pair.baseline, inputs) if pair.baseline else [])
     inputs = _cap_ignored(inputs)
-    report = Report(advisor_version=__version__, run=str(run), baseline=str(baseline) if baseline is not None else None,
-                    summary=Summary(verdict="nothing_found", headline="", certainty=""),
-                    causes=causes, ruled_out=ruled_out, findings=findings, crashes=_crashes(extraction),
-                    checks=_checks(extraction),
-                    inputs=inputs, warnings=[d.format() for d in diags] + warnings + _unknown_options(pair.options)
-                    + param_warnings + threshold_warnings + _several_runs(pair.run, "RUN")
-                    + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else []) + runs_notes,
-                    facts_count=len(extraction.facts), rules_count=len(rule_list),
-                    rule_errors=sum(1 for d in diags if d.severity == "error"), charts=_charts(extraction),
-                    report_threshold=REPORT_THRESHOLD)
+    report = Report(
+        advisor_version=__version__,
+        run=str(run),
+        baseline=str(baseline) if baseline is not None else None,
+        summary=Summary(verdict="nothing_found", headline="", certainty=""),
+        causes=causes,
+        ruled_out=ruled_out,
+        findings=findings,
+        crashes=_crashes(extraction),
+        checks=_checks(extraction),
+        inputs=inputs,
+        warnings=[d.format() for d in diags]
+        + warnings
+        + _unknown_options(pair.options)
+        + param_warnings
+        + threshold_warnings
+        + _several_runs(pair.run, "RUN")
+        + (_several_runs(pair.baseline, "--baseline") if pair.baseline is not None else [])
+        + runs_notes,
+        facts_count=len(extraction.facts),
+        rules_count=len(rule_list),
+        rule_errors=sum(1 for d in diags if d.severity == "error"),
+        charts=_charts(extraction),
+        report_threshold=REPORT_THRESHOLD,
+    )
     report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))
     return report
 
@@ -346,14 +452,31 @@ def _unread_files(folder: RunFolder, inputs: list[InputRecord]) -> list[InputRec
         exact.add(i.path)
         if i.kind == "dump":  # a dump folder, or the folder of its dump.json: its tensor files are covered
             prefixes.append((i.path.rsplit("/", 1)[0] if i.path.endswith(".json") else i.path).rstrip("/") + "/")
-    unread = [p.as_posix() for p in folder.files
-              if p.as_posix() not in exact and not any(p.as_posix().startswith(x) for x in prefixes)]
-    out = [InputRecord(path=p, kind="other", status="ignored", side=folder.side,
-                       why="not a file advisor reads (see run-layout: logs, metrics, hparams, data, tensors, dumps)")
-           for p in unread[:MAX_UNREAD_LISTED]]
+    unread = [
+        p.as_posix()
+        for p in folder.files
+        if p.as_posix() not in exact and not any(p.as_posix().startswith(x) for x in prefixes)
+    ]
+    out = [
+        InputRecord(
+            path=p,
+            kind="other",
+            status="ignored",
+            side=folder.side,
+            why="not a file advisor reads (see run-layout: logs, metrics, hparams, data, tensors, dumps)",
+        )
+        for p in unread[:MAX_UNREAD_LISTED]
+    ]
     if len(unread) > MAX_UNREAD_LISTED:
-        out.append(InputRecord(path=f"(and {len(unread) - MAX_UNREAD_LISTED} more files)", kind="other",
-                               status="ignored", side=folder.side, why="not files advisor reads"))
+        out.append(
+            InputRecord(
+                path=f"(and {len(unread) - MAX_UNREAD_LISTED} more files)",
+                kind="other",
+                status="ignored",
+                side=folder.side,
+                why="not files advisor reads",
+            )
+        )
     return out
 
 
@@ -383,12 +506,22 @@ def _cap_ignored(inputs: list[InputRecord]) -> list[InputRecord]:
         else:
             hidden[i.side] = hidden.get(i.side, 0) + 1
     for side, n in hidden.items():
-        out.append(InputRecord(path=f"(and {n} more files)", kind="other", status="ignored", side=side,  # type: ignore[arg-type]
-                               why="not files advisor reads, or not read as what their names suggest"))
+        out.append(
+            InputRecord(
+                path=f"(and {n} more files)",
+                kind="other",
+                status="ignored",
+                side=side,  # type: ignore[arg-type]
+                why="not files advisor reads, or not read as what their names suggest",
+            )
+        )
     for (side, kind, why), n in same_why.items():
         if n > MAX_UNREAD_LISTED:
-            out.append(InputRecord(path=f"(and {n - MAX_UNREAD_LISTED} more files)", kind=kind, status="unreadable",
-                                   side=side, why=why))  # type: ignore[arg-type]
+            out.append(
+                InputRecord(
+                    path=f"(and {n - MAX_UNREAD_LISTED} more files)", kind=kind, status="unreadable", side=side, why=why
+                )
+            )  # type: ignore[arg-type]
     return out
 
 

@@ -37,8 +37,9 @@ class _TailFile:
 
     def __init__(self, path: str, encoding: str, requests: int):
         self._fh = open(path, "rb")  # noqa: SIM115 (lives as long as the reader process)
-        self._dec = io.IncrementalNewlineDecoder(codecs.getincrementaldecoder(encoding)(errors="replace"),
-                                                 translate=True)
+        self._dec = io.IncrementalNewlineDecoder(
+            codecs.getincrementaldecoder(encoding)(errors="replace"), translate=True
+        )
         self._buf = ""
         self._pos = 0
         self._requests = requests
@@ -57,10 +58,10 @@ class _TailFile:
             i = buf.find("\n", pos)
             if i >= 0 and (limit < 0 or i - pos < limit):
                 self._pos = i + 1
-                return buf[pos:i + 1]
+                return buf[pos : i + 1]
             if limit >= 0 and len(buf) - pos >= limit:
                 self._pos = pos + limit
-                return buf[pos:pos + limit]
+                return buf[pos : pos + limit]
             if self.ended:
                 return ""  # a line still being written is not part of the snapshot
             data = self._fh.read(_CHUNK)
@@ -107,7 +108,7 @@ def _reader(path: str, shown: str, encoding: str, requests: int, results: int) -
         data = pickle.dumps(exc.__class__.__name__)
     view = memoryview(struct.pack("<Q", len(data)) + data)
     while view:
-        view = view[os.write(results, view):]
+        view = view[os.write(results, view) :]
     os._exit(0)
 
 

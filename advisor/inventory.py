@@ -51,8 +51,10 @@ def output_problem(out: str | os.PathLike, folders: Iterable[tuple[str | os.Path
         if folder and folder != "-" and Path(folder).is_file() and target == Path(folder).resolve():
             return f"is the {what} log itself; advisor never writes there"
         if folder and Path(folder).is_dir() and target.is_relative_to(Path(folder).resolve()):
-            return (f"is inside the {what} folder; advisor never writes there (a report left there would "
-                    "also be read back as an input next time)")
+            return (
+                f"is inside the {what} folder; advisor never writes there (a report left there would "
+                "also be read back as an input next time)"
+            )
     return None
 
 
@@ -96,8 +98,15 @@ class RunFolder:
         def unlistable(exc: OSError) -> None:  # a sub-folder that cannot be listed is named, not dropped
             where = Path(exc.filename or "?")
             shown = where.relative_to(root).as_posix() if where.is_relative_to(root) else where.as_posix()
-            skipped.append(InputRecord(path=shown + "/", kind="folder", status="unreadable", side=side,
-                                       why=f"folder cannot be listed ({exc.strerror or exc}); its files were not read"))
+            skipped.append(
+                InputRecord(
+                    path=shown + "/",
+                    kind="folder",
+                    status="unreadable",
+                    side=side,
+                    why=f"folder cannot be listed ({exc.strerror or exc}); its files were not read",
+                )
+            )
 
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=unlistable):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
@@ -107,17 +116,38 @@ class RunFolder:
                 if full.is_symlink():
                     target = resolve(full)
                     if target is None:
-                        skipped.append(InputRecord(path=rel.as_posix(), kind="link", status="unreadable",
-                                                   why="a symbolic-link loop; not read", side=side))
+                        skipped.append(
+                            InputRecord(
+                                path=rel.as_posix(),
+                                kind="link",
+                                status="unreadable",
+                                why="a symbolic-link loop; not read",
+                                side=side,
+                            )
+                        )
                         continue
                     if not target.is_relative_to(real_root):
-                        skipped.append(InputRecord(path=rel.as_posix(), kind="link", status="ignored",
-                                                   why="symbolic link to a file outside the run folder", side=side))
+                        skipped.append(
+                            InputRecord(
+                                path=rel.as_posix(),
+                                kind="link",
+                                status="ignored",
+                                why="symbolic link to a file outside the run folder",
+                                side=side,
+                            )
+                        )
                         continue
                 problem = file_problem(full)
                 if problem:
-                    skipped.append(InputRecord(path=rel.as_posix(), kind="other", status="unreadable",
-                                               why=f"{problem}; not read", side=side))
+                    skipped.append(
+                        InputRecord(
+                            path=rel.as_posix(),
+                            kind="other",
+                            status="unreadable",
+                            why=f"{problem}; not read",
+                            side=side,
+                        )
+                    )
                     continue
                 if full.is_file():
                     files.append(rel)
@@ -138,7 +168,7 @@ class RunFolder:
         if self.memory and str(rel) in self.memory:
             from advisor.read.stdin import MemoryFile
 
-            return cast(Path, MemoryFile(str(rel), self.memory[str(rel)]))   # has the Path methods readers use
+            return cast(Path, MemoryFile(str(rel), self.memory[str(rel)]))  # has the Path methods readers use
         return self.root / rel
 
     def find(self, predicate: Callable[[Path], bool]) -> list[Path]:

@@ -100,8 +100,13 @@ def _cite(firing: Firing) -> str | None:
 
 
 def _evidence(f: Firing) -> EvidenceItem:
-    return EvidenceItem(rule=f.rule.id, text=f.evidence, confidence=f.rule.confidence, source=_cite(f),
-                        facts={alias: fact.model_dump(mode="json", exclude_none=True) for alias, fact in f.facts.items()})
+    return EvidenceItem(
+        rule=f.rule.id,
+        text=f.evidence,
+        confidence=f.rule.confidence,
+        source=_cite(f),
+        facts={alias: fact.model_dump(mode="json", exclude_none=True) for alias, fact in f.facts.items()},
+    )
 
 
 #: confidence from which a pre-check cause is listed before every other cause
@@ -135,13 +140,29 @@ def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
                     remedies.append(r)
         known = CAUSE_BY_ID.get(cause_id)
         title = known.title if known else (support or oppose)[0].rule.title
-        ranked.append(CauseReport(
-            id=cause_id, title=title, stage=known.stage if known else None, confidence=round(calibrate(conf), 4),
-            raw_confidence=round(conf, 4), severity=severity,
-            evidence=[_evidence(f) for f in support], opposing=[_evidence(f) for f in oppose],
-            remedies=remedies, rules=sorted(per_rule)))
+        ranked.append(
+            CauseReport(
+                id=cause_id,
+                title=title,
+                stage=known.stage if known else None,
+                confidence=round(calibrate(conf), 4),
+                raw_confidence=round(conf, 4),
+                severity=severity,
+                evidence=[_evidence(f) for f in support],
+                opposing=[_evidence(f) for f in oppose],
+                remedies=remedies,
+                rules=sorted(per_rule),
+            )
+        )
     # a found pre-check cause (the benchmark itself is not a valid reference) comes first: nothing
     # compared against that baseline can be trusted (routine.md, pre-tuning check)
-    ranked.sort(key=lambda c: (not (c.stage == "pre_check" and c.confidence >= PRE_CHECK_FIRST_FROM),
-                               -c.confidence, -c.raw_confidence, -SEVERITY_RANK[c.severity], c.id))
+    ranked.sort(
+        key=lambda c: (
+            not (c.stage == "pre_check" and c.confidence >= PRE_CHECK_FIRST_FROM),
+            -c.confidence,
+            -c.raw_confidence,
+            -SEVERITY_RANK[c.severity],
+            c.id,
+        )
+    )
     return [c for c in ranked if c.raw_confidence > 0], [c for c in ranked if c.raw_confidence <= 0]

@@ -84,15 +84,27 @@ class Cycle:
 class Watcher:
     """Follow ``run``; ``step()`` polls once and diagnoses when something changed."""
 
-    def __init__(self, run: str | os.PathLike, alert: float = LEVELS["high"], *, rules: Iterable[str] = (),
-                 only_rules: bool = False, params: dict | None = None, options: dict | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        run: str | os.PathLike,
+        alert: float = LEVELS["high"],
+        *,
+        rules: Iterable[str] = (),
+        only_rules: bool = False,
+        params: dict | None = None,
+        options: dict | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.run = Path(run)
         if not self.run.is_dir():
             raise ValueError(f"RUN '{run}' is not a folder")
         self.alert = float(alert)
-        self._diag_kwargs: dict[str, Any] = {"rules": tuple(rules), "only_rules": only_rules, "params": params,
-                                             "options": options}
+        self._diag_kwargs: dict[str, Any] = {
+            "rules": tuple(rules),
+            "only_rules": only_rules,
+            "params": params,
+            "options": options,
+        }
         self._clock = clock
         self.files: dict[str, FileState] = {}
         self.alerted: dict[str, Alert] = {}
@@ -193,8 +205,15 @@ class Watcher:
         for c in self.report.causes:
             if c.confidence >= self.alert and c.id not in self.alerted:
                 ev = c.evidence[0].text if c.evidence else ""
-                a = Alert(cause=c.id, title=c.title, confidence=c.confidence, severity=c.severity, evidence=ev,
-                          cycle=number, seen_at=started)
+                a = Alert(
+                    cause=c.id,
+                    title=c.title,
+                    confidence=c.confidence,
+                    severity=c.severity,
+                    evidence=ev,
+                    cycle=number,
+                    seen_at=started,
+                )
                 self.alerted[c.id] = a
                 new.append(a)
         self.cycles.append(Cycle(number=number, started=started, ended=self._clock(), new_lines=lines, alerts=new))
@@ -214,10 +233,19 @@ class Watcher:
         return max(c.confidence for c in self.report.causes)
 
 
-def watch(run: str | os.PathLike, *, alert: float, exit_on: float | None = None, once: bool = False,
-          interval: float = 0.5, idle_exit: float | None = None, on_alert: Callable[[Alert], None] = print,
-          on_cycle: Callable[[Cycle], None] | None = None, should_stop: Callable[[], bool] = lambda: False,
-          **kwargs: Any) -> int:
+def watch(
+    run: str | os.PathLike,
+    *,
+    alert: float,
+    exit_on: float | None = None,
+    once: bool = False,
+    interval: float = 0.5,
+    idle_exit: float | None = None,
+    on_alert: Callable[[Alert], None] = print,
+    on_cycle: Callable[[Cycle], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    **kwargs: Any,
+) -> int:
     """Follow ``run`` until stopped; returns 1 when a cause reached ``exit_on``, else 0.
 
     ``once``: diagnose a single time (for cron) and announce every cause at or

@@ -32,8 +32,16 @@ from advisor.capture.writer import MetricsFile
 class AdvisorCallback(TrainerCallback):
     """Record weight, gradient, update and activation statistics every ``every`` optimizer steps."""
 
-    def __init__(self, out_dir: str | Path | None = None, every: int = 10, *, activations: bool = True,
-                 updates: bool = True, dump_steps: Iterable[int] = (), metrics: bool = True):
+    def __init__(
+        self,
+        out_dir: str | Path | None = None,
+        every: int = 10,
+        *,
+        activations: bool = True,
+        updates: bool = True,
+        dump_steps: Iterable[int] = (),
+        metrics: bool = True,
+    ):
         if int(every) < 1:
             raise ValueError(f"every must be >= 1, got {every}")
         self.out_dir = out_dir
@@ -45,14 +53,23 @@ class AdvisorCallback(TrainerCallback):
         self.capture: Capture | None = None
         self._metrics: MetricsFile | None = None
 
-    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, optimizer: Any = None,
-                       **kwargs: Any) -> None:
+    def on_train_begin(
+        self, args: Any, state: Any, control: Any, model: Any = None, optimizer: Any = None, **kwargs: Any
+    ) -> None:
         if not state.is_world_process_zero or model is None:
             return
         out = self.out_dir or args.output_dir
-        self.capture = Capture(model, optimizer, out, self.every, activations=self.activations,
-                               updates=self.updates, dump_steps=self.dump_steps,
-                               start_step=state.global_step, hook_optimizer=False)
+        self.capture = Capture(
+            model,
+            optimizer,
+            out,
+            self.every,
+            activations=self.activations,
+            updates=self.updates,
+            dump_steps=self.dump_steps,
+            start_step=state.global_step,
+            hook_optimizer=False,
+        )
         if self.metrics:
             self._metrics = MetricsFile(out, append=bool(state.global_step))
 

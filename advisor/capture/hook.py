@@ -57,9 +57,20 @@ __all__ = ["SATURATING", "SAT_MARGIN", "Capture", "attach", "capture"]
 class Capture:
     """Hooks on a model (and optimizer) writing ``tensors.jsonl`` into ``out_dir``."""
 
-    def __init__(self, model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10, *,
-                 activations: bool = True, updates: bool = True, dump_steps: Iterable[int] = (),
-                 start_step: int = 0, filename: str = "tensors.jsonl", hook_optimizer: bool = True):
+    def __init__(
+        self,
+        model: Any,
+        optimizer: Any = None,
+        out_dir: str | Path = ".",
+        every: int = 10,
+        *,
+        activations: bool = True,
+        updates: bool = True,
+        dump_steps: Iterable[int] = (),
+        start_step: int = 0,
+        filename: str = "tensors.jsonl",
+        hook_optimizer: bool = True,
+    ):
         import torch  # lazily: the advisor itself does not need torch
 
         self._torch = torch
@@ -79,9 +90,11 @@ class Capture:
         # tied parameters appear under each of their names
         self._params = list(model.named_parameters(remove_duplicate=False))
         #: parameter name -> class of the module that owns it (Linear, Embedding, ...)
-        self._owner = {f"{mname}.{pname}" if mname else pname: type(m).__name__
-                       for mname, m in model.named_modules(remove_duplicate=False)
-                       for pname, _ in m.named_parameters(recurse=False, remove_duplicate=False)}
+        self._owner = {
+            f"{mname}.{pname}" if mname else pname: type(m).__name__
+            for mname, m in model.named_modules(remove_duplicate=False)
+            for pname, _ in m.named_parameters(recurse=False, remove_duplicate=False)
+        }
         self._acts: dict[str, list] = {}  # name -> [stats tensor, numel, module type, calls]
         self._snap: dict[int, Any] = {}  # id(param) -> copy before the optimizer step
         self._weights: dict[int, tuple] = {}  # id(param) -> (weight stats, grad stats | None, numel)
@@ -163,8 +176,9 @@ class Capture:
             nan = inf = torch.zeros((), dtype=f64)
         else:
             nan, inf = torch.count_nonzero(torch.isnan(f)), torch.count_nonzero(torch.isinf(f))
-        return torch.stack([total.to(f64), sumsq.to(f64), lo.to(f64), hi.to(f64), zeros.to(f64),
-                            nan.to(f64), inf.to(f64), sat.to(f64)])
+        return torch.stack(
+            [total.to(f64), sumsq.to(f64), lo.to(f64), hi.to(f64), zeros.to(f64), nan.to(f64), inf.to(f64), sat.to(f64)]
+        )
 
     def _forward_hook(self, name: str, module: Any):
         limits = SATURATING.get(type(module).__name__)
@@ -233,11 +247,14 @@ class Capture:
                     f64 = torch.float64
                     zero = torch.zeros((), dtype=f64, device=d.device)
                     g = p.grad.detach().reshape(-1).to(d.dtype) if p.grad is not None else None
-                    updates[id(p)] = torch.stack([
-                        torch.linalg.vector_norm(d, dtype=f64).square(),
-                        torch.dot(d, g).to(f64) if g is not None else zero,
-                        torch.dot(d, w).to(f64),
-                        torch.dot(g, w).to(f64) if g is not None else zero])
+                    updates[id(p)] = torch.stack(
+                        [
+                            torch.linalg.vector_norm(d, dtype=f64).square(),
+                            torch.dot(d, g).to(f64) if g is not None else zero,
+                            torch.dot(d, w).to(f64),
+                            torch.dot(g, w).to(f64) if g is not None else zero,
+                        ]
+                    )
             self._flush(updates)
             self._snap.clear()
             self._row_std_done = True
@@ -273,14 +290,17 @@ class Capture:
 
         def get(key: tuple) -> list[float] | None:
             i = index.get(key)
-            return None if i is None else values[offsets[i]:offsets[i + 1]]
+            return None if i is None else values[offsets[i] : offsets[i + 1]]
 
         def need(key: tuple) -> list[float]:  # activation and weight statistics are always put
             i = index[key]
-            return values[offsets[i]:offsets[i + 1]]
+            return values[offsets[i] : offsets[i + 1]]
 
-        in_optimizer = ({id(p) for group in self.optimizer.param_groups for p in group["params"]}
-                        if self.optimizer is not None else None)
+        in_optimizer = (
+            {id(p) for group in self.optimizer.param_groups for p in group["params"]}
+            if self.optimizer is not None
+            else None
+        )
         records: list[dict] = []
         for key, (_, numel, mtype, calls) in self._acts.items():
             act = need(("a", key))
@@ -339,7 +359,7 @@ def _to_host(torch: Any, tensors: list) -> list[float]:
     out: list[float] = []
     for t in tensors:
         n = t.numel()
-        out.extend(parts[t.device][pos[t.device]:pos[t.device] + n])
+        out.extend(parts[t.device][pos[t.device] : pos[t.device] + n])
         pos[t.device] += n
     return out
 
@@ -350,8 +370,9 @@ def attach(model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: 
 
 
 @contextmanager
-def capture(model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10,
-            **kwargs: Any) -> Iterator[Capture]:
+def capture(
+    model: Any, optimizer: Any = None, out_dir: str | Path = ".", every: int = 10, **kwargs: Any
+) -> Iterator[Capture]:
     """``with capture(model, optimizer, "run/"):`` captures inside the block."""
     cap = Capture(model, optimizer, out_dir, every, **kwargs)
     try:

@@ -161,5 +161,3 @@ def _torch_order(a: np.ndarray, layer_type: str | None) -> np.ndarray:
     if a.ndim < 2 or (layer_type and "Embedding" in layer_type):
         return a
     return np.moveaxis(a, -1, 0)
-
-

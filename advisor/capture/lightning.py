@@ -33,8 +33,15 @@ from advisor.capture.hook import Capture
 class AdvisorCallback(Callback):
     """Record weight, gradient, update and activation statistics every ``every`` optimizer steps."""
 
-    def __init__(self, out_dir: str | Path | None = None, every: int = 10, *, activations: bool = True,
-                 updates: bool = True, dump_steps: Iterable[int] = ()):
+    def __init__(
+        self,
+        out_dir: str | Path | None = None,
+        every: int = 10,
+        *,
+        activations: bool = True,
+        updates: bool = True,
+        dump_steps: Iterable[int] = (),
+    ):
         if int(every) < 1:
             raise ValueError(f"every must be >= 1, got {every}")
         self.out_dir = out_dir
@@ -50,9 +57,17 @@ class AdvisorCallback(Callback):
             return
         out = self.out_dir or trainer.log_dir or trainer.default_root_dir
         optimizer = trainer.optimizers[0] if trainer.optimizers else None
-        self.capture = Capture(pl_module, optimizer, out, self.every, activations=self.activations,
-                               updates=self.updates, dump_steps=self.dump_steps,
-                               start_step=trainer.global_step, hook_optimizer=False)
+        self.capture = Capture(
+            pl_module,
+            optimizer,
+            out,
+            self.every,
+            activations=self.activations,
+            updates=self.updates,
+            dump_steps=self.dump_steps,
+            start_step=trainer.global_step,
+            hook_optimizer=False,
+        )
         if optimizer is not None:  # after the real step (Lightning's closure runs inside it)
             self._post = optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after())
 

@@ -66,8 +66,9 @@ class _GradTap(nn.Cell):
 class AdvisorCallback(Callback):
     """Record weight, gradient and update statistics every ``every`` steps of ``Model.train``."""
 
-    def __init__(self, out_dir: str | Path, every: int = 10, *, grads: bool = True, updates: bool = True,
-                 metrics: bool = True):
+    def __init__(
+        self, out_dir: str | Path, every: int = 10, *, grads: bool = True, updates: bool = True, metrics: bool = True
+    ):
         if int(every) < 1:
             raise ValueError(f"every must be >= 1, got {every}")
         self.out_dir = Path(out_dir)
@@ -112,8 +113,11 @@ class AdvisorCallback(Callback):
             params.append((p, ltype, id(p) in self._grad_index))
         self._params = params
         train = cb.train_network
-        if (self.grads and ms.get_context("mode") == ms.PYNATIVE_MODE
-                and isinstance(getattr(train, "optimizer", None), nn.Optimizer)):
+        if (
+            self.grads
+            and ms.get_context("mode") == ms.PYNATIVE_MODE
+            and isinstance(getattr(train, "optimizer", None), nn.Optimizer)
+        ):
             self._tapped = train.optimizer
             train.optimizer = _GradTap(self._tapped, self)
 

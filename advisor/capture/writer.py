@@ -18,8 +18,11 @@ from typing import Any
 
 #: module/layer/activation class name -> (low limit, high limit) of its output
 SATURATING = {
-    "Sigmoid": (0.0, 1.0), "Hardsigmoid": (0.0, 1.0), "Tanh": (-1.0, 1.0),
-    "Hardtanh": (-1.0, 1.0), "Softsign": (-1.0, 1.0),
+    "Sigmoid": (0.0, 1.0),
+    "Hardsigmoid": (0.0, 1.0),
+    "Tanh": (-1.0, 1.0),
+    "Hardtanh": (-1.0, 1.0),
+    "Softsign": (-1.0, 1.0),
 }
 #: share of the output range counted as "at the limit"
 SAT_MARGIN = 0.01
@@ -67,11 +70,18 @@ def record(step: int, name: str, kind: str, numel: int, st: list[float]) -> dict
     mean = st[SUM] / n
     var = max(st[SUMSQ] / n - mean * mean, 0.0) if math.isfinite(mean) else math.nan
     return {
-        "step": step, "name": name, "kind": kind, "numel": int(numel),
-        "mean": finite(mean), "std": finite(math.sqrt(var)) if math.isfinite(var) else None,
-        "min": finite(st[MIN]), "max": finite(st[MAX]),
+        "step": step,
+        "name": name,
+        "kind": kind,
+        "numel": int(numel),
+        "mean": finite(mean),
+        "std": finite(math.sqrt(var)) if math.isfinite(var) else None,
+        "min": finite(st[MIN]),
+        "max": finite(st[MAX]),
         "norm": finite(math.sqrt(st[SUMSQ])) if st[SUMSQ] >= 0 else None,
-        "zero_frac": st[ZEROS] / n, "nan": int(st[NAN]), "inf": int(st[INF]),
+        "zero_frac": st[ZEROS] / n,
+        "nan": int(st[NAN]),
+        "inf": int(st[INF]),
     }
 
 

@@ -21,20 +21,34 @@ EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "compare", help="compare two per-operator dumps tensor by tensor; name the operator where the error is born",
+        "compare",
+        help="compare two per-operator dumps tensor by tensor; name the operator where the error is born",
         description="Compare every tensor of RUN_DUMP with BASELINE_DUMP (plain .npy layout or msprobe dump.json) "
-                    "and point at the first operator whose output deviates while its inputs match.")
+        "and point at the first operator whose output deviates while its inputs match.",
+    )
     p.add_argument("run_dump", metavar="RUN_DUMP", help="the run's dump folder (or a folder above it)")
     p.add_argument("baseline_dump", metavar="BASELINE_DUMP", help="the benchmark's dump folder")
     p.add_argument("--output", "-o", metavar="FILE", help="write the table to FILE: .csv, .json or .html")
     p.add_argument("--workers", type=int, default=None, help="threads (default: the number of cores, at most 4)")
-    p.add_argument("--tolerance", action="append", metavar="DTYPE.NAME=VALUE", default=[],
-                   help="override a tolerance, e.g. float32.rel_dist_error=1e-3 (repeatable)")
-    p.add_argument("--no-kl", action="store_true",
-                   help="skip the KL divergence (a quarter of the compiled pass, up to half of the numpy pass)")
-    p.add_argument("--kernel", choices=("auto", "compiled", "numpy"), default="auto",
-                   help="the metrics pass: 'compiled' (numba, 3-4x faster; pip install \"accuracy-advisor[fast]\"), "
-                        "'numpy', or 'auto' (default: compiled for comparisons of 1 GiB and more when numba is installed)")
+    p.add_argument(
+        "--tolerance",
+        action="append",
+        metavar="DTYPE.NAME=VALUE",
+        default=[],
+        help="override a tolerance, e.g. float32.rel_dist_error=1e-3 (repeatable)",
+    )
+    p.add_argument(
+        "--no-kl",
+        action="store_true",
+        help="skip the KL divergence (a quarter of the compiled pass, up to half of the numpy pass)",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=("auto", "compiled", "numpy"),
+        default="auto",
+        help="the metrics pass: 'compiled' (numba, 3-4x faster; pip install \"accuracy-advisor[fast]\"), "
+        "'numpy', or 'auto' (default: compiled for comparisons of 1 GiB and more when numba is installed)",
+    )
     p.add_argument("--limit", type=int, default=30, help="rows in the text summary (default 30)")
     p.set_defaults(func=run_compare)
     return p
@@ -56,7 +70,9 @@ def _dump_folder(arg: str) -> Path:
     roots = find_dump_roots(RunFolder.scan(path).files)
     if len(roots) != 1:
         found = ", ".join(r.as_posix() for r in roots[:5]) or "none"
-        raise _Usage(f"'{arg}' should hold exactly one dump (a folder of .npy files or an msprobe dump.json); found: {found}")
+        raise _Usage(
+            f"'{arg}' should hold exactly one dump (a folder of .npy files or an msprobe dump.json); found: {found}"
+        )
     return path / roots[0]
 
 
@@ -102,38 +118,51 @@ def _kernel_hint(comp, option: str) -> None:
 
     nbytes = sum(r.nbytes for r in comp.rows if r.mode == "tensor")
     if option == "auto" and comp.kernel == "numpy" and nbytes >= KERNEL_MIN_BYTES and compiled_kernel() is None:
-        print('advisor: hint: pip install "accuracy-advisor[fast]" (numba) makes comparisons of this size 3-4x faster',
-              file=sys.stderr)
+        print(
+            'advisor: hint: pip install "accuracy-advisor[fast]" (numba) makes comparisons of this size 3-4x faster',
+            file=sys.stderr,
+        )
 
 
 def summary_text(table, limit: int = 30) -> str:
     from advisor.compare.table import _fmt
 
-    lines = [f"advisor compare: {table.mode} mode, {table.counts['error']} error, {table.counts['warning']} warning, "
-             f"{table.counts['pass']} pass, {table.counts['skipped']} skipped"]
+    lines = [
+        f"advisor compare: {table.mode} mode, {table.counts['error']} error, {table.counts['warning']} warning, "
+        f"{table.counts['pass']} pass, {table.counts['skipped']} skipped"
+    ]
     if table.source:
-        lines.append(f"source operator: {table.source} ({table.source_reason}); "
-                     f"{len(table.propagated)} operators after it only inherit the error")
+        lines.append(
+            f"source operator: {table.source} ({table.source_reason}); "
+            f"{len(table.propagated)} operators after it only inherit the error"
+        )
         if table.independent_sources:
             lines.append("independent sources: " + ", ".join(table.independent_sources))
     else:
         lines.append("no operator deviates beyond tolerance")
-    for label, value in (("first difference", table.first_difference), ("first NaN/Inf from finite inputs", table.nonfinite_source),
-                         ("first output beyond fp16 range", table.fp16_overflow),
-                         ("first integer-valued float output", table.integer_valued)):
+    for label, value in (
+        ("first difference", table.first_difference),
+        ("first NaN/Inf from finite inputs", table.nonfinite_source),
+        ("first output beyond fp16 range", table.fp16_overflow),
+        ("first integer-valued float output", table.integer_valued),
+    ):
         if value:
             lines.append(f"{label}: {value}")
     for p in table.problems:
         lines.append(f"not compared ({p['side']}): {p['file']}: {p['why']}")
     if table.unmatched_run or table.unmatched_baseline:
-        lines.append(f"unmatched: {len(table.unmatched_run)} run tensors, {len(table.unmatched_baseline)} baseline tensors")
+        lines.append(
+            f"unmatched: {len(table.unmatched_run)} run tensors, {len(table.unmatched_baseline)} baseline tensors"
+        )
     shown = [r for r in table.rows if r["verdict"] != "pass"][:limit]
     if shown:
         lines.append("")
         lines.append(f"{'verdict':8} {'cosine':>9} {'max_abs_err':>11} {'rel_dist':>9}  tensor  (reason)")
         for r in shown:
-            lines.append(f"{r['verdict']:8} {_fmt(r['cosine']):>9} {_fmt(r['max_abs_err']):>11} "
-                         f"{_fmt(r['euclid_rel_dist']):>9}  {r['name']}  ({r['reason']})")
+            lines.append(
+                f"{r['verdict']:8} {_fmt(r['cosine']):>9} {_fmt(r['max_abs_err']):>11} "
+                f"{_fmt(r['euclid_rel_dist']):>9}  {r['name']}  ({r['reason']})"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -150,26 +179,42 @@ def run_compare(args: argparse.Namespace) -> int:
             raise _Usage("RUN_DUMP and BASELINE_DUMP are the same dump: give the benchmark's dump as the second")
         options: dict = _overrides(args.tolerance)
         from advisor.compare.tolerances import option_problems
+
         for problem in option_problems(options):
             raise _Usage(f"--tolerance {problem.replace('compare.', '', 1)}")
         if args.no_kl:
             options["compare.kl"] = False
         options["compare.kernel"] = args.kernel
         from advisor.compare.engine import use_compiled
+
         try:
             use_compiled(args.kernel, 0)
         except ValueError as exc:
             raise _Usage(str(exc)) from None
         if args.output and Path(args.output).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
             raise _Usage(f"--output must end in .csv, .json or .html, got '{args.output}'")
-        problem = output_problem(args.output, [(run_dir, "run's dump"), (base_dir, "baseline's dump"),
-                                               (args.run_dump, "run"), (args.baseline_dump, "baseline")]) \
-            if args.output else None
+        problem = (
+            output_problem(
+                args.output,
+                [
+                    (run_dir, "run's dump"),
+                    (base_dir, "baseline's dump"),
+                    (args.run_dump, "run"),
+                    (args.baseline_dump, "baseline"),
+                ],
+            )
+            if args.output
+            else None
+        )
         if problem:
             raise _Usage(f"--output '{args.output}': {problem}")
     except _Usage as exc:
-        print(shown(f"advisor: error: {exc} (usage: advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html])"),
-              file=sys.stderr)
+        print(
+            shown(
+                f"advisor: error: {exc} (usage: advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html])"
+            ),
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         run, base = read_dump(run_dir), read_dump(base_dir)
@@ -184,7 +229,10 @@ def run_compare(args: argparse.Namespace) -> int:
         try:  # a full disk or a folder that turned unwritable: one line, exit 2
             write(table, args.output)
         except OSError as exc:
-            print(shown(f"advisor: error: --output '{args.output}': cannot write ({exc.strerror or exc})"), file=sys.stderr)
+            print(
+                shown(f"advisor: error: --output '{args.output}': cannot write ({exc.strerror or exc})"),
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         print(shown(f"wrote {args.output} ({len(table.rows)} rows); source operator: {table.source or 'none'}"))
     else:

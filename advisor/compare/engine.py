@@ -19,8 +19,19 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from advisor.compare.match import match_records
-from advisor.compare.metrics import (Accumulator, PairMetrics, SideAcc, accumulate, compiled_kernel, kernel_loaded,
-                                     kl_accumulate, minmax_kl, ranges, side_stats, single_threaded_blas)
+from advisor.compare.metrics import (
+    Accumulator,
+    PairMetrics,
+    SideAcc,
+    accumulate,
+    compiled_kernel,
+    kernel_loaded,
+    kl_accumulate,
+    minmax_kl,
+    ranges,
+    side_stats,
+    single_threaded_blas,
+)
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
@@ -119,8 +130,9 @@ def use_compiled(option: str, nbytes: int) -> bool:
         if compiled_kernel() is None:
             from advisor.compare.metrics import KERNEL_PROBLEM
 
-            raise ValueError(f"compare.kernel=compiled needs numba: pip install \"accuracy-advisor[fast]\" "
-                             f"({KERNEL_PROBLEM})")
+            raise ValueError(
+                f'compare.kernel=compiled needs numba: pip install "accuracy-advisor[fast]" ({KERNEL_PROBLEM})'
+            )
         return True
     if kernel_loaded():  # its start-up is paid
         return nbytes >= KERNEL_LOADED_MIN_BYTES
@@ -136,14 +148,16 @@ def _judge_imaginary(rrec: TensorRecord, brec: TensorRecord, row: Row, tol: Any)
         return "error", f"{row.dtype_run} vs {row.dtype_baseline}: imaginary parts not compared ({exc})"
     worst, scale = 0.0, 0.0
     for start in range(0, min(r.size, b.size), 1 << 20):
-        ri, bi = np.imag(np.asarray(r[start:start + (1 << 20)])), np.imag(np.asarray(b[start:start + (1 << 20)]))
+        ri, bi = np.imag(np.asarray(r[start : start + (1 << 20)])), np.imag(np.asarray(b[start : start + (1 << 20)]))
         worst = max(worst, float(np.max(np.abs(ri.astype(np.float64) - bi), initial=0.0)))
         scale = max(scale, float(np.max(np.abs(bi), initial=0.0)), float(np.max(np.abs(ri), initial=0.0)))
     if worst == 0.0:
         return row.verdict, row.reason + " (real parts; imaginary parts equal)"
     verdict = "error" if worst > float(getattr(tol, "rel_dist_error", 1e-6)) * scale else row.verdict
-    return verdict, (f"{row.dtype_run} vs {row.dtype_baseline}: imaginary parts differ by up to {worst:.4g} "
-                     f"(the metrics above compare the real parts)")
+    return verdict, (
+        f"{row.dtype_run} vs {row.dtype_baseline}: imaginary parts differ by up to {worst:.4g} "
+        f"(the metrics above compare the real parts)"
+    )
 
 
 def default_workers() -> int:
@@ -163,18 +177,27 @@ def _side_from_stats(stats: dict[str, float] | None) -> SideInfo:
         return SideInfo()
     vals = [v for v in stats.values()]
     nonfinite = any(not math.isfinite(v) for v in vals)
-    return SideInfo(nan=1 if any(math.isnan(v) for v in vals) else 0,
-                    inf=1 if nonfinite and not any(math.isnan(v) for v in vals) else 0,
-                    min=stats.get("Min"), max=stats.get("Max"))
+    return SideInfo(
+        nan=1 if any(math.isnan(v) for v in vals) else 0,
+        inf=1 if nonfinite and not any(math.isnan(v) for v in vals) else 0,
+        min=stats.get("Min"),
+        max=stats.get("Max"),
+    )
 
 
 def _side_from_acc(acc: SideAcc) -> SideInfo:
-    return SideInfo(nan=acc.nan, inf=acc.inf, min=acc.min if acc.n else None, max=acc.max if acc.n else None,
-                    integer_ratio=acc.integer_ratio)
+    return SideInfo(
+        nan=acc.nan,
+        inf=acc.inf,
+        min=acc.min if acc.n else None,
+        max=acc.max if acc.n else None,
+        integer_ratio=acc.integer_ratio,
+    )
 
 
-def _run_items(items: list[tuple[int, Callable[[], Any]]], workers: int,
-               progress: Callable[[int], None] | None, sizes: list[int]) -> list[Any]:
+def _run_items(
+    items: list[tuple[int, Callable[[], Any]]], workers: int, progress: Callable[[int], None] | None, sizes: list[int]
+) -> list[Any]:
     """Run the thunks on a pool; results in item order. ``progress(bytes)`` after each item."""
     results: list[Any] = [None] * len(items)
 
@@ -200,32 +223,44 @@ def _run_items(items: list[tuple[int, Callable[[], Any]]], workers: int,
     return results
 
 
-def _pair_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None,
-                with_kl: bool, compiled: bool) -> Callable[[], Accumulator]:
+def _pair_thunk(
+    rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None, with_kl: bool, compiled: bool
+) -> Callable[[], Accumulator]:
     def run() -> Accumulator:
         r = load_tensor(rrec)
         b = load_tensor(brec)
         return accumulate(r, b, start, stop, with_kl=with_kl, compiled=compiled)
+
     return run
 
 
-def _kl_thunk(rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None,
-              max_run: float, max_baseline: float) -> Callable[[], Accumulator]:
+def _kl_thunk(
+    rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None, max_run: float, max_baseline: float
+) -> Callable[[], Accumulator]:
     def run() -> Accumulator:
         return kl_accumulate(load_tensor(rrec), load_tensor(brec), max_run, max_baseline, start, stop)
+
     return run
 
 
 def _minmax_kl_thunk(rrec: TensorRecord, brec: TensorRecord, m: PairMetrics) -> Callable[[], float | None]:
     def run() -> float | None:
-        return minmax_kl(load_tensor(rrec), load_tensor(brec), m.min_run, m.max_run,  # type: ignore[arg-type]
-                         m.min_baseline, m.max_baseline)  # type: ignore[arg-type]
+        return minmax_kl(
+            load_tensor(rrec),
+            load_tensor(brec),
+            m.min_run,
+            m.max_run,  # type: ignore[arg-type]
+            m.min_baseline,
+            m.max_baseline,
+        )  # type: ignore[arg-type]
+
     return run
 
 
 def _side_thunk(rec: TensorRecord, start: int, stop: int | None, compiled: bool) -> Callable[[], SideAcc]:
     def run() -> SideAcc:
         return side_stats(load_tensor(rec), start=start, stop=stop, compiled=compiled)
+
     return run
 
 
@@ -256,8 +291,13 @@ def _splits(rec: TensorRecord, workers: int) -> list[tuple[int, int | None]]:
     return [(a, b) for a, b in ranges(size, max(workers, 2) * 2)]
 
 
-def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, workers: int | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> Comparison:
+def compare_dumps(
+    run: Dump,
+    base: Dump,
+    options: dict[str, Any] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Comparison:
     """Match the two dumps and compute every pair's metrics and verdict."""
     workers = workers or default_workers()
     with_kl = bool((options or {}).get("compare.kl", True))  # option compare.kl=false skips the KL
@@ -270,9 +310,20 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     spans: list[tuple[int, int | None]] = []
     for m in matches:
         r, b = m.run, m.base
-        row = Row(name=r.name, op=r.op, role=r.role, order=r.order, op_type=r.op_type or b.op_type,
-                  baseline_name=b.name, matched_by=m.how, dtype_run=r.dtype, dtype_baseline=b.dtype,
-                  shape_run=r.shape, shape_baseline=b.shape, nbytes=_nbytes(r) + _nbytes(b))
+        row = Row(
+            name=r.name,
+            op=r.op,
+            role=r.role,
+            order=r.order,
+            op_type=r.op_type or b.op_type,
+            baseline_name=b.name,
+            matched_by=m.how,
+            dtype_run=r.dtype,
+            dtype_baseline=b.dtype,
+            shape_run=r.shape,
+            shape_baseline=b.shape,
+            nbytes=_nbytes(r) + _nbytes(b),
+        )
         rows.append(row)
         row.run_side = _side_from_stats(r.stats)
         row.base_side = _side_from_stats(b.stats)
@@ -302,7 +353,9 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     total = sum(sizes)
     compiled = use_compiled(kernel_option, total)
     if compiled:
-        _warm_up([x for _, (r, b, _, _) in pending for x in (r, b)], {(r.dtype, b.dtype) for _, (r, b, _, _) in pending})
+        _warm_up(
+            [x for _, (r, b, _, _) in pending for x in (r, b)], {(r.dtype, b.dtype) for _, (r, b, _, _) in pending}
+        )
     items = [(idx, _pair_thunk(r, b, start, stop, with_kl, compiled)) for idx, (r, b, start, stop) in pending]
     done = [0]
 
@@ -364,9 +417,14 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
             row.verdict, row.stat_rel_diff = verdict, worst
             row.reason = row.reason + why
     if with_kl:  # MindStudio's KL: a pass with both sides' min and max known, over differing pairs only
-        kl_pairs = [(idx, row.metrics) for idx, row in enumerate(rows) if row.metrics is not None
-                    and not row.metrics.identical and row.metrics.min_run is not None
-                    and row.metrics.min_baseline is not None]
+        kl_pairs = [
+            (idx, row.metrics)
+            for idx, row in enumerate(rows)
+            if row.metrics is not None
+            and not row.metrics.identical
+            and row.metrics.min_run is not None
+            and row.metrics.min_baseline is not None
+        ]
         thunks = [(idx, _minmax_kl_thunk(matches[idx].run, matches[idx].base, m)) for idx, m in kl_pairs]
         for (_, m), res in zip(kl_pairs, _run_items(thunks, workers, None, [rows[i].nbytes for i, _ in kl_pairs])):
             if not isinstance(res, DumpReadError):
@@ -375,8 +433,15 @@ def compare_dumps(run: Dump, base: Dump, options: dict[str, Any] | None = None, 
     problems = [("run", r.rel_file or r.name, r.problem) for r in run.records if r.problem]
     problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]
     problems += [("run", f, why) for f, why in run.problems] + [("baseline", f, why) for f, why in base.problems]
-    return Comparison(rows=rows, unmatched_run=un_run, unmatched_baseline=un_base, mode=mode, problems=problems,
-                      fallbacks=fallbacks, kernel="compiled" if compiled else "numpy")
+    return Comparison(
+        rows=rows,
+        unmatched_run=un_run,
+        unmatched_baseline=un_base,
+        mode=mode,
+        problems=problems,
+        fallbacks=fallbacks,
+        kernel="compiled" if compiled else "numpy",
+    )
 
 
 def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | None = None) -> list[Row]:
@@ -391,8 +456,16 @@ def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | N
     items: list[tuple[int, Callable[[], Any]]] = []
     sizes: list[int] = []
     for r in sorted(run.records, key=lambda x: x.order):
-        row = Row(name=r.name, op=r.op, role=r.role, order=r.order, op_type=r.op_type, dtype_run=r.dtype,
-                  shape_run=r.shape, nbytes=_nbytes(r))
+        row = Row(
+            name=r.name,
+            op=r.op,
+            role=r.role,
+            order=r.order,
+            op_type=r.op_type,
+            dtype_run=r.dtype,
+            shape_run=r.shape,
+            nbytes=_nbytes(r),
+        )
         row.run_side = _side_from_stats(r.stats)
         rows.append(row)
         if r.problem or r.file is None:
@@ -420,4 +493,3 @@ def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | N
         else:
             rows[idx].reason = str(res)
     return rows
-

@@ -54,11 +54,40 @@ _EXP_FLAGS = {"nsz", "arcp", "contract"}
 _FINITE_FLAGS = _SUM_FLAGS | {"nnan", "ninf"}
 
 # output slots (float64); the caller turns them into an Accumulator
-(N, R_MEAN, R_M2, R_SUMSQ, R_MIN, R_MAX, R_INTS, R_NZ,
- B_MEAN, B_M2, B_SUMSQ, B_SUMABS, B_MIN, B_MAX, B_INTS, B_NZ,
- D_MEAN, D_M2, D_SUMSQ, D_SUMABS,
- DOT_RB, MAX_ABS_D, SUM_REL, MAX_REL, OVER_1E3, OVER_5E3,
- LSE_MR, LSE_SR, LSE_MB, LSE_SB, KL_T, B_WHOLE_SKIPPED) = range(32)
+(
+    N,
+    R_MEAN,
+    R_M2,
+    R_SUMSQ,
+    R_MIN,
+    R_MAX,
+    R_INTS,
+    R_NZ,
+    B_MEAN,
+    B_M2,
+    B_SUMSQ,
+    B_SUMABS,
+    B_MIN,
+    B_MAX,
+    B_INTS,
+    B_NZ,
+    D_MEAN,
+    D_M2,
+    D_SUMSQ,
+    D_SUMABS,
+    DOT_RB,
+    MAX_ABS_D,
+    SUM_REL,
+    MAX_REL,
+    OVER_1E3,
+    OVER_5E3,
+    LSE_MR,
+    LSE_SR,
+    LSE_MB,
+    LSE_SB,
+    KL_T,
+    B_WHOLE_SKIPPED,
+) = range(32)
 SLOTS = 32
 
 _LOG2E = 1.4426950408889634
@@ -74,7 +103,9 @@ def _binary_intrinsic(name: str):
         def codegen(context, builder, sig, args):
             fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType(), ir.DoubleType()])
             return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), args)
+
         return types.float64(types.float64, types.float64), codegen
+
     return _op
 
 
@@ -88,6 +119,7 @@ def _floor(typingctx, a):
     def codegen(context, builder, sig, args):
         fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
         return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.floor.f64"), args)
+
     return types.float64(types.float64), codegen
 
 
@@ -95,6 +127,7 @@ def _floor(typingctx, a):
 def _bits(typingctx, a):
     def codegen(context, builder, sig, args):
         return builder.bitcast(args[0], ir.IntType(64))
+
     return types.int64(types.float64), codegen
 
 
@@ -102,16 +135,18 @@ def _bits(typingctx, a):
 def _from_bits(typingctx, a):
     def codegen(context, builder, sig, args):
         return builder.bitcast(args[0], ir.DoubleType())
+
     return types.float64(types.int64), codegen
 
 
-_TWO_1008 = 2.0 ** 1008  # rebiases a float16's exponent field placed in a float64 (15 -> 1023)
+_TWO_1008 = 2.0**1008  # rebiases a float16's exponent field placed in a float64 (15 -> 1023)
 
 
 @intrinsic
 def _f32_from_bits(typingctx, a):
     def codegen(context, builder, sig, args):
         return builder.bitcast(args[0], ir.FloatType())
+
     return types.float32(types.int32), codegen
 
 
@@ -124,6 +159,7 @@ def _as_f64(x):
 @overload(_as_f64)
 def _as_f64_overload(x):
     if isinstance(x, types.Integer) and x.bitwidth == 16 and not x.signed:
+
         def from_half(x):
             h = np.int64(x)
             em = h & 0x7FFF
@@ -132,10 +168,13 @@ def _as_f64_overload(x):
             v = _from_bits(em << 42) * _TWO_1008
             v = v if em < 0x7C00 else (math.inf if em == 0x7C00 else math.nan)
             return v * (1.0 - 2.0 * ((h >> 15) & 1))
+
         return from_half
     if isinstance(x, types.Integer) and x.bitwidth == 16 and x.signed:
+
         def from_bfloat16(x):  # a bfloat16 is the upper half of a float32: exact, Inf/NaN/subnormals included
             return np.float64(_f32_from_bits((np.int32(x) & 0xFFFF) << 16))
+
         return from_bfloat16
     if isinstance(x, types.Float):
         return lambda x: np.float64(x)
@@ -149,8 +188,22 @@ def exp_nonpositive(v: float) -> float:
     kd = v * _LOG2E + _ROUND
     k = kd - _ROUND
     z = v - k * _LN2_HI - k * _LN2_LO  # |z| <= ln2/2
-    p = 1.0 + z * (1.0 + z * (0.5 + z * (1.0 / 6 + z * (1.0 / 24 + z * (1.0 / 120 + z * (
-        1.0 / 720 + z * (1.0 / 5040 + z * (1.0 / 40320 + z * (1.0 / 362880)))))))))
+    p = 1.0 + z * (
+        1.0
+        + z
+        * (
+            0.5
+            + z
+            * (
+                1.0 / 6
+                + z
+                * (
+                    1.0 / 24
+                    + z * (1.0 / 120 + z * (1.0 / 720 + z * (1.0 / 5040 + z * (1.0 / 40320 + z * (1.0 / 362880)))))
+                )
+            )
+        )
+    )
     return p * _from_bits((_bits(kd) << 52) + _EXP_BIAS)  # 2^k from the integer in kd's low bits
 
 
@@ -418,7 +471,6 @@ def pair_pass(r, b, start, stop, with_kl, out, bad):
     return nbad
 
 
-
 # one tensor alone (``metrics.side_stats``: run-side scans without a baseline)
 (S_N, S_MEAN, S_M2, S_SUMSQ, S_MIN, S_MAX, S_INTS, S_NZ) = range(8)
 SIDE_SLOTS = 8
@@ -463,12 +515,13 @@ def side_pass(x, start, stop, out, bad):
     out[S_N] = n
     return nbad
 
+
 #: the dtypes the kernel takes (float16 as its uint16 bit patterns); others take the numpy path
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 
 
 def _takes(x: np.ndarray) -> bool:
-    return ((x.dtype in DTYPES or isinstance(x, BFloat16Bits)) and x.flags.c_contiguous and x.dtype.isnative)
+    return (x.dtype in DTYPES or isinstance(x, BFloat16Bits)) and x.flags.c_contiguous and x.dtype.isnative
 
 
 def supports(r: np.ndarray, b: np.ndarray) -> bool:
@@ -496,13 +549,31 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
     acc = Accumulator(with_kl=with_kl)
     acc.total = n
     if n:
-        acc.r = SideAcc(n=n, mean=out[R_MEAN], m2=out[R_M2], sumsq=out[R_SUMSQ], min=out[R_MIN],
-                        max=out[R_MAX], integers=int(out[R_INTS]), nonzero=int(out[R_NZ]))
-        acc.b = SideAcc(n=n, mean=out[B_MEAN], m2=out[B_M2], sumsq=out[B_SUMSQ], sum_abs=out[B_SUMABS],
-                        min=out[B_MIN], max=out[B_MAX], integers=int(out[B_INTS]), nonzero=int(out[B_NZ]),
-                        integers_complete=out[B_WHOLE_SKIPPED] == 0)
-        acc.d = SideAcc(n=n, mean=out[D_MEAN], m2=out[D_M2], sumsq=out[D_SUMSQ], sum_abs=out[D_SUMABS],
-                        integers_complete=False)
+        acc.r = SideAcc(
+            n=n,
+            mean=out[R_MEAN],
+            m2=out[R_M2],
+            sumsq=out[R_SUMSQ],
+            min=out[R_MIN],
+            max=out[R_MAX],
+            integers=int(out[R_INTS]),
+            nonzero=int(out[R_NZ]),
+        )
+        acc.b = SideAcc(
+            n=n,
+            mean=out[B_MEAN],
+            m2=out[B_M2],
+            sumsq=out[B_SUMSQ],
+            sum_abs=out[B_SUMABS],
+            min=out[B_MIN],
+            max=out[B_MAX],
+            integers=int(out[B_INTS]),
+            nonzero=int(out[B_NZ]),
+            integers_complete=out[B_WHOLE_SKIPPED] == 0,
+        )
+        acc.d = SideAcc(
+            n=n, mean=out[D_MEAN], m2=out[D_M2], sumsq=out[D_SUMSQ], sum_abs=out[D_SUMABS], integers_complete=False
+        )
         acc.dot_rb = out[DOT_RB]
         acc.max_abs_d = out[MAX_ABS_D]
         acc.sum_rel = out[SUM_REL]
@@ -516,7 +587,7 @@ def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl
     for s in bad[:nbad]:  # blocks with NaN/Inf: the numpy path counts and masks them
         part = Accumulator(with_kl=with_kl)
         e = min(stop, int(s) + BLOCK)
-        part.update(r[int(s):e], b[int(s):e])
+        part.update(r[int(s) : e], b[int(s) : e])
         acc.merge(part)
     return acc
 
@@ -556,8 +627,16 @@ def side_accumulate(x: np.ndarray, start: int, stop: int):
     n = int(out[S_N])
     acc = SideAcc()
     if n:
-        acc = SideAcc(n=n, mean=out[S_MEAN], m2=out[S_M2], sumsq=out[S_SUMSQ], min=out[S_MIN], max=out[S_MAX],
-                      integers=int(out[S_INTS]), nonzero=int(out[S_NZ]))
+        acc = SideAcc(
+            n=n,
+            mean=out[S_MEAN],
+            m2=out[S_M2],
+            sumsq=out[S_SUMSQ],
+            min=out[S_MIN],
+            max=out[S_MAX],
+            integers=int(out[S_INTS]),
+            nonzero=int(out[S_NZ]),
+        )
     for s in bad[:nbad]:  # blocks with NaN/Inf: the numpy path counts and masks them
         acc.merge(side_stats(x, int(s), min(stop, int(s) + BLOCK)))
     return acc

@@ -91,8 +91,13 @@ class OpView:
         outs = [r for r in self.outputs if r.verdict != "skipped"] or self.outputs
         if not outs:
             return None
-        return max(outs, key=lambda r: (rank[r.verdict], (r.metrics.euclid_rel_dist or 0.0) if r.metrics else
-                                        (r.stat_rel_diff or 0.0)))
+        return max(
+            outs,
+            key=lambda r: (
+                rank[r.verdict],
+                (r.metrics.euclid_rel_dist or 0.0) if r.metrics else (r.stat_rel_diff or 0.0),
+            ),
+        )
 
 
 @dataclass
@@ -165,8 +170,14 @@ def _truncates(v: OpView, has_baseline: bool) -> bool:
         base_int = has_baseline and (r.base_side.integer_ratio or 0.0) >= INTEGER_RATIO
         if _is_integer_valued(r) and not base_int:
             return True
-        if (has_baseline and r.is_float and r.run_side.abs_max == 0.0 and r.run_side.has_nonfinite is False
-                and (r.base_side.abs_max or 0.0) > 0.0 and not flushed_to_zero(v, r)):
+        if (
+            has_baseline
+            and r.is_float
+            and r.run_side.abs_max == 0.0
+            and r.run_side.has_nonfinite is False
+            and (r.base_side.abs_max or 0.0) > 0.0
+            and not flushed_to_zero(v, r)
+        ):
             return True
     return False
 
@@ -177,7 +188,7 @@ def forward_of(op: str) -> str | None:
     if "backward" not in parts:
         return None
     i = len(parts) - 1 - parts[::-1].index("backward")
-    return ".".join(parts[:i] + ["forward"] + parts[i + 1:])
+    return ".".join(parts[:i] + ["forward"] + parts[i + 1 :])
 
 
 def _forward_clean(v: OpView, by_name: dict[str, OpView]) -> bool:
@@ -228,16 +239,20 @@ def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
     for v in judging_order(ops, inner_of):
         if has_baseline:
             if v.deviates:
-                clean = v.inputs_match and _forward_clean(v, by_name) and \
-                    not any(by_name[n].deviates for n in inner_of.get(v.op, ()))
+                clean = (
+                    v.inputs_match
+                    and _forward_clean(v, by_name)
+                    and not any(by_name[n].deviates for n in inner_of.get(v.op, ()))
+                )
                 if clean and loc.source is None:
                     loc.source = v
                 elif clean and v.inputs_compared:
                     loc.independent_sources.append(v)
                 else:  # inputs deviate, or unknown after an earlier source: presumed inherited
                     loc.propagated.append(v)
-            if any(r.metrics is not None and not r.metrics.identical for r in v.outputs) or \
-                    any(r.metrics is None and r.stat_rel_diff for r in v.outputs):
+            if any(r.metrics is not None and not r.metrics.identical for r in v.outputs) or any(
+                r.metrics is None and r.stat_rel_diff for r in v.outputs
+            ):
                 loc.differing_ops += 1
                 if loc.first_difference is None:
                     loc.first_difference = v
@@ -248,8 +263,12 @@ def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
             loc.nonfinite_ops += 1
             if loc.nonfinite_source is None and _finite_known(v.inputs):
                 loc.nonfinite_source = v
-        if loc.fp16_overflow is None and v.outputs and any(
-                r.is_float and (r.run_side.abs_max or 0.0) > FP16_MAX for r in v.outputs) and _within_fp16(v.inputs):
+        if (
+            loc.fp16_overflow is None
+            and v.outputs
+            and any(r.is_float and (r.run_side.abs_max or 0.0) > FP16_MAX for r in v.outputs)
+            and _within_fp16(v.inputs)
+        ):
             loc.fp16_overflow = v
         if loc.integer_valued is None and _truncates(v, has_baseline):
             loc.integer_valued = v

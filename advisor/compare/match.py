@@ -42,8 +42,9 @@ def _same_kind(a: TensorRecord, b: TensorRecord) -> bool:
     return re.sub(r"\d+", "#", a.op) == re.sub(r"\d+", "#", b.op)
 
 
-def match_records(run: list[TensorRecord], base: list[TensorRecord]
-                  ) -> tuple[list[Match], list[TensorRecord], list[TensorRecord]]:
+def match_records(
+    run: list[TensorRecord], base: list[TensorRecord]
+) -> tuple[list[Match], list[TensorRecord], list[TensorRecord]]:
     """(matches in the run's execution order, unmatched run tensors, unmatched baseline tensors)."""
     by_name: dict[str, TensorRecord] = {}
     for b in base:
@@ -87,8 +88,9 @@ def _ops(records: list[TensorRecord]) -> dict[str, list[TensorRecord]]:
     return out
 
 
-def _match_spans(left_run: list[TensorRecord], base: list[TensorRecord], matches: list[Match],
-                 taken: set[int]) -> list[TensorRecord]:
+def _match_spans(
+    left_run: list[TensorRecord], base: list[TensorRecord], matches: list[Match], taken: set[int]
+) -> list[TensorRecord]:
     """Match leftover run operators with the gap of leftover baseline operators between the same anchors.
 
     Several run operators in one gap (two fused kernels in a row) share it out in order: each takes the
@@ -107,8 +109,11 @@ def _match_spans(left_run: list[TensorRecord], base: list[TensorRecord], matches
         after = min((b for r, b in anchors if r > order), default=1 << 62)
         groups.setdefault((before, after), []).append(recs)
     for (before, after), run_ops in groups.items():
-        gap = [ops for ops in left_base_ops.values() if before < ops[0].order < after
-               and all(id(x) not in taken for x in ops)]
+        gap = [
+            ops
+            for ops in left_base_ops.values()
+            if before < ops[0].order < after and all(id(x) not in taken for x in ops)
+        ]
         pos = 0
         for k, recs in enumerate(run_ops):
             ins = [r for r in recs if r.role == "input"]
@@ -144,8 +149,14 @@ def _mention(run_text: str, ops: list[TensorRecord]) -> int:
     return 0 if ops[0].op_type and ops[0].op_type.lower() in run_text else -1
 
 
-def _span_end(gap: list[list[TensorRecord]], pos: int, ins: list[TensorRecord], outs: list[TensorRecord],
-              next_ins: list[TensorRecord] | None, run_text: str = "") -> int | None:
+def _span_end(
+    gap: list[list[TensorRecord]],
+    pos: int,
+    ins: list[TensorRecord],
+    outs: list[TensorRecord],
+    next_ins: list[TensorRecord] | None,
+    run_text: str = "",
+) -> int | None:
     """Index of the last baseline operator of the span starting at ``pos`` (None: no span fits).
 
     Among the ends where the shapes fit (and the next run operator's inputs fit the operator after), the
@@ -154,16 +165,17 @@ def _span_end(gap: list[list[TensorRecord]], pos: int, ins: list[TensorRecord], 
     """
     if pos >= len(gap) or not outs:
         return None
-    if [r.shape for r in ins] != _shapes(gap[pos], "input")[:len(ins)]:
+    if [r.shape for r in ins] != _shapes(gap[pos], "input")[: len(ins)]:
         return None
     want = [r.shape for r in outs]
     best, best_score, score = None, None, 0
     for j in range(pos, len(gap)):
         score += _mention(run_text, gap[j])
-        if _shapes(gap[j], "output")[:len(want)] != want:
+        if _shapes(gap[j], "output")[: len(want)] != want:
             continue
-        if next_ins is not None and not (j + 1 < len(gap) and _shapes(gap[j + 1], "input")[:len(next_ins)]
-                                         == [r.shape for r in next_ins]):
+        if next_ins is not None and not (
+            j + 1 < len(gap) and _shapes(gap[j + 1], "input")[: len(next_ins)] == [r.shape for r in next_ins]
+        ):
             continue
         if next_ins is None:  # the last run operator of the gap spans the rest of it
             best = j

@@ -61,11 +61,14 @@ except ImportError:  # pragma: no cover - optional
     _threadpool_limits = None
 
 if _threadpool_limits is None:  # pragma: no cover - without threadpoolctl, keep BLAS out of the pass
+
     def _dot(a: np.ndarray, b: np.ndarray) -> float:
         return float(np.einsum("i,i->", a, b))
 else:
+
     def _dot(a: np.ndarray, b: np.ndarray) -> float:
         return float(np.dot(a, b))
+
 
 #: elements per chunk: the (3, n) float64 block is 1.5 MB (L2/L3-resident) and the ~40 numpy
 #: calls per chunk stay a small share; measured on an idle 2-core machine, 2^16..2^17 ran 1.5-2x
@@ -104,8 +107,14 @@ class SideAcc:
     nonzero: int = 0
     integers_complete: bool = True  # False when some chunk was not counted (ratio unknown)
 
-    def add(self, x: np.ndarray, sumsq: float | None = None, total: float | None = None,
-            count_integers: bool = True, minmax: bool = True) -> None:
+    def add(
+        self,
+        x: np.ndarray,
+        sumsq: float | None = None,
+        total: float | None = None,
+        count_integers: bool = True,
+        minmax: bool = True,
+    ) -> None:
         """Add finite float64 values ``x`` (``sumsq`` = x·x and ``total`` = Σx when already computed).
 
         Per chunk the second moment is Σx² - n·mean² in float64 (exact enough unless
@@ -315,8 +324,11 @@ class Accumulator:
         n = d.size
         if dd is None:
             dd = _dot(d, d)
-        if n and abs(mr - mb) < 50.0 and (dd <= TAYLOR_MAX_DIFF ** 2
-                                          or max(float(d.max()), -float(d.min())) <= TAYLOR_MAX_DIFF):
+        if (
+            n
+            and abs(mr - mb) < 50.0
+            and (dd <= TAYLOR_MAX_DIFF**2 or max(float(d.max()), -float(d.min())) <= TAYLOR_MAX_DIFF)
+        ):
             # one exponential: e^(r-mr) = e^(b-mb) e^d e^(mb-mr), e^d by its Taylor polynomial
             # (degree 4: relative error <= |d|^5/120 < 1e-12, below the float32 exponential's own);
             # the power sums Σ e_b d^k as dot products (BLAS: 2-3x faster than ndarray.sum here)
@@ -372,9 +384,15 @@ class Accumulator:
 
     def result(self) -> "PairMetrics":
         n = self.r.n
-        m = PairMetrics(elements=self.total, compared=n,
-                        nan_run=self.r.nan, inf_run=self.r.inf, nan_baseline=self.b.nan, inf_baseline=self.b.inf,
-                        nonfinite_mismatch=self.nonfinite_mismatch)
+        m = PairMetrics(
+            elements=self.total,
+            compared=n,
+            nan_run=self.r.nan,
+            inf_run=self.r.inf,
+            nan_baseline=self.b.nan,
+            inf_baseline=self.b.inf,
+            nonfinite_mismatch=self.nonfinite_mismatch,
+        )
         if n == 0:
             return m
         nr, nb = math.sqrt(self.r.sumsq), math.sqrt(self.b.sumsq)
@@ -389,8 +407,9 @@ class Accumulator:
         m.mean_abs_err = self.d.sum_abs / n
         m.rmse = math.sqrt(self.d.sumsq / n)
         m.euclid_rel_dist = nd / nb if nb else (0.0 if nd == 0 else math.inf)
-        m.accum_abs_err_ratio = (self.d.sum_abs / self.b.sum_abs if self.b.sum_abs
-                                 else (0.0 if self.d.sum_abs == 0 else math.inf))
+        m.accum_abs_err_ratio = (
+            self.d.sum_abs / self.b.sum_abs if self.b.sum_abs else (0.0 if self.d.sum_abs == 0 else math.inf)
+        )
         m.accum_rel_err = self.sum_rel
         m.max_rel_err = self.max_rel
         m.mean_rel_err = self.sum_rel / n
@@ -477,8 +496,15 @@ def ranges(size: int, parts: int, chunk: int = CHUNK) -> list[tuple[int, int]]:
     return [(i * per * chunk, min(size, (i + 1) * per * chunk)) for i in range(parts) if i * per * chunk < size]
 
 
-def accumulate(r: np.ndarray, b: np.ndarray, start: int = 0, stop: int | None = None,
-               chunk: int = CHUNK, with_kl: bool = True, compiled: bool = False) -> Accumulator:
+def accumulate(
+    r: np.ndarray,
+    b: np.ndarray,
+    start: int = 0,
+    stop: int | None = None,
+    chunk: int = CHUNK,
+    with_kl: bool = True,
+    compiled: bool = False,
+) -> Accumulator:
     """Statistics of ``r[start:stop]`` vs ``b[start:stop]`` (flattened), chunk by chunk.
 
     ``compiled``: use the numba kernel (``advisor.compare.kernel``, 3-4x faster) where it is installed
@@ -503,7 +529,7 @@ def accumulate(r: np.ndarray, b: np.ndarray, start: int = 0, stop: int | None = 
     if identical and (acc.lse_sb or acc.max_abs_d > 0 or acc.nonfinite_mismatch):
         with np.errstate(all="ignore"):
             for i in identical:
-                rc, bc = float_chunk(rf[i:min(stop, i + chunk)]), float_chunk(bf[i:min(stop, i + chunk)])
+                rc, bc = float_chunk(rf[i : min(stop, i + chunk)]), float_chunk(bf[i : min(stop, i + chunk)])
                 if not math.isfinite(float(np.sum(rc, dtype=np.float64) + np.sum(bc, dtype=np.float64))):
                     keep = np.isfinite(rc) & np.isfinite(bc)
                     rc = rc[keep]
@@ -524,6 +550,7 @@ def compiled_kernel():
     if _KERNEL is None:
         try:
             from advisor.compare import kernel
+
             _KERNEL = kernel
         except ImportError as exc:
             _KERNEL, KERNEL_PROBLEM = False, f"numba is not installed ({exc})"
@@ -544,8 +571,15 @@ def single_threaded_blas():
     return _threadpool_limits(limits=1, user_api="blas")
 
 
-def kl_accumulate(r: np.ndarray, b: np.ndarray, max_run: float, max_baseline: float, start: int = 0,
-                  stop: int | None = None, chunk: int = CHUNK) -> Accumulator:
+def kl_accumulate(
+    r: np.ndarray,
+    b: np.ndarray,
+    max_run: float,
+    max_baseline: float,
+    start: int = 0,
+    stop: int | None = None,
+    chunk: int = CHUNK,
+) -> Accumulator:
     """The KL's sums alone over ``[start, stop)``, given both tensors' maxima from a first pass.
 
     The engine runs this second pass only over ranges of a split tensor that were identical
@@ -576,8 +610,9 @@ def kl_accumulate(r: np.ndarray, b: np.ndarray, max_run: float, max_baseline: fl
 KL_FLOOR = float(np.finfo(np.float32).eps)
 
 
-def minmax_kl(r: np.ndarray, b: np.ndarray, min_r: float, max_r: float, min_b: float, max_b: float,
-              chunk: int = CHUNK) -> float | None:
+def minmax_kl(
+    r: np.ndarray, b: np.ndarray, min_r: float, max_r: float, min_b: float, max_b: float, chunk: int = CHUNK
+) -> float | None:
     """``kl_div`` (see the module doc) given each side's finite min and max from the first pass.
 
     With a_i, b_i the scaled, floored values, A = Σ a, B = Σ b:
@@ -588,8 +623,8 @@ def minmax_kl(r: np.ndarray, b: np.ndarray, min_r: float, max_r: float, min_b: f
     sum_a = sum_b = t = 0.0
     with np.errstate(all="ignore"):
         for i in range(0, rf.size, chunk):
-            rc = np.asarray(float_chunk(rf[i:i + chunk]), dtype=np.float64)
-            bc = np.asarray(float_chunk(bf[i:i + chunk]), dtype=np.float64)
+            rc = np.asarray(float_chunk(rf[i : i + chunk]), dtype=np.float64)
+            bc = np.asarray(float_chunk(bf[i : i + chunk]), dtype=np.float64)
             keep = np.isfinite(rc) & np.isfinite(bc)
             if not keep.all():
                 rc, bc = rc[keep], bc[keep]
@@ -615,8 +650,9 @@ def compare_arrays(r: np.ndarray, b: np.ndarray, chunk: int = CHUNK, compiled: b
         return m
 
 
-def side_stats(x: np.ndarray, start: int = 0, stop: int | None = None, chunk: int = CHUNK,
-               compiled: bool = False) -> SideAcc:
+def side_stats(
+    x: np.ndarray, start: int = 0, stop: int | None = None, chunk: int = CHUNK, compiled: bool = False
+) -> SideAcc:
     """Statistics of one tensor alone (run-only scans: NaN/Inf, range, integer-valued share).
 
     ``compiled``: by the numba kernel where installed (every element's whole-number test, not every 8th).
@@ -628,7 +664,7 @@ def side_stats(x: np.ndarray, start: int = 0, stop: int | None = None, chunk: in
         return kernel.side_accumulate(xf, start, stop)
     acc = SideAcc()
     for i in range(start, stop, chunk):
-        c = np.asarray(float_chunk(xf[i:min(stop, i + chunk)]), dtype=np.float64)
+        c = np.asarray(float_chunk(xf[i : min(stop, i + chunk)]), dtype=np.float64)
         fin = np.isfinite(c)
         if not fin.all():
             acc.nan += int(np.count_nonzero(np.isnan(c)))

@@ -32,17 +32,29 @@ from typing import Literal
 OpKind = Literal["random", "nondeterministic", "gpu_nondeterministic", "deterministic"]
 
 #: random by construction
-RANDOM = re.compile(r"dropout|bernoulli|multinomial|randn?\b|randint|randperm|rand_like|randn_like|normal_|uniform_|"
-                    r"\bnormal\b|\buniform\b|rrelu|gumbel", re.IGNORECASE)
+RANDOM = re.compile(
+    r"dropout|bernoulli|multinomial|randn?\b|randint|randperm|rand_like|randn_like|normal_|uniform_|"
+    r"\bnormal\b|\buniform\b|rrelu|gumbel",
+    re.IGNORECASE,
+)
 #: atomics-based accumulation: nondeterministic order of floating-point additions
-ATOMIC = re.compile(r"scatter|index_?add|index_?put|index_?reduce|\bput_|embedding_?bag|atomic|segment_?(sum|mean)|"
-                    r"unsorted_?segment|histc|bincount|cum_?sum|ctc_?loss", re.IGNORECASE)
+ATOMIC = re.compile(
+    r"scatter|index_?add|index_?put|index_?reduce|\bput_|embedding_?bag|atomic|segment_?(sum|mean)|"
+    r"unsorted_?segment|histc|bincount|cum_?sum|ctc_?loss",
+    re.IGNORECASE,
+)
 #: nondeterministic in backward passes only (gradient accumulation with atomics / cuDNN algorithms)
-BACKWARD_ATOMIC = re.compile(r"embedding|conv|pool|interpolate|upsample|grid_sample|nll_loss|gather|index_select|"
-                             r"cross_entropy|linear|matmul|mm\b|bmm", re.IGNORECASE)
+BACKWARD_ATOMIC = re.compile(
+    r"embedding|conv|pool|interpolate|upsample|grid_sample|nll_loss|gather|index_select|"
+    r"cross_entropy|linear|matmul|mm\b|bmm",
+    re.IGNORECASE,
+)
 #: accelerator kernels that may pick split-K / atomic-add / algorithm-dependent reductions (deterministic on CPU)
-GPU_REDUCTION = re.compile(r"matmul|linear|\bmm\b|bmm|addmm|baddbmm|conv|einsum|attention|sdpa|"
-                           r"scaled_dot_product|sum|reduce", re.IGNORECASE)
+GPU_REDUCTION = re.compile(
+    r"matmul|linear|\bmm\b|bmm|addmm|baddbmm|conv|einsum|attention|sdpa|"
+    r"scaled_dot_product|sum|reduce",
+    re.IGNORECASE,
+)
 
 
 def op_kind(op: str, op_type: str | None = None, device: str | None = None) -> OpKind:

@@ -21,8 +21,24 @@ from advisor.compare.metrics import PairMetrics
 from advisor.read.safe import csv_text, shown
 
 METRIC_COLUMNS = [f for f in PairMetrics.__dataclass_fields__]
-COLUMNS = ["name", "baseline_name", "op", "op_type", "role", "order", "position", "verdict", "reason", "mode",
-           "matched_by", "dtype_run", "dtype_baseline", "shape_run", "shape_baseline", "stat_rel_diff"] + METRIC_COLUMNS
+COLUMNS = [
+    "name",
+    "baseline_name",
+    "op",
+    "op_type",
+    "role",
+    "order",
+    "position",
+    "verdict",
+    "reason",
+    "mode",
+    "matched_by",
+    "dtype_run",
+    "dtype_baseline",
+    "shape_run",
+    "shape_baseline",
+    "stat_rel_diff",
+] + METRIC_COLUMNS
 
 
 @dataclass
@@ -73,16 +89,23 @@ def build_table(comp: Comparison, loc: Localisation, run: str, baseline: str) ->
     worst = loc.source.worst_output() if loc.source else None
     counts = {v: sum(r.verdict == v for r in comp.rows) for v in ("pass", "warning", "error", "skipped")}
     return CompareTable(
-        run=run, baseline=baseline, mode=comp.mode,
-        source=loc.source.op if loc.source else None, source_reason=worst.reason if worst else None,
-        propagated=[v.op for v in loc.propagated], independent_sources=[v.op for v in loc.independent_sources],
+        run=run,
+        baseline=baseline,
+        mode=comp.mode,
+        source=loc.source.op if loc.source else None,
+        source_reason=worst.reason if worst else None,
+        propagated=[v.op for v in loc.propagated],
+        independent_sources=[v.op for v in loc.independent_sources],
         first_difference=loc.first_difference.op if loc.first_difference else None,
         nonfinite_source=loc.nonfinite_source.op if loc.nonfinite_source else None,
         fp16_overflow=loc.fp16_overflow.op if loc.fp16_overflow else None,
         integer_valued=loc.integer_valued.op if loc.integer_valued else None,
-        counts=counts, rows=[row_record(r) for r in rows],
-        unmatched_run=[r.name for r in comp.unmatched_run], unmatched_baseline=[r.name for r in comp.unmatched_baseline],
-        problems=[{"side": s, "file": f, "why": w} for s, f, w in comp.problems])
+        counts=counts,
+        rows=[row_record(r) for r in rows],
+        unmatched_run=[r.name for r in comp.unmatched_run],
+        unmatched_baseline=[r.name for r in comp.unmatched_baseline],
+        problems=[{"side": s, "file": f, "why": w} for s, f, w in comp.problems],
+    )
 
 
 def to_csv(table: CompareTable) -> str:
@@ -90,8 +113,12 @@ def to_csv(table: CompareTable) -> str:
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     for rec in table.rows:
-        w.writerow({k: csv_text(json.dumps(v) if isinstance(v, list) else ("" if v is None else v))  # no formulas
-                    for k, v in rec.items()})
+        w.writerow(
+            {
+                k: csv_text(json.dumps(v) if isinstance(v, list) else ("" if v is None else v))  # no formulas
+                for k, v in rec.items()
+            }
+        )
     return buf.getvalue()
 
 
@@ -117,13 +144,34 @@ def to_html(table: CompareTable) -> str:
     templates = Path(__file__).resolve().parents[2] / "templates"
     if not (templates / "compare.html.j2").is_file():  # installed: templates ship as advisor.templates
         templates = Path(__file__).resolve().parents[1] / "templates"
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates)), autoescape=True, undefined=jinja2.StrictUndefined
+    )
     env.filters["fmt"] = _fmt
-    shown = ["name", "op_type", "position", "verdict", "reason", "dtype_run", "dtype_baseline", "shape_run",
-             "cosine", "max_abs_err", "euclid_rel_dist", "max_rel_err", "mean_rel_err", "rel_err_within_1e3_ratio",
-             "rel_err_within_5e3_ratio", "accum_rel_err", "accum_abs_err_ratio", "rmse", "kl_div", "nan_run", "inf_run",
-             "stat_rel_diff"]
+    shown = [
+        "name",
+        "op_type",
+        "position",
+        "verdict",
+        "reason",
+        "dtype_run",
+        "dtype_baseline",
+        "shape_run",
+        "cosine",
+        "max_abs_err",
+        "euclid_rel_dist",
+        "max_rel_err",
+        "mean_rel_err",
+        "rel_err_within_1e3_ratio",
+        "rel_err_within_5e3_ratio",
+        "accum_rel_err",
+        "accum_abs_err_ratio",
+        "rmse",
+        "kl_div",
+        "nan_run",
+        "inf_run",
+        "stat_rel_diff",
+    ]
     return env.get_template("compare.html.j2").render(table=table, columns=shown)
 
 

@@ -56,8 +56,15 @@ DEFAULTS: dict[str, Tolerance] = {
     "bfloat16": Tolerance(1e-2, 5e-2, 5e-2, 2e-1, 1e-2, 5e-2, 0.99),
 }
 _RANK = {"bfloat16": 0, "float16": 1, "float32": 2, "float64": 3}
-_ALIASES = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32", "fp32": "float32",
-            "double": "float64", "fp64": "float64"}
+_ALIASES = {
+    "half": "float16",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "float": "float32",
+    "fp32": "float32",
+    "double": "float64",
+    "fp64": "float64",
+}
 
 
 def normalise_dtype(dtype: str | None) -> str | None:
@@ -67,8 +74,9 @@ def normalise_dtype(dtype: str | None) -> str | None:
     return _ALIASES.get(d, d)
 
 
-def tolerance_for(run_dtype: str | None, baseline_dtype: str | None,
-                  overrides: dict[str, Any] | None = None) -> Tolerance:
+def tolerance_for(
+    run_dtype: str | None, baseline_dtype: str | None, overrides: dict[str, Any] | None = None
+) -> Tolerance:
     """The tolerance of the baseline's dtype (else the run's; float32 when neither is a known float)."""
     known = [d for d in (normalise_dtype(baseline_dtype), normalise_dtype(run_dtype)) if d in _RANK]
     name = known[0] if known else "float32"
@@ -76,8 +84,13 @@ def tolerance_for(run_dtype: str | None, baseline_dtype: str | None,
     changes = {}
     for key, value in (overrides or {}).items():
         parts = key.split(".")
-        if (len(parts) == 3 and parts[0] == "compare" and normalise_dtype(parts[1]) == name
-                and parts[2] in Tolerance.__dataclass_fields__ and _is_number(value)):
+        if (
+            len(parts) == 3
+            and parts[0] == "compare"
+            and normalise_dtype(parts[1]) == name
+            and parts[2] in Tolerance.__dataclass_fields__
+            and _is_number(value)
+        ):
             changes[parts[2]] = float(value)
     return replace(tol, **changes) if changes else tol
 
@@ -113,8 +126,10 @@ def option_problems(options: dict[str, Any]) -> list[str]:
             out.append(f"'{key}': unknown dtype '{parts[1]}' (one of {', '.join(DEFAULTS)})")
         elif parts[2] not in names:
             close = difflib.get_close_matches(parts[2], names, n=1)
-            out.append(f"'{key}': unknown tolerance '{parts[2]}' (one of {', '.join(names)})"
-                       + (f"; did you mean '{close[0]}'?" if close else ""))
+            out.append(
+                f"'{key}': unknown tolerance '{parts[2]}' (one of {', '.join(names)})"
+                + (f"; did you mean '{close[0]}'?" if close else "")
+            )
         elif not _is_number(value):
             out.append(f"'{key}' must be a finite number, got {value!r}")
     return out
@@ -123,7 +138,10 @@ def option_problems(options: dict[str, Any]) -> list[str]:
 def judge(m: PairMetrics, tol: Tolerance) -> tuple[Verdict, str]:
     """Verdict and the reason (the metric that decided, with its threshold)."""
     if m.nan_run or m.nonfinite_mismatch:  # a NaN never passes, nor an Inf the baseline does not have
-        return "error", f"NaN/Inf in the run ({m.nan_run} NaN, {m.inf_run} Inf; baseline {m.nan_baseline}/{m.inf_baseline})"
+        return (
+            "error",
+            f"NaN/Inf in the run ({m.nan_run} NaN, {m.inf_run} Inf; baseline {m.nan_baseline}/{m.inf_baseline})",
+        )
     if m.nan_baseline:
         return "warning", f"NaN in the baseline ({m.nan_baseline} NaN)"
     # Infs at the very same positions on both sides (a -inf attention mask) are equal values: judge the rest

@@ -34,7 +34,12 @@ def extract_facts(pair: RunPair, extractors: tuple[tuple[str, Extractor], ...] =
             total.merge(fn(pair))
         except Exception as exc:  # a bug in one extractor must not hide the others' results
             last = traceback.extract_tb(exc.__traceback__)[-1]
-            total.inputs.append(InputRecord(
-                path=f"<extractor {name}>", kind="internal", status="unreadable",
-                why=f"internal error {type(exc).__name__}: {exc} (at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})"))
+            total.inputs.append(
+                InputRecord(
+                    path=f"<extractor {name}>",
+                    kind="internal",
+                    status="unreadable",
+                    why=f"internal error {type(exc).__name__}: {exc} (at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})",
+                )
+            )
     return total

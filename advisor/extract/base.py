@@ -44,7 +44,9 @@ class CheckRun(BaseModel):
 class Series(BaseModel):
     """Data for a picture in the report (the report draws it; extractors only give numbers)."""
 
-    chart: str = Field(description="which chart: loss, lr, loss_scale, grad_norm, op_error, class_hist, feature_range, ...")
+    chart: str = Field(
+        description="which chart: loss, lr, loss_scale, grad_norm, op_error, class_hist, feature_range, ..."
+    )
     label: str = Field(description="legend text, e.g. 'train loss'")
     side: Side = "run"
     style: Literal["line", "band", "bar", "points"] = "line"

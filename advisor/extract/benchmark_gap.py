@@ -32,8 +32,12 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%" if abs(x) >= 0.095 else f"{x * 100:.1f}%"
 
 
-def benchmark_gap(devs: list[BaselineDeviation], run_score: FinalScore | None, base_score: FinalScore | None,
-                  score_band: float = SCORE_BAND) -> BenchmarkGap | None:
+def benchmark_gap(
+    devs: list[BaselineDeviation],
+    run_score: FinalScore | None,
+    base_score: FinalScore | None,
+    score_band: float = SCORE_BAND,
+) -> BenchmarkGap | None:
     """None when nothing of the two runs can be set side by side."""
     fields: dict = {}
     worse: list[tuple[float, GapMetric]] = []
@@ -57,15 +61,17 @@ def benchmark_gap(devs: list[BaselineDeviation], run_score: FinalScore | None, b
             if d.first_departure_step is not None:
                 departures.append((d.first_departure_step, metric))
             at = f" from step {d.first_departure_step}" if d.first_departure_step is not None else " at the end"
-            parts.append(f"{_LABEL[metric]} {_pct(rel)} above the baseline's{at} (noise band "
-                         f"±{_pct(d.noise_band_ratio or 0.0)})")
+            parts.append(
+                f"{_LABEL[metric]} {_pct(rel)} above the baseline's{at} (noise band ±{_pct(d.noise_band_ratio or 0.0)})"
+            )
         elif d.is_below_baseline:
             better = True
     if run_score is not None and base_score is not None and run_score.lower_better == base_score.lower_better:
         b, r = base_score.last, run_score.last
         rel = ((r - b) if run_score.lower_better else (b - r)) / abs(b) if b != 0 else None
-        fields.update(score_name=run_score.name, score_run=r, score_baseline=b, score_rel_gap=rel,
-                      score_band=score_band)
+        fields.update(
+            score_name=run_score.name, score_run=r, score_baseline=b, score_rel_gap=rel, score_band=score_band
+        )
         path = path or run_score.path
         if rel is not None and rel > score_band:
             worse.append((rel, "eval_score"))
@@ -82,8 +88,11 @@ def benchmark_gap(devs: list[BaselineDeviation], run_score: FinalScore | None, b
         fields.update(is_worse=True, worst_metric=metric, worst_rel_gap=rel if rel != float("inf") else None)
     else:
         fields.update(is_better=better)
-    text = "; ".join(parts) if parts else ("the run ends better than the baseline" if better else
-                                           "the run stays within the baseline's noise band")
+    text = (
+        "; ".join(parts)
+        if parts
+        else ("the run ends better than the baseline" if better else "the run stays within the baseline's noise band")
+    )
     return BenchmarkGap(text=text, side="run", source=Source(path=path), **fields)
 
 

@@ -29,26 +29,26 @@ import numpy as np
 
 @dataclass(frozen=True)
 class CurveThresholds:
-    spike_z: float = 6.0                 # robust sigmas above the running median
-    spike_min_ratio: float = 0.25        # ... and at least this share above it
-    rise_ratio_diverged: float = 2.0     # end level >= this x the smoothed minimum (and above the start): diverged
-    end_share: float = 0.2               # share of the run whose trend tells "still falling"
-    end_min_points: float = 5            # ... but at least this many points
-    fall_ratio: float = 0.03             # relative fall over that share that counts as still falling
-    trend_t: float = 3.0                 # |t| above which a trend is beyond noise
-    plateau_band: float = 0.02           # relative band around the end level that counts as flat
-    plateau_share: float = 0.5           # flat for at least this share of the run: plateau
-    stagnant_drop: float = 0.05          # a plateau having removed less than this share of the loss: stagnant
-    oscillation_noise: float = 0.15      # noise_ratio at or above this ...
-    oscillation_drop: float = 0.1        # ... with drop_ratio below this: oscillating without progress
-    slow_drop: float = 0.1               # still falling but removed less than this share: slow
-    chance_band: float = 0.05            # |end_level / ln C - 1| within this: at chance level
-    eval_rise: float = 0.05              # eval loss this far above its best at the last evals: rising
-    eval_rise_of_range: float = 0.05     # ... and the rise is at least this share of what the eval loss had removed
-    improving_share: float = 0.1         # the end window brought >= this share of the eval curve's whole gain: improving
-    stalled_share: float = 0.02          # the eval score's end window brought < this share of its gain: stalled
-    calibration_share: float = 0.1       # first share of the steps where loss-scale reductions are calibration
-    min_band: float = 0.03               # smallest relative band around a baseline curve
+    spike_z: float = 6.0  # robust sigmas above the running median
+    spike_min_ratio: float = 0.25  # ... and at least this share above it
+    rise_ratio_diverged: float = 2.0  # end level >= this x the smoothed minimum (and above the start): diverged
+    end_share: float = 0.2  # share of the run whose trend tells "still falling"
+    end_min_points: float = 5  # ... but at least this many points
+    fall_ratio: float = 0.03  # relative fall over that share that counts as still falling
+    trend_t: float = 3.0  # |t| above which a trend is beyond noise
+    plateau_band: float = 0.02  # relative band around the end level that counts as flat
+    plateau_share: float = 0.5  # flat for at least this share of the run: plateau
+    stagnant_drop: float = 0.05  # a plateau having removed less than this share of the loss: stagnant
+    oscillation_noise: float = 0.15  # noise_ratio at or above this ...
+    oscillation_drop: float = 0.1  # ... with drop_ratio below this: oscillating without progress
+    slow_drop: float = 0.1  # still falling but removed less than this share: slow
+    chance_band: float = 0.05  # |end_level / ln C - 1| within this: at chance level
+    eval_rise: float = 0.05  # eval loss this far above its best at the last evals: rising
+    eval_rise_of_range: float = 0.05  # ... and the rise is at least this share of what the eval loss had removed
+    improving_share: float = 0.1  # the end window brought >= this share of the eval curve's whole gain: improving
+    stalled_share: float = 0.02  # the eval score's end window brought < this share of its gain: stalled
+    calibration_share: float = 0.1  # first share of the steps where loss-scale reductions are calibration
+    min_band: float = 0.03  # smallest relative band around a baseline curve
 
     @classmethod
     def from_options(cls, options: dict) -> "CurveThresholds":
@@ -81,11 +81,11 @@ def running_median(y: np.ndarray, k: int) -> np.ndarray:
     else:  # the same values 5-10x faster: only the middle element, in blocks that stay in the cache
         out = np.empty(n, dtype=np.median(win[:1], axis=1).dtype)  # as np.median: float32 stays float32
         for s in range(0, n, _MEDIAN_BLOCK):
-            out[s:s + _MEDIAN_BLOCK] = np.partition(win[s:s + _MEDIAN_BLOCK], h, axis=1)[:, h]
+            out[s : s + _MEDIAN_BLOCK] = np.partition(win[s : s + _MEDIAN_BLOCK], h, axis=1)[:, h]
     # edges: shrink the window instead of repeating the end value
     for i in range(min(h, n)):
         out[i] = np.median(y[: i + h + 1])
-        out[n - 1 - i] = np.median(y[n - 1 - i - h:])
+        out[n - 1 - i] = np.median(y[n - 1 - i - h :])
     return out
 
 
@@ -114,7 +114,7 @@ def _trend(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         return 0.0, 0.0
     b = float(((x - xm) * (y - ym)).sum() / sxx)
     resid = y - (ym + b * (x - xm))
-    s2 = float((resid ** 2).sum() / (n - 2))
+    s2 = float((resid**2).sum() / (n - 2))
     se = math.sqrt(s2 / sxx) if s2 > 0 and math.isfinite(s2) else (0.0 if s2 == 0 else math.inf)
     if se == 0:
         return b, (math.copysign(math.inf, b) if b else 0.0)
@@ -195,7 +195,7 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     slope, t_own = trend(xe, ye)
     # noise: the window's own residuals (few points: a weak estimate) or the first differences of the curve's
     # second half (robust, but a curved trend adds to it), whichever is smaller
-    sigma_d = diff_sigma(y[n // 2:] if n >= 10 else y)
+    sigma_d = diff_sigma(y[n // 2 :] if n >= 10 else y)
     sxx = float(((xe - xe.mean()) ** 2).sum())
     t_diff = slope / (sigma_d / math.sqrt(sxx)) if sigma_d > 0 and sxx > 0 else t_own
     t = t_own if abs(t_own) >= abs(t_diff) else t_diff
@@ -203,31 +203,48 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     if span > 0 and m >= 2:
         fit_start = float(ye.mean() + slope * (xe[0] - xe.mean()))
         ref = abs(fit_start) if fit_start != 0 else (abs(float(np.median(ye))) or 1.0)
-        end_change = max(slope * float(xe[-1] - xe[0]) / ref, -1.0)   # a fall cannot remove more than 100%
+        end_change = max(slope * float(xe[-1] - xe[0]) / ref, -1.0)  # a fall cannot remove more than 100%
     still = bool(end_change is not None and end_change <= -th.fall_ratio and t <= -th.trend_t)
     # plateau: from which index does a wider running median stay (95% of its points) within the band of the end level
     kp = min(max(5, n // 10), 201)
     sp = running_median(y, kp)
     band = max(th.plateau_band * scale, 3 * sigma / math.sqrt(kp))
     outside = (np.abs(sp - end) > band).astype(np.int64)
-    out_after = np.cumsum(outside[::-1])[::-1]                 # outside points from i to the end
+    out_after = np.cumsum(outside[::-1])[::-1]  # outside points from i to the end
     ok = np.flatnonzero(out_after <= 0.05 * (n - np.arange(n)))
     p_start = int(ok[0]) if ok.size else None
-    plateau = bool(p_start is not None and span > 0 and (x[-1] - x[p_start]) >= th.plateau_share * span
-                   and not still)
+    plateau = bool(p_start is not None and span > 0 and (x[-1] - x[p_start]) >= th.plateau_share * span and not still)
     stagnant = bool(plateau and drop < th.stagnant_drop)
     oscillating = bool(noise_ratio >= th.oscillation_noise and drop < th.oscillation_drop)
     slow = bool(still and 0 <= drop < th.slow_drop)
     diverged = bool(smin > 0 and end >= th.rise_ratio_diverged * smin and end > start)
-    return Shape(start_level=start, end_level=end, drop_ratio=drop, min_value=float(np.min(y)),
-                 min_index=int(np.argmin(y)), smooth_min=smin, smooth_min_index=smin_i, rise_from_min_ratio=rise,
-                 noise_ratio=noise_ratio, spike_count=spike_count, spike_max_ratio=spike_max,
-                 end_change_ratio=end_change, end_trend_t=t if math.isfinite(t) else math.copysign(1e9, t),
-                 is_still_falling=still, plateau_start_index=p_start, is_plateau=plateau, is_stagnant=stagnant,
-                 is_oscillating=oscillating, is_slow=slow, diverged_rise=diverged)
+    return Shape(
+        start_level=start,
+        end_level=end,
+        drop_ratio=drop,
+        min_value=float(np.min(y)),
+        min_index=int(np.argmin(y)),
+        smooth_min=smin,
+        smooth_min_index=smin_i,
+        rise_from_min_ratio=rise,
+        noise_ratio=noise_ratio,
+        spike_count=spike_count,
+        spike_max_ratio=spike_max,
+        end_change_ratio=end_change,
+        end_trend_t=t if math.isfinite(t) else math.copysign(1e9, t),
+        is_still_falling=still,
+        plateau_start_index=p_start,
+        is_plateau=plateau,
+        is_stagnant=stagnant,
+        is_oscillating=oscillating,
+        is_slow=slow,
+        diverged_rise=diverged,
+    )
 
 
-def align(run_x: np.ndarray, run_y: np.ndarray, base_x: np.ndarray, base_y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def align(
+    run_x: np.ndarray, run_y: np.ndarray, base_x: np.ndarray, base_y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Run points inside the baseline's x range with the baseline interpolated there: (x, run, baseline)."""
     if run_x.size == 0 or base_x.size < 2:
         return np.zeros(0), np.zeros(0), np.zeros(0)
@@ -252,6 +269,7 @@ def downsample(x: np.ndarray, y: np.ndarray, limit: int = 1000) -> tuple[np.ndar
     n = x.size
     if n <= limit:
         return x, y
-    idx = np.unique(np.concatenate([np.linspace(0, n - 1, limit - 50).astype(np.int64),
-                                    np.flatnonzero(~np.isfinite(y))[:50]]))
+    idx = np.unique(
+        np.concatenate([np.linspace(0, n - 1, limit - 50).astype(np.int64), np.flatnonzero(~np.isfinite(y))[:50]])
+    )
     return x[idx], y[idx]

@@ -70,8 +70,11 @@ def row_hashes(block: np.ndarray) -> np.ndarray:
         raw = np.concatenate([raw, np.zeros((raw.shape[0], pad), np.uint8)], axis=1)
     words = raw.view(np.uint64)
     mult = _multipliers(words.shape[1])
-    h = np.einsum("ij,j->i", words, mult, dtype=np.uint64, casting="unsafe") if words.shape[1] else \
-        np.zeros(words.shape[0], np.uint64)
+    h = (
+        np.einsum("ij,j->i", words, mult, dtype=np.uint64, casting="unsafe")
+        if words.shape[1]
+        else np.zeros(words.shape[0], np.uint64)
+    )
     h ^= h >> np.uint64(29)
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(32)
@@ -133,6 +136,7 @@ def _robust_reference(src: ArraySource) -> tuple[np.ndarray, np.ndarray, np.ndar
     flat = np.where(np.isfinite(flat), flat, np.nan)
     with np.errstate(all="ignore"):
         import warnings
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             q1, med, q3 = np.nanpercentile(flat, [25, 50, 75], axis=1)
@@ -147,9 +151,16 @@ def feature_stats(src: ArraySource, robust: bool = True, hashes: bool = True) ->
     """One chunked pass over ``src``; memory ~ CHUNK_BYTES plus 8 bytes per row for hashes."""
     probe = feature_view(np.zeros((1,) + src.shape[1:], dtype=np.float32))
     n_feat, per_row = probe.shape[1], probe.shape[1] * probe.shape[2]
-    st = FeatureStats(n_rows=src.n_rows, count=np.zeros(n_feat), mean=np.zeros(n_feat), m2=np.zeros(n_feat),
-                      vmin=np.full(n_feat, np.inf), vmax=np.full(n_feat, -np.inf), nan=np.zeros(n_feat, np.int64),
-                      values_per_row=per_row)
+    st = FeatureStats(
+        n_rows=src.n_rows,
+        count=np.zeros(n_feat),
+        mean=np.zeros(n_feat),
+        m2=np.zeros(n_feat),
+        vmin=np.full(n_feat, np.inf),
+        vmax=np.full(n_feat, -np.inf),
+        nan=np.zeros(n_feat, np.int64),
+        values_per_row=per_row,
+    )
     if len(src.shape) >= 3 and per_row <= MAX_POSITIONS:
         st.pos_count, st.pos_mean, st.pos_m2 = np.zeros(per_row), np.zeros(per_row), np.zeros(per_row)
     med, inv, iqr_scale = _robust_reference(src) if robust else (None, None, None)
@@ -245,8 +256,11 @@ def _robust_levels(st: FeatureStats) -> dict:
     level = np.maximum(np.abs(st.median), st.iqr_scale)
     out = {"max_robust_level": _f(float(level.max())) if level.size else None}
     if pos.size:
-        out.update(min_robust_scale=_f(float(pos.min())), max_robust_scale=_f(float(pos.max())),
-                   robust_scale_ratio=_f(float(pos.max() / pos.min())))
+        out.update(
+            min_robust_scale=_f(float(pos.min())),
+            max_robust_scale=_f(float(pos.max())),
+            robust_scale_ratio=_f(float(pos.max() / pos.min())),
+        )
     return out
 
 
@@ -262,32 +276,47 @@ def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFe
     max_std = float(pos_std.max()) if pos_std.size else None
     min_std = float(pos_std.min()) if pos_std.size else None
     max_abs_mean = float(np.abs(st.mean[finite_f]).max()) if finite_f.any() else None
-    raw_pixels = bool(vmin is not None and vmin >= 0 and vmax is not None and 16 < vmax <= 255
-                      and (st.is_integer or vmax == 255.0))
+    raw_pixels = bool(
+        vmin is not None and vmin >= 0 and vmax is not None and 16 < vmax <= 255 and (st.is_integer or vmax == 255.0)
+    )
     hashes = st.all_hashes()
     dup = None
     if hashes is not None and hashes.size:
         dup = float(1.0 - np.unique(hashes).size / hashes.size)
     has_robust = st.max_z is not None
     return DataFeatures(
-        file=src.file, array=src.name, split=sset.split, n_samples=st.n_rows, n_features=int(len(st.count)),
-        dtype=str(src.dtype), nan_share=float(st.nan.sum() / max(1, st.n_rows * st.values_per_row)),
-        nan_count=int(st.nan.sum()), inf_count=int(st.inf_count), features_with_nan=int((st.nan > 0).sum()),
+        file=src.file,
+        array=src.name,
+        split=sset.split,
+        n_samples=st.n_rows,
+        n_features=int(len(st.count)),
+        dtype=str(src.dtype),
+        nan_share=float(st.nan.sum() / max(1, st.n_rows * st.values_per_row)),
+        nan_count=int(st.nan.sum()),
+        inf_count=int(st.inf_count),
+        features_with_nan=int((st.nan > 0).sum()),
         max_feature_nan_share=float(nan_share_f.max()) if nan_share_f.size else 0.0,
         worst_nan_feature=int(np.argmax(st.nan)) if st.nan.any() else None,
         all_nan_features=int((~finite_f & (st.nan > 0)).sum()),
         constant_features=int((finite_f & (st.vmax == st.vmin)).sum()),
-        value_min=_f(vmin), value_max=_f(vmax),
+        value_min=_f(vmin),
+        value_max=_f(vmax),
         max_abs_mean=_f(max_abs_mean) if max_abs_mean is not None else None,
-        max_std=_f(max_std), min_std=_f(min_std),
+        max_std=_f(max_std),
+        min_std=_f(min_std),
         std_ratio=_f(max_std / min_std) if max_std and min_std else None,
         **_robust_levels(st),
-        is_integer_valued=bool(st.is_integer and finite_f.any()), looks_like_raw_pixels=raw_pixels,
+        is_integer_valued=bool(st.is_integer and finite_f.any()),
+        looks_like_raw_pixels=raw_pixels,
         max_robust_z=_f(st.max_z) if has_robust else None,
         outlier_sample_share=float(st.outlier_rows / max(1, st.n_rows)) if has_robust else None,
         extreme_sample_count=int(st.extreme_rows) if has_robust else None,
         worst_samples=", ".join(str(i) for z, i in st.worst if z > OUTLIER_Z) or None if has_robust else None,
-        worst_outlier_feature=st.max_z_feature, duplicate_share=dup, side=_side(sset), source=Source(path=src.file))
+        worst_outlier_feature=st.max_z_feature,
+        duplicate_share=dup,
+        side=_side(sset),
+        source=Source(path=src.file),
+    )
 
 
 # -- labels -----------------------------------------------------------------------
@@ -350,8 +379,9 @@ def read_labels(src: ArraySource) -> Labels:
     integral = True
     for _, block in src.iter_chunks(LABEL_CHUNK_ROWS):
         if layout == "onehot" and not (np.isin(block, (0, 1)).all() and np.all(block.sum(axis=1) == 1)):
-            return Labels(src, src.n_rows, int((~np.isfinite(block)).sum()) if block.dtype.kind == "f" else 0,
-                          None, None)
+            return Labels(
+                src, src.n_rows, int((~np.isfinite(block)).sum()) if block.dtype.kind == "f" else 0, None, None
+            )
         y = _label_view(block, layout)
         miss = _missing(y)
         nan += int(miss.sum())
@@ -374,18 +404,32 @@ def read_labels(src: ArraySource) -> Labels:
 
 
 def labels_fact(sset: SampleSet, src: ArraySource, lab: Labels) -> LabelStats:
-    common = dict(file=src.file, array=src.name, split=sset.split, n_samples=int(lab.n),
-                  nan_count=lab.nan_count, side=_side(sset), source=Source(path=src.file))
+    common = dict(
+        file=src.file,
+        array=src.name,
+        split=sset.split,
+        n_samples=int(lab.n),
+        nan_count=lab.nan_count,
+        side=_side(sset),
+        source=Source(path=src.file),
+    )
     if lab.classes is None:
         return LabelStats(is_classification=False, **common)
     counts = lab.counts
     if counts.sum() == 0:
         return LabelStats(is_classification=True, n_classes=0, **common)
     lo, hi = int(np.argmin(counts)), int(np.argmax(counts))
-    return LabelStats(is_classification=True, n_classes=int(len(lab.classes)), min_class_count=int(counts[lo]),
-                      max_class_count=int(counts[hi]), imbalance_ratio=float(counts[hi] / max(1, counts[lo])),
-                      majority_share=float(counts[hi] / counts.sum()), minority_class=str(lab.classes[lo]),
-                      majority_class=str(lab.classes[hi]), **common)
+    return LabelStats(
+        is_classification=True,
+        n_classes=int(len(lab.classes)),
+        min_class_count=int(counts[lo]),
+        max_class_count=int(counts[hi]),
+        imbalance_ratio=float(counts[hi] / max(1, counts[lo])),
+        majority_share=float(counts[hi] / counts.sum()),
+        minority_class=str(lab.classes[lo]),
+        majority_class=str(lab.classes[hi]),
+        **common,
+    )
 
 
 def knn_label_noise(x: np.ndarray, y: np.ndarray, k: int = KNN_K) -> tuple[float, float, np.ndarray]:
@@ -401,9 +445,9 @@ def knn_label_noise(x: np.ndarray, y: np.ndarray, k: int = KNN_K) -> tuple[float
     sq = np.einsum("ij,ij->i", x, x)
     nbr = np.empty((n, k), dtype=np.int64)
     for s in range(0, n, 512):
-        d = sq[s:s + 512, None] + sq[None, :] - 2.0 * (x[s:s + 512] @ x.T)
+        d = sq[s : s + 512, None] + sq[None, :] - 2.0 * (x[s : s + 512] @ x.T)
         d[np.arange(d.shape[0]), np.arange(s, s + d.shape[0])] = np.inf
-        nbr[s:s + 512] = np.argpartition(d, k - 1, axis=1)[:, :k]
+        nbr[s : s + 512] = np.argpartition(d, k - 1, axis=1)[:, :k]
     n_cls = int(y.max()) + 1
     votes = np.zeros((n, n_cls))
     np.add.at(votes, (np.repeat(np.arange(n), k), y[nbr].ravel()), 1.0)
@@ -433,22 +477,32 @@ def noise_fact(sset: SampleSet, feats: ArraySource, lab: Labels) -> LabelNoise |
     if y.max() < 1:
         return None
     disagree, est, suspects = knn_label_noise(x, y)
-    return LabelNoise(file=feats.file, split=sset.split, checked_samples=int(idx.size), k=min(KNN_K, idx.size - 1),
-                      knn_disagreement_share=disagree, estimated_error_share=est,
-                      suspect_samples=", ".join(str(int(i)) for i in idx[suspects[:10]]) or None,
-                      side=_side(sset), source=Source(path=feats.file))
+    return LabelNoise(
+        file=feats.file,
+        split=sset.split,
+        checked_samples=int(idx.size),
+        k=min(KNN_K, idx.size - 1),
+        knn_disagreement_share=disagree,
+        estimated_error_share=est,
+        suspect_samples=", ".join(str(int(i)) for i in idx[suspects[:10]]) or None,
+        side=_side(sset),
+        source=Source(path=feats.file),
+    )
 
 
 # -- comparisons ------------------------------------------------------------------
-def shift_fact(tr: tuple[SampleSet, FeatureStats, Labels | None], ev: tuple[SampleSet, FeatureStats, Labels | None]
-               ) -> SplitShift | None:
+def shift_fact(
+    tr: tuple[SampleSet, FeatureStats, Labels | None], ev: tuple[SampleSet, FeatureStats, Labels | None]
+) -> SplitShift | None:
     (s_tr, a, la), (s_ev, b, lb) = tr, ev
     if len(a.count) != len(b.count) or not len(a.count):
         return None
     sa, sb = a.std, b.std
     smd = _smd(a, b)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where((sa > 0) & (sb > 0), np.maximum(sa, sb) / np.minimum(np.where(sa > 0, sa, 1), np.where(sb > 0, sb, 1)), 1.0)
+        ratio = np.where(
+            (sa > 0) & (sb > 0), np.maximum(sa, sb) / np.minimum(np.where(sa > 0, sa, 1), np.where(sb > 0, sb, 1)), 1.0
+        )
     ratio = np.nan_to_num(ratio, nan=1.0)
     tvd = None
     if la is not None and lb is not None and la.classes is not None and lb.classes is not None:
@@ -467,12 +521,22 @@ def shift_fact(tr: tuple[SampleSet, FeatureStats, Labels | None], ev: tuple[Samp
         pos_share = float((smd_p > 1.0).mean())
         pos_max = float(min(smd_p.max(), 1e6))
     rng = lambda st: f"{_g(st.vmin.min())}..{_g(st.vmax.max())}"  # noqa: E731
-    return SplitShift(train_file=s_tr.files[0], eval_file=s_ev.files[0], n_features=int(len(smd)),
-                      max_mean_shift_std=float(min(smd.max(), 1e6)), worst_feature=int(np.argmax(smd)),
-                      shifted_feature_share=float((smd > 0.5).mean()), max_std_ratio=float(ratio.max()),
-                      train_range=rng(a), eval_range=rng(b), label_distribution_distance=tvd,
-                      shifted_position_share=pos_share, max_position_shift_std=pos_max,
-                      side=_side(s_tr), source=Source(path=s_ev.files[0]))
+    return SplitShift(
+        train_file=s_tr.files[0],
+        eval_file=s_ev.files[0],
+        n_features=int(len(smd)),
+        max_mean_shift_std=float(min(smd.max(), 1e6)),
+        worst_feature=int(np.argmax(smd)),
+        shifted_feature_share=float((smd > 0.5).mean()),
+        max_std_ratio=float(ratio.max()),
+        train_range=rng(a),
+        eval_range=rng(b),
+        label_distribution_distance=tvd,
+        shifted_position_share=pos_share,
+        max_position_shift_std=pos_max,
+        side=_side(s_tr),
+        source=Source(path=s_ev.files[0]),
+    )
 
 
 def _class_shares(lab: Labels, names: list[str]) -> np.ndarray:
@@ -488,11 +552,17 @@ def _g(v: float) -> str:
     return f"{v:.4g}" if math.isfinite(v) else str(v)
 
 
-def compare_arrays(run: ArraySource, base: ArraySource, run_hashes: np.ndarray | None = None,
-                   base_hashes: np.ndarray | None = None) -> PipelineCompare:
+def compare_arrays(
+    run: ArraySource, base: ArraySource, run_hashes: np.ndarray | None = None, base_hashes: np.ndarray | None = None
+) -> PipelineCompare:
     """Chunked np.allclose of two arrays, with where and by how much they differ."""
-    common = dict(file=run.file, array=run.name, run_shape=str(tuple(run.shape)), baseline_shape=str(tuple(base.shape)),
-                  source=Source(path=run.file))
+    common = dict(
+        file=run.file,
+        array=run.name,
+        run_shape=str(tuple(run.shape)),
+        baseline_shape=str(tuple(base.shape)),
+        source=Source(path=run.file),
+    )
     numeric = run.dtype.kind in "biuf" and base.dtype.kind in "biuf"
     if tuple(run.shape) != tuple(base.shape):
         return PipelineCompare(same_shape=False, is_allclose=False, **common)
@@ -533,9 +603,16 @@ def compare_arrays(run: ArraySource, base: ArraySource, run_hashes: np.ndarray |
     reordered = None
     if mismatches and run_hashes is not None and base_hashes is not None and run_hashes.size == base_hashes.size:
         reordered = bool(np.array_equal(np.sort(run_hashes), np.sort(base_hashes)))
-    return PipelineCompare(same_shape=True, is_allclose=mismatches == 0, mismatch_share=float(mismatches / max(1, total)),
-                           max_abs_diff=max_abs, mean_abs_diff=float(sum_abs / n_abs) if n_abs else None,
-                           first_mismatch_row=first, is_same_rows_reordered=reordered, **common)
+    return PipelineCompare(
+        same_shape=True,
+        is_allclose=mismatches == 0,
+        mismatch_share=float(mismatches / max(1, total)),
+        max_abs_diff=max_abs,
+        mean_abs_diff=float(sum_abs / n_abs) if n_abs else None,
+        first_mismatch_row=first,
+        is_same_rows_reordered=reordered,
+        **common,
+    )
 
 
 # -- the extractor ------------------------------------------------------------------
@@ -559,8 +636,10 @@ def _analyse(folder: RunFolder, out: Extraction) -> SideResult:
         try:
             st = lab = None
             if sset.features is not None and sset.features.dtype.kind in "US":
-                raise SampleReadError(f"features array '{sset.features.name}' holds text (dtype {sset.features.dtype}); "
-                                      "encode features as numbers before saving the sample")
+                raise SampleReadError(
+                    f"features array '{sset.features.name}' holds text (dtype {sset.features.dtype}); "
+                    "encode features as numbers before saving the sample"
+                )
             if sset.features is not None:
                 st = feature_stats(sset.features)
                 out.facts.append(features_fact(sset, sset.features, st))
@@ -576,8 +655,10 @@ def _analyse(folder: RunFolder, out: Extraction) -> SideResult:
                 out.inputs.append(InputRecord(path=f, kind="data", status="unreadable", why=str(exc), side=folder.side))
             continue
         if sset.features is not None and sset.labels is not None and sset.features.n_rows != sset.labels.n_rows:
-            notes[sset.files[0]] = (f"{sset.features.n_rows} feature rows but {sset.labels.n_rows} labels; "
-                                    "label checks that pair rows were skipped")
+            notes[sset.files[0]] = (
+                f"{sset.features.n_rows} feature rows but {sset.labels.n_rows} labels; "
+                "label checks that pair rows were skipped"
+            )
         res.sets.append((sset, st, lab))
         for f in sset.files:
             out.inputs.append(InputRecord(path=f, kind="data", status="used", why=notes.get(f), side=folder.side))
@@ -611,28 +692,51 @@ def _split_and_size(folder: RunFolder, res: SideResult, out: Extraction) -> None
         min_per_class = float(n_train * counts.min() / max(1, counts.sum()))
     params = hp.get("num_parameters")
     params = float(params) if isinstance(params, float) and params > 0 else None
-    out.facts.append(SampleSize(
-        n_train_samples=n_train, samples_source="hparams" if n_train != n_file or isinstance(n_from_hp, float) else "sample_file",
-        n_classes=n_classes, min_samples_per_class=min_per_class,
-        mean_samples_per_class=float(n_train / n_classes) if n_classes else None, num_parameters=params,
-        params_per_sample=float(params / n_train) if params and n_train else None,
-        side=folder.side, source=Source(path=sset.files[0])))
+    out.facts.append(
+        SampleSize(
+            n_train_samples=n_train,
+            samples_source="hparams" if n_train != n_file or isinstance(n_from_hp, float) else "sample_file",
+            n_classes=n_classes,
+            min_samples_per_class=min_per_class,
+            mean_samples_per_class=float(n_train / n_classes) if n_classes else None,
+            num_parameters=params,
+            params_per_sample=float(params / n_train) if params and n_train else None,
+            side=folder.side,
+            source=Source(path=sset.files[0]),
+        )
+    )
 
 
 def _series(sset: SampleSet, st: FeatureStats | None, lab: Labels | None, out: Extraction) -> None:
     if lab is not None and lab.classes is not None and 0 < len(lab.classes) <= 1000:
         counts = lab.counts
-        out.series.append(Series(chart="class_hist", label=f"{sset.split} classes ({sset.files[0]})", style="bar",
-                                 x=[float(i) for i in range(len(counts))], y=[float(c) for c in counts],
-                                 categories=[str(c) for c in lab.classes], x_label="class", y_label="samples"))
+        out.series.append(
+            Series(
+                chart="class_hist",
+                label=f"{sset.split} classes ({sset.files[0]})",
+                style="bar",
+                x=[float(i) for i in range(len(counts))],
+                y=[float(c) for c in counts],
+                categories=[str(c) for c in lab.classes],
+                x_label="class",
+                y_label="samples",
+            )
+        )
     if st is not None and len(st.count):
         idx = np.unique(np.linspace(0, len(st.count) - 1, num=min(len(st.count), 1000)).astype(np.int64))
         mean, std = st.mean[idx], st.std[idx]
-        out.series.append(Series(
-            chart="feature_range", label=f"{sset.split} feature mean +- std", style="band",
-            x=[float(i) for i in idx], y=[_f(v) for v in mean + std], y_low=[float(v) if math.isfinite(v) else 0.0
-                                                                              for v in mean - std],
-            x_label="feature", y_label="value"))
+        out.series.append(
+            Series(
+                chart="feature_range",
+                label=f"{sset.split} feature mean +- std",
+                style="band",
+                x=[float(i) for i in idx],
+                y=[_f(v) for v in mean + std],
+                y_low=[float(v) if math.isfinite(v) else 0.0 for v in mean - std],
+                x_label="feature",
+                y_label="value",
+            )
+        )
 
 
 def _max_shift(a: FeatureStats, b: FeatureStats) -> float | None:
@@ -672,8 +776,14 @@ def _compare_sides(run: SideResult, base: SideResult, out: Extraction) -> None:
             try:
                 facts[name] = compare_arrays(arr, b)
             except (SampleReadError, OSError, ValueError) as exc:
-                out.inputs.append(InputRecord(path=arr.file, kind="data", status="unreadable",
-                                              why=f"comparison with the baseline failed: {exc}"))
+                out.inputs.append(
+                    InputRecord(
+                        path=arr.file,
+                        kind="data",
+                        status="unreadable",
+                        why=f"comparison with the baseline failed: {exc}",
+                    )
+                )
         if s.features is not None and s.features.name in facts:
             extra = {}
             if s.labels is not None and s.labels.name in facts:

@@ -44,8 +44,18 @@ SATURATING_TYPES = {"Sigmoid", "Hardsigmoid", "Tanh", "Hardtanh", "Softsign", "L
 RELU_TYPES = {"ReLU", "ReLU6"}
 #: fields kept per kind, in this order
 FIELDS = {
-    "weight": ("norm", "mean", "std", "min", "max", "zero_frac", "update_norm", "update_grad_cos", "numel",
-               "update_resid_weight_cos"),
+    "weight": (
+        "norm",
+        "mean",
+        "std",
+        "min",
+        "max",
+        "zero_frac",
+        "update_norm",
+        "update_grad_cos",
+        "numel",
+        "update_resid_weight_cos",
+    ),
     "grad": ("norm", "zero_frac", "numel"),
     "activation": ("zero_frac", "sat_frac", "nonfinite"),
 }
@@ -158,16 +168,28 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
     is_embedding = _is_embedding(name, mtype)
     is_matrix = len(shape) >= 2 if shape is not None else name.endswith("weight")
     fan_in = int(np.prod(shape[1:])) if shape is not None and len(shape) >= 2 and not is_embedding else None
-    out = dict(name=name, layer_index=index, is_matrix=is_matrix, fan_in=fan_in, steps_recorded=0,
-               module_type=mtype, is_embedding=is_embedding)
+    out = dict(
+        name=name,
+        layer_index=index,
+        is_matrix=is_matrix,
+        fan_in=fan_in,
+        steps_recorded=0,
+        module_type=mtype,
+        is_embedding=is_embedding,
+    )
     key = None
     late_ratio = None
     if w is not None:
         steps, v = w.arrays()
         norm, mean, std, mn, mx, zero, upd, cos, numel, resid_cos = v.T
         stats = v[:, :5]
-        out.update(steps_recorded=int(steps.size), first_record_step=int(steps[0]),
-                   requires_grad=w.requires_grad, in_optimizer=w.in_optimizer, numel=_int(numel[0]))
+        out.update(
+            steps_recorded=int(steps.size),
+            first_record_step=int(steps[0]),
+            requires_grad=w.requires_grad,
+            in_optimizer=w.in_optimizer,
+            numel=_int(numel[0]),
+        )
         updated = upd[np.isfinite(upd)]
         same = bool(np.array_equal(stats, np.broadcast_to(stats[0], stats.shape), equal_nan=True))
         if steps.size >= 2 or updated.size:
@@ -203,10 +225,15 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
         grad_rms = gnorm / math.sqrt(numel) if numel else np.full(gnorm.shape, np.nan)
         out["grad_rms_median"] = _median(grad_rms)
     fact = ParamDynamics(**out)
-    notable = bool(fact.is_unchanged or not fact.has_grad or fact.is_grad_always_zero or fact.first_is_all_zero
-                   or (fact.update_grad_cos_median or 0) > ASCENT_COS
-                   or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
-                   or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5))
+    notable = bool(
+        fact.is_unchanged
+        or not fact.has_grad
+        or fact.is_grad_always_zero
+        or fact.first_is_all_zero
+        or (fact.update_grad_cos_median or 0) > ASCENT_COS
+        or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
+        or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5)
+    )
     return _Param(fact, grad_steps, grad_rms, key, notable, late_ratio)
 
 
@@ -226,11 +253,17 @@ def _activation(name: str, tr: _Track) -> ActivationStats:
     zero, sat, bad = v.T
     mtype = tr.module_type
     return ActivationStats(
-        name=name, module_type=mtype, steps_recorded=int(steps.size),
+        name=name,
+        module_type=mtype,
+        steps_recorded=int(steps.size),
         is_saturating_type=(mtype in SATURATING_TYPES) if mtype else bool(np.any(np.isfinite(sat))),
         is_relu_type=(mtype in RELU_TYPES) if mtype else "relu" in name.lower(),
-        zero_frac_median=_median(zero), zero_frac_last=_py(zero[-1]),
-        sat_frac_median=_median(sat), sat_frac_last=_py(sat[-1]), nonfinite_steps=int(np.sum(bad > 0)))
+        zero_frac_median=_median(zero),
+        zero_frac_last=_py(zero[-1]),
+        sat_frac_median=_median(sat),
+        sat_frac_last=_py(sat[-1]),
+        nonfinite_steps=int(np.sum(bad > 0)),
+    )
 
 
 def _global_grad(params: list[_Param]) -> tuple[np.ndarray, np.ndarray]:
@@ -238,7 +271,7 @@ def _global_grad(params: list[_Param]) -> tuple[np.ndarray, np.ndarray]:
     if not params:
         return np.zeros(0, np.int64), np.zeros(0)
     steps = np.concatenate([p.grad_steps for p in params])
-    sq = np.concatenate([(p.grad_rms ** 2) * (p.fact.numel or 0) for p in params])
+    sq = np.concatenate([(p.grad_rms**2) * (p.fact.numel or 0) for p in params])
     ok = np.isfinite(sq)
     uniq, inv = np.unique(steps[ok], return_inverse=True)
     total = np.zeros(uniq.size)
@@ -266,9 +299,16 @@ def _tied(params: list[_Param]) -> list[TiedParams]:
     for members in groups.values():
         for other in members[1:]:
             a = members[0].fact
-            out.append(TiedParams(name_a=a.name, name_b=other.fact.name, numel=a.numel,
-                                  steps_compared=a.steps_recorded, is_changing=a.is_unchanged is False,
-                                  involves_embedding=a.is_embedding or other.fact.is_embedding))
+            out.append(
+                TiedParams(
+                    name_a=a.name,
+                    name_b=other.fact.name,
+                    numel=a.numel,
+                    steps_compared=a.steps_recorded,
+                    is_changing=a.is_unchanged is False,
+                    involves_embedding=a.is_embedding or other.fact.is_embedding,
+                )
+            )
     return out
 
 
@@ -301,25 +341,35 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     if matrices:
         last = matrices[-1]
         last.fact = last.fact.model_copy(update={"is_output_layer": True})
-    acts = [_activation(n, tr) for (n, k), tr in sorted(tracks.items(), key=lambda kv: kv[1].order)
-            if k == "activation"]
+    acts = [
+        _activation(n, tr) for (n, k), tr in sorted(tracks.items(), key=lambda kv: kv[1].order) if k == "activation"
+    ]
     if acts:
         acts[-1] = acts[-1].model_copy(update={"is_last_module": True})
 
     gsteps, gnorm = _global_grad(params)
     finite = np.isfinite(gnorm)
-    td: dict = dict(records=sum(t.seen for t in tracks.values()), steps_recorded=len(scan.steps),
-                    first_step=scan.first_step, last_step=scan.last_step,
-                    param_count=sum(1 for p in params if p.fact.steps_recorded),
-                    trained_param_count=sum(1 for p in params if p.fact.is_unchanged is False),
-                    unchanged_param_count=sum(1 for p in params if p.fact.is_unchanged),
-                    grad_param_count=sum(1 for p in params if p.fact.has_grad))
+    td: dict = dict(
+        records=sum(t.seen for t in tracks.values()),
+        steps_recorded=len(scan.steps),
+        first_step=scan.first_step,
+        last_step=scan.last_step,
+        param_count=sum(1 for p in params if p.fact.steps_recorded),
+        trained_param_count=sum(1 for p in params if p.fact.is_unchanged is False),
+        unchanged_param_count=sum(1 for p in params if p.fact.is_unchanged),
+        grad_param_count=sum(1 for p in params if p.fact.has_grad),
+    )
     if finite.any():
         fs, fn = gsteps[finite], gnorm[finite]
         imax = int(np.argmax(fn))
         head = float(np.median(fn[:3]))
-        td.update(grad_norm_first=float(fn[0]), grad_norm_max=float(fn[imax]), grad_norm_max_step=int(fs[imax]),
-                  grad_norm_last=float(fn[-1]), grad_norm_growth_ratio=float(fn[imax] / head) if head > 0 else None)
+        td.update(
+            grad_norm_first=float(fn[0]),
+            grad_norm_max=float(fn[imax]),
+            grad_norm_max_step=int(fs[imax]),
+            grad_norm_last=float(fn[-1]),
+            grad_norm_growth_ratio=float(fn[imax] / head) if head > 0 else None,
+        )
     td["early_layer"], td["late_layer"], td["early_to_late_grad_ratio"] = _early_late(params)
     # parameters that never changed (frozen, disconnected) say nothing about the step size
     ratios = np.array([_f(p.fact.update_ratio_median) for p in matrices if p.fact.is_unchanged is False])
@@ -329,8 +379,9 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     td["params_with_update_cos"] = len(cos)
     td["ascent_param_count"] = sum(1 for c in cos if c > ASCENT_COS)
     td["ascent_param_share"] = td["ascent_param_count"] / len(cos) if cos else None
-    away = [p.fact.update_resid_weight_cos_median for p in matrices
-            if p.fact.update_resid_weight_cos_median is not None]
+    away = [
+        p.fact.update_resid_weight_cos_median for p in matrices if p.fact.update_resid_weight_cos_median is not None
+    ]
     td["params_with_resid_cos"] = len(away)
     td["away_from_zero_param_count"] = sum(1 for c in away if c > AWAY_COS)
     td["away_from_zero_param_share"] = td["away_from_zero_param_count"] / len(away) if away else None
@@ -364,19 +415,42 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
 
     if gsteps.size:
         x, y = _downsample(gsteps.astype(np.float64), gnorm)
-        out.series.append(Series(chart="grad_norm", label="global gradient norm", side=side, x=x, y=y,
-                                 y_label="gradient norm", log_y=True))
+        out.series.append(
+            Series(
+                chart="grad_norm",
+                label="global gradient norm",
+                side=side,
+                x=x,
+                y=y,
+                y_label="gradient norm",
+                log_y=True,
+            )
+        )
     by_name = {p.fact.name: p for p in params}
     for label, pname in (("early", summary.early_layer), ("late", summary.late_layer)):
         if pname is not None:
             p = by_name[pname]
             x, y = _downsample(p.grad_steps.astype(np.float64), p.grad_rms)
-            out.series.append(Series(chart="grad_norm", label=f"{label} layer {pname} (gradient rms)", side=side,
-                                     x=x, y=y, y_label="gradient norm", log_y=True))
+            out.series.append(
+                Series(
+                    chart="grad_norm",
+                    label=f"{label} layer {pname} (gradient rms)",
+                    side=side,
+                    x=x,
+                    y=y,
+                    y_label="gradient norm",
+                    log_y=True,
+                )
+            )
     if summary.first_nonfinite_step is not None:
-        out.markers.append(Marker(chart="grad_norm", x=float(summary.first_nonfinite_step), kind="nonfinite",
-                                  label=f"first NaN/Inf: {summary.first_nonfinite_kind} of "
-                                        f"{summary.first_nonfinite_name}"))
+        out.markers.append(
+            Marker(
+                chart="grad_norm",
+                x=float(summary.first_nonfinite_step),
+                kind="nonfinite",
+                label=f"first NaN/Inf: {summary.first_nonfinite_kind} of {summary.first_nonfinite_name}",
+            )
+        )
     return out
 
 
@@ -388,23 +462,39 @@ def _from_folder(folder: RunFolder, pair: RunPair, out: Extraction) -> None:
         try:
             scan = _scan(folder.abs(rel), log, max_records)
         except OSError as exc:
-            out.inputs.append(InputRecord(path=shown, kind="tensors", status="unreadable", side=folder.side,
-                                          why=f"cannot read: {exc.strerror or exc}"))
+            out.inputs.append(
+                InputRecord(
+                    path=shown,
+                    kind="tensors",
+                    status="unreadable",
+                    side=folder.side,
+                    why=f"cannot read: {exc.strerror or exc}",
+                )
+            )
             continue
         problems = log.problems()
         if not scan.tracks:
             why = "no usable tensor records (each line needs step, name and kind)"
-            out.inputs.append(InputRecord(path=shown, kind="tensors", status="unreadable", side=folder.side,
-                                          why="; ".join([why] + problems)))
+            out.inputs.append(
+                InputRecord(
+                    path=shown, kind="tensors", status="unreadable", side=folder.side, why="; ".join([why] + problems)
+                )
+            )
             continue
         out.merge(summarize(scan, folder.side, shown))
-        out.inputs.append(InputRecord(path=shown, kind="tensors", status="used", side=folder.side,
-                                      why="; ".join(problems) or None))
+        out.inputs.append(
+            InputRecord(path=shown, kind="tensors", status="used", side=folder.side, why="; ".join(problems) or None)
+        )
         if folder.side == "run":
             out.checks.append(CheckRun(stage="training_dynamics", inputs=[shown]))
             if any(k == "weight" for _, k in scan.tracks):
-                out.checks.append(CheckRun(stage="model_structure", inputs=[shown],
-                                           note="weights shared, frozen or disconnected; optimizer direction"))
+                out.checks.append(
+                    CheckRun(
+                        stage="model_structure",
+                        inputs=[shown],
+                        note="weights shared, frozen or disconnected; optimizer direction",
+                    )
+                )
 
 
 def extract(pair: RunPair) -> Extraction:

@@ -57,12 +57,12 @@ for _canon, _keys in {
     "framework": "framework",
     "optimizer": "optimizer optim optimizer_name optimizer_type opt solver_type",
     "learning_rate": "lr learning_rate base_lr max_lr peak_lr init_lr initial_lr initial_learning_rate lr0 "
-                     "learning_rate_init lr_max",
+    "learning_rate_init lr_max",
     "batch_size": "bs batch_size per_device_train_batch_size train_batch_size per_gpu_train_batch_size "
-                  "micro_batch_size train_micro_batch_size_per_gpu samples_per_gpu batch batchsize",
+    "micro_batch_size train_micro_batch_size_per_gpu samples_per_gpu batch batchsize",
     "global_batch_size": "global_batch_size total_batch_size ims_per_batch effective_batch_size",
     "gradient_accumulation_steps": "gradient_accumulation_steps grad_accum_steps accumulate_grad_batches "
-                                   "accum_iter gradient_accumulation update_freq accumulation_steps",
+    "accum_iter gradient_accumulation update_freq accumulation_steps",
     "world_size": "world_size n_gpu num_gpus device_num num_devices nproc_per_node",
     "epochs": "epochs max_epochs num_train_epochs num_epochs n_epochs total_epochs train_epochs epoch_size epoch_num",
     "max_steps": "max_steps total_steps num_train_steps max_iters max_iter train_steps num_steps total_num_steps",
@@ -70,7 +70,7 @@ for _canon, _keys in {
     "warmup_epochs": "warmup_epochs warmup_epoch",
     "warmup_ratio": "warmup_ratio warmup_proportion warmup_fraction",
     "lr_scheduler": "lr_scheduler_type lr_scheduler scheduler lr_policy lr_schedule lr_decay_style lr_decay_mode "
-                    "lr_scheduler_name",
+    "lr_scheduler_name",
     "weight_decay": "weight_decay wd l2 l2_reg weight_decay_rate l2_weight_decay",
     "momentum": "momentum",
     "nesterov": "nesterov use_nesterov",
@@ -78,7 +78,7 @@ for _canon, _keys in {
     "adam_beta2": "adam_beta2 beta2 beta_2 b2",
     "adam_epsilon": "adam_epsilon adam_eps eps epsilon optimizer_epsilon",
     "grad_clip_norm": "max_grad_norm clip_grad_norm gradient_clip_val grad_clip clip_norm global_clipnorm "
-                      "clipnorm gradient_clipping grad_norm_clip",
+    "clipnorm gradient_clipping grad_norm_clip",
     "loss": "loss loss_fn criterion loss_function loss_type loss_name",
     "label_smoothing": "label_smoothing label_smoothing_factor smoothing label_smooth_factor",
     "dropout": "dropout dropout_rate drop_rate hidden_dropout_prob dropout_prob dropout_p p_dropout",
@@ -90,14 +90,14 @@ for _canon, _keys in {
     "gelu_approximate": "gelu_approximate approximate_gelu",
     "hidden_act": "hidden_act activation_function hidden_activation",
     "weight_init": "weight_init init init_method initializer kernel_initializer init_type weight_init_method "
-                   "weight_initializer",
+    "weight_initializer",
     "conv_init": "conv_init",
     "linear_init": "dense_init linear_init fc_init",
     "init_std": "initializer_range init_std init_stddev weight_init_std",
     "seed": "seed random_seed manual_seed",
     "num_parameters": "num_parameters n_params num_params param_count parameter_count",
     "num_train_samples": "num_train_samples train_size num_train_examples n_train dataset_size train_samples "
-                         "num_examples",
+    "num_examples",
     "num_classes": "num_classes n_classes num_labels nc class_num num_class id2label",
     "fp16": "fp16 use_fp16 half",
     "bf16": "bf16 use_bf16",
@@ -115,10 +115,19 @@ for _canon, _keys in {
 
 #: parent keys that make a ``type``/``name`` key name the parent's thing
 _CHOICE_PARENTS = {
-    "optimizer": "optimizer", "optim": "optimizer", "opt": "optimizer", "optimizer_config": "optimizer",
-    "loss": "loss", "criterion": "loss", "loss_fn": "loss",
-    "lr_scheduler": "lr_scheduler", "scheduler": "lr_scheduler", "lr_config": "lr_scheduler",
-    "init": "weight_init", "initializer": "weight_init", "weight_init": "weight_init",
+    "optimizer": "optimizer",
+    "optim": "optimizer",
+    "opt": "optimizer",
+    "optimizer_config": "optimizer",
+    "loss": "loss",
+    "criterion": "loss",
+    "loss_fn": "loss",
+    "lr_scheduler": "lr_scheduler",
+    "scheduler": "lr_scheduler",
+    "lr_config": "lr_scheduler",
+    "init": "weight_init",
+    "initializer": "weight_init",
+    "weight_init": "weight_init",
 }
 _CHOICE_KEYS = {"type", "name", "_target_", "class", "class_name", "cls", "policy"}
 _BN_HINT = re.compile(r"(^|[._])(bn|batchnorm|batch_norm|norm_layer|norm_cfg|norm)([._]|$)|batchnorm|batch_norm")
@@ -128,34 +137,96 @@ _LN_HINT = re.compile(r"(^|[._])(ln|layernorm|layer_norm)([._]|$)|layernorm|laye
 NOT_DIFFED = {"seed", "framework", "num_parameters"}
 
 _OPTIMIZERS = {
-    "adamw": "adamw", "adamweightdecay": "adamw", "fusedadamw": "adamw", "decoupledadamw": "adamw",
-    "adam": "adam", "fusedadam": "adam", "sgd": "sgd", "momentum": "sgd", "sgdm": "sgd", "nesterov": "sgd",
-    "rmsprop": "rmsprop", "adagrad": "adagrad", "adadelta": "adadelta", "adafactor": "adafactor",
-    "lamb": "lamb", "fusedlamb": "lamb", "lars": "lars", "larc": "lars", "lion": "lion", "nadam": "nadam",
-    "radam": "radam", "adamax": "adamax", "ftrl": "ftrl", "sophia": "sophia",
+    "adamw": "adamw",
+    "adamweightdecay": "adamw",
+    "fusedadamw": "adamw",
+    "decoupledadamw": "adamw",
+    "adam": "adam",
+    "fusedadam": "adam",
+    "sgd": "sgd",
+    "momentum": "sgd",
+    "sgdm": "sgd",
+    "nesterov": "sgd",
+    "rmsprop": "rmsprop",
+    "adagrad": "adagrad",
+    "adadelta": "adadelta",
+    "adafactor": "adafactor",
+    "lamb": "lamb",
+    "fusedlamb": "lamb",
+    "lars": "lars",
+    "larc": "lars",
+    "lion": "lion",
+    "nadam": "nadam",
+    "radam": "radam",
+    "adamax": "adamax",
+    "ftrl": "ftrl",
+    "sophia": "sophia",
 }
 _LOSSES = {
-    "crossentropy": "cross_entropy", "ce": "cross_entropy", "crossentropyloss": "cross_entropy",
-    "categoricalcrossentropy": "cross_entropy", "sparsecategoricalcrossentropy": "cross_entropy",
-    "softmaxcrossentropy": "cross_entropy", "softmaxcrossentropywithlogits": "cross_entropy",
-    "nll": "nll", "nllloss": "nll", "bce": "bce", "bceloss": "bce", "bcewithlogits": "bce",
-    "bcewithlogitsloss": "bce", "binarycrossentropy": "bce", "sigmoidcrossentropy": "bce",
-    "mse": "mse", "mseloss": "mse", "meansquarederror": "mse", "l2loss": "mse",
-    "l1": "l1", "l1loss": "l1", "mae": "l1", "meanabsoluteerror": "l1",
-    "smoothl1": "smooth_l1", "smoothl1loss": "smooth_l1", "huber": "huber", "huberloss": "huber",
-    "focal": "focal", "focalloss": "focal", "ctc": "ctc", "ctcloss": "ctc", "kldiv": "kl", "kldivloss": "kl",
-    "kld": "kl", "hinge": "hinge",
+    "crossentropy": "cross_entropy",
+    "ce": "cross_entropy",
+    "crossentropyloss": "cross_entropy",
+    "categoricalcrossentropy": "cross_entropy",
+    "sparsecategoricalcrossentropy": "cross_entropy",
+    "softmaxcrossentropy": "cross_entropy",
+    "softmaxcrossentropywithlogits": "cross_entropy",
+    "nll": "nll",
+    "nllloss": "nll",
+    "bce": "bce",
+    "bceloss": "bce",
+    "bcewithlogits": "bce",
+    "bcewithlogitsloss": "bce",
+    "binarycrossentropy": "bce",
+    "sigmoidcrossentropy": "bce",
+    "mse": "mse",
+    "mseloss": "mse",
+    "meansquarederror": "mse",
+    "l2loss": "mse",
+    "l1": "l1",
+    "l1loss": "l1",
+    "mae": "l1",
+    "meanabsoluteerror": "l1",
+    "smoothl1": "smooth_l1",
+    "smoothl1loss": "smooth_l1",
+    "huber": "huber",
+    "huberloss": "huber",
+    "focal": "focal",
+    "focalloss": "focal",
+    "ctc": "ctc",
+    "ctcloss": "ctc",
+    "kldiv": "kl",
+    "kldivloss": "kl",
+    "kld": "kl",
+    "hinge": "hinge",
 }
 _INITS = {
-    "zeros": "zeros", "zero": "zeros", "ones": "ones", "one": "ones", "constant": "constant",
-    "normal": "normal", "gaussian": "normal", "randn": "normal", "randomnormal": "normal",
-    "uniform": "uniform", "randomuniform": "uniform",
-    "xavieruniform": "xavier_uniform", "glorotuniform": "xavier_uniform", "xavier": "xavier_uniform",
-    "xaviernormal": "xavier_normal", "glorotnormal": "xavier_normal",
-    "kaiminguniform": "kaiming_uniform", "heuniform": "kaiming_uniform",
-    "kaimingnormal": "kaiming_normal", "henormal": "kaiming_normal", "kaiming": "kaiming_normal", "he": "kaiming_normal",
-    "orthogonal": "orthogonal", "truncatednormal": "truncated_normal", "truncnormal": "truncated_normal",
-    "lecunnormal": "lecun_normal", "lecununiform": "lecun_uniform",
+    "zeros": "zeros",
+    "zero": "zeros",
+    "ones": "ones",
+    "one": "ones",
+    "constant": "constant",
+    "normal": "normal",
+    "gaussian": "normal",
+    "randn": "normal",
+    "randomnormal": "normal",
+    "uniform": "uniform",
+    "randomuniform": "uniform",
+    "xavieruniform": "xavier_uniform",
+    "glorotuniform": "xavier_uniform",
+    "xavier": "xavier_uniform",
+    "xaviernormal": "xavier_normal",
+    "glorotnormal": "xavier_normal",
+    "kaiminguniform": "kaiming_uniform",
+    "heuniform": "kaiming_uniform",
+    "kaimingnormal": "kaiming_normal",
+    "henormal": "kaiming_normal",
+    "kaiming": "kaiming_normal",
+    "he": "kaiming_normal",
+    "orthogonal": "orthogonal",
+    "truncatednormal": "truncated_normal",
+    "truncnormal": "truncated_normal",
+    "lecunnormal": "lecun_normal",
+    "lecununiform": "lecun_uniform",
 }
 
 
@@ -186,10 +257,22 @@ def _lookup(table: dict[str, str], value: Any, strict: bool = False) -> str | No
     return found if found is not None or strict else s
 
 
-_SCHEDULERS = (("warmup", None), ("cosine", "cosine"), ("onecycle", "one_cycle"), ("plateau", "plateau"),
-               ("multistep", "step"), ("step", "step"), ("exponential", "exponential"), ("exp", "exponential"),
-               ("poly", "polynomial"), ("linear", "linear"), ("constant", "constant"), ("invsqrt", "inverse_sqrt"),
-               ("inversesqrt", "inverse_sqrt"), ("noam", "inverse_sqrt"))
+_SCHEDULERS = (
+    ("warmup", None),
+    ("cosine", "cosine"),
+    ("onecycle", "one_cycle"),
+    ("plateau", "plateau"),
+    ("multistep", "step"),
+    ("step", "step"),
+    ("exponential", "exponential"),
+    ("exp", "exponential"),
+    ("poly", "polynomial"),
+    ("linear", "linear"),
+    ("constant", "constant"),
+    ("invsqrt", "inverse_sqrt"),
+    ("inversesqrt", "inverse_sqrt"),
+    ("noam", "inverse_sqrt"),
+)
 
 
 def _scheduler(value: Any) -> str | None:
@@ -282,7 +365,7 @@ def _generic_value(value: Any) -> tuple[Scalar | None, str]:
         full = json.dumps(value, separators=(", ", ": "), default=str)
     except (ValueError, RecursionError):
         full = str(type(value).__name__)
-    return (full if len(full) <= MAX_GENERIC_TEXT else full[:MAX_GENERIC_TEXT - 1] + "\u2026"), full
+    return (full if len(full) <= MAX_GENERIC_TEXT else full[: MAX_GENERIC_TEXT - 1] + "\u2026"), full
 
 
 @dataclass
@@ -327,8 +410,16 @@ class HparamSet:
 
 #: canonical names of optimizer settings: under a section of another thing (a loss, an EMA) a key keeps
 #: its section and is not the optimizer's (``loss.eps`` is not Adam's epsilon)
-_OPTIMIZER_SETTINGS = {"learning_rate", "adam_epsilon", "adam_beta1", "adam_beta2", "betas", "momentum", "nesterov",
-                       "weight_decay"}
+_OPTIMIZER_SETTINGS = {
+    "learning_rate",
+    "adam_epsilon",
+    "adam_beta1",
+    "adam_beta2",
+    "betas",
+    "momentum",
+    "nesterov",
+    "weight_decay",
+}
 _FOREIGN_SECTION = re.compile(r"loss|criterion|(^|_)ema($|_)|swa|teacher|distil|discriminator|critic|augment")
 #: an epsilon inside a part of the model is a layer's (normalisation, attention), not the optimizer's
 _MODEL_PART = re.compile(r"model|backbone|head|neck|layer|block|attn|attention|encoder|decoder|embed|norm")
@@ -378,8 +469,11 @@ def _unchosen_sections(flat: dict[str, Any]) -> tuple[str, ...]:
             continue
         chosen = _squash(value)
         prefix = f"{parent}." if parent else ""
-        sections = {k[len(prefix):].split(".", 1)[0] for k in map(str, flat) if k.startswith(prefix)
-                    and "." in k[len(prefix):]}
+        sections = {
+            k[len(prefix) :].split(".", 1)[0]
+            for k in map(str, flat)
+            if k.startswith(prefix) and "." in k[len(prefix) :]
+        }
         out += [f"{prefix}{sec}." for sec in sections if _squash(sec) in _OPTIMIZERS and _squash(sec) != chosen]
     return tuple(out)
 
@@ -439,7 +533,7 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet, dialect: str |
         elif name == "initial_scale_power":
             num = _number(value)
             if num is not None and 0 <= num <= 64:
-                hp.put("loss_scale", float(2.0 ** num), key, path)
+                hp.put("loss_scale", float(2.0**num), key, path)
         elif name == "loss_scale_mode":
             s = _squash(str(value))
             if "dynamic" in s:
@@ -465,8 +559,14 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet, dialect: str |
             hp.put(name, float(len(value)), key, path)  # gpus: [0, 1, 2, 3]
         else:
             num = _number(value)
-            if name in ("max_steps", "epochs", "batch_size", "global_batch_size", "world_size",
-                        "gradient_accumulation_steps") and (num is None or num <= 0):
+            if name in (
+                "max_steps",
+                "epochs",
+                "batch_size",
+                "global_batch_size",
+                "world_size",
+                "gradient_accumulation_steps",
+            ) and (num is None or num <= 0):
                 continue  # HF max_steps=-1, devices=-1: not set
             hp.put(name, num, key, path)
     # BatchNorm "momentum": its meaning depends on the framework (resolved once the file is read)
@@ -493,27 +593,42 @@ TRAINER_STATE_SETTINGS = ("train_batch_size", "num_train_epochs", "max_steps")
 
 
 def _log_files(folder: RunFolder) -> list:
-    return [rel for rel in folder.files
-            if (rel.suffix.lower() in LOG_SUFFIXES or rel.name.lower() in LOG_NAMES)
-            and rel.name.lower() not in _NOT_LOGS and not any(p.lower() in _NOT_LOG_DIRS for p in rel.parts[:-1])]
+    return [
+        rel
+        for rel in folder.files
+        if (rel.suffix.lower() in LOG_SUFFIXES or rel.name.lower() in LOG_NAMES)
+        and rel.name.lower() not in _NOT_LOGS
+        and not any(p.lower() in _NOT_LOG_DIRS for p in rel.parts[:-1])
+    ]
 
 
 def collect(folder: RunFolder, out: Extraction) -> HparamSet:
     """Read every hyper-parameter file of ``folder``, then the settings printed in its logs, into one
     HparamSet (the first source read wins); record each source in ``out.inputs``."""
     hp = HparamSet(side=folder.side)
-    for rel in sorted(folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())):
+    for rel in sorted(
+        folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())
+    ):
         shown = folder.rel(folder.abs(rel))
         notes: list[str] = []
         lines: dict[str, int] = {}
         try:
             flat = flatten(load_mapping(folder.abs(rel), notes, lines), keep_numbered=True)
         except (HparamReadError, OSError) as exc:
-            out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side))
+            out.inputs.append(
+                InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side)
+            )
             continue
         except UnicodeDecodeError as exc:
-            out.inputs.append(InputRecord(path=shown, kind="hparams", status="unreadable",
-                                          why=f"not UTF-8 text (byte {exc.start}: {exc.reason})", side=folder.side))
+            out.inputs.append(
+                InputRecord(
+                    path=shown,
+                    kind="hparams",
+                    status="unreadable",
+                    why=f"not UTF-8 text (byte {exc.start}: {exc.reason})",
+                    side=folder.side,
+                )
+            )
             continue
         framework = "pytorch" if rel.name.lower() == "training_args.json" else None
         _take(hp, out, [(flat, lines)], shown, notes, file_dialect(rel.name), framework)
@@ -526,8 +641,16 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
             continue  # the log readers report an unreadable trainer_state.json
         recorded = {k: state[k] for k in TRAINER_STATE_SETTINGS if k in state}
         if recorded:
-            _take(hp, out, [(recorded, lines)], shown, ["the settings Trainer records in it: "
-                                                        + ", ".join(recorded)], None, "pytorch", quiet_if_empty=True)
+            _take(
+                hp,
+                out,
+                [(recorded, lines)],
+                shown,
+                ["the settings Trainer records in it: " + ", ".join(recorded)],
+                None,
+                "pytorch",
+                quiet_if_empty=True,
+            )
     for rel in _log_files(folder):
         shown = folder.rel(folder.abs(rel))
         try:
@@ -536,53 +659,88 @@ def collect(folder: RunFolder, out: Extraction) -> HparamSet:
             continue  # the log readers report an unreadable log
         if found:
             where = ", ".join(f"{f.form} at line {f.line}" for f in found[:5])
-            _take(hp, out, [(flatten(f.values, keep_numbered=True), f.lines) for f in found], shown,
-                  [f"settings printed in the log: {where}"], None, None, quiet_if_empty=True)
+            _take(
+                hp,
+                out,
+                [(flatten(f.values, keep_numbered=True), f.lines) for f in found],
+                shown,
+                [f"settings printed in the log: {where}"],
+                None,
+                None,
+                quiet_if_empty=True,
+            )
     if hp.generic_dropped:
-        out.checks.append(CheckRun(stage="hyperparameters", inputs=list(hp.files),
-                                   note=f"{len(hp.generic)} settings outside the vocabulary kept, "
-                                        f"{hp.generic_dropped} more not kept (limit {MAX_GENERIC})"))
+        out.checks.append(
+            CheckRun(
+                stage="hyperparameters",
+                inputs=list(hp.files),
+                note=f"{len(hp.generic)} settings outside the vocabulary kept, "
+                f"{hp.generic_dropped} more not kept (limit {MAX_GENERIC})",
+            )
+        )
     _derive(hp)
     return hp
 
 
-def _take(hp: HparamSet, out: Extraction, sources: list[tuple[dict[str, Any], dict[str, int]]], shown: str,
-          notes: list[str], dialect: str | None, framework: str | None, quiet_if_empty: bool = False) -> None:
+def _take(
+    hp: HparamSet,
+    out: Extraction,
+    sources: list[tuple[dict[str, Any], dict[str, int]]],
+    shown: str,
+    notes: list[str],
+    dialect: str | None,
+    framework: str | None,
+    quiet_if_empty: bool = False,
+) -> None:
     """Put the settings of one file (or of the prints of one log) into ``hp``, and record the file."""
     before, shadowed, generic = len(hp.values), len(hp.shadowed), len(hp.generic)
     for flat, lines in sources:
-        notes += [f"'{k}' is {v} (not a usable number; ignored)" for k, v in flat.items()
-                  if isinstance(v, float) and not math.isfinite(v) and _context_name(str(k), dialect) is not None]
+        notes += [
+            f"'{k}' is {v} (not a usable number; ignored)"
+            for k, v in flat.items()
+            if isinstance(v, float) and not math.isfinite(v) and _context_name(str(k), dialect) is not None
+        ]
         _collect_file(flat, shown, hp, dialect)
         for s in list(hp.values.values()) + list(hp.generic.values()):  # the settings it gave cite their line
             if s.path == shown and s.line is None:
                 s.line = lines.get(s.raw_key)
     if framework is not None and "framework" not in hp.values and len(hp.values) > before:
         hp.put("framework", framework, f"(Hugging Face {shown.rsplit('/', 1)[-1]})", shown)
-    differing = [f"{n} = {_show(v)} here, {_show(hp.values[n].value)} in {hp.values[n].path}"
-                 for n, v, _ in hp.shadowed[shadowed:] if hp.values[n].value != v]
+    differing = [
+        f"{n} = {_show(v)} here, {_show(hp.values[n].value)} in {hp.values[n].path}"
+        for n, v, _ in hp.shadowed[shadowed:]
+        if hp.values[n].value != v
+    ]
     if differing:
-        notes.append("the first file read wins: " + "; ".join(differing[:5])
-                     + (f" (and {len(differing) - 5} more)" if len(differing) > 5 else ""))
+        notes.append(
+            "the first file read wins: "
+            + "; ".join(differing[:5])
+            + (f" (and {len(differing) - 5} more)" if len(differing) > 5 else "")
+        )
     kept = len(hp.generic) - generic
     if len(hp.values) == before and not kept:
         if quiet_if_empty:
             return
         if len(hp.shadowed) > shadowed:
-            why = ("every setting it holds is already taken from " + ", ".join(hp.files or ["another file"])
-                   + " (read first)")
+            why = (
+                "every setting it holds is already taken from "
+                + ", ".join(hp.files or ["another file"])
+                + " (read first)"
+            )
         else:
             why = "no setting found in it"
-        out.inputs.append(InputRecord(path=shown, kind="hparams", status="ignored", side=hp.side,
-                                      why="; ".join([why] + notes)))
+        out.inputs.append(
+            InputRecord(path=shown, kind="hparams", status="ignored", side=hp.side, why="; ".join([why] + notes))
+        )
         return
     if kept:
         notes.append(f"{kept} setting(s) outside the vocabulary kept under their own names")
     if len(hp.values) > before:
         hp.files.append(shown)
     hp.setting_files.append(shown)
-    out.inputs.append(InputRecord(path=shown, kind="hparams", status="used", side=hp.side,
-                                  why="; ".join(notes) or None))
+    out.inputs.append(
+        InputRecord(path=shown, kind="hparams", status="used", side=hp.side, why="; ".join(notes) or None)
+    )
 
 
 def _derive(hp: HparamSet) -> None:
@@ -608,14 +766,25 @@ def _derive(hp: HparamSet) -> None:
 
 def _facts_for(hp: HparamSet, out: Extraction) -> None:
     for name, s in sorted(hp.values.items()):
-        out.facts.append(Hyperparameter(name=name, value=s.value, raw_key=s.raw_key, is_default=s.is_default,
-                                        default_source=s.default_source, side=hp.side,
-                                        source=Source(path=s.path, line=s.line) if s.path else None))
+        out.facts.append(
+            Hyperparameter(
+                name=name,
+                value=s.value,
+                raw_key=s.raw_key,
+                is_default=s.is_default,
+                default_source=s.default_source,
+                side=hp.side,
+                source=Source(path=s.path, line=s.line) if s.path else None,
+            )
+        )
     for name, s in hp.generic.items():
         if s.value is None:
             continue  # null: nothing a rule could match (still compared with the baseline's value)
-        out.facts.append(SettingFact(name=name, value=s.value, side=hp.side,
-                                     source=Source(path=s.path, line=s.line) if s.path else None))
+        out.facts.append(
+            SettingFact(
+                name=name, value=s.value, side=hp.side, source=Source(path=s.path, line=s.line) if s.path else None
+            )
+        )
     lr_check = learning_rate_check(hp)
     if lr_check is not None:
         out.facts.append(lr_check)
@@ -627,7 +796,9 @@ def _facts_for(hp: HparamSet, out: Extraction) -> None:
 _ADAPTIVE = {"adam", "adamw", "rmsprop", "nadam", "radam", "adamax"}
 
 
-def usual_lr_band(optimizer: str, global_batch_size: float | None, momentum: float | None) -> tuple[str, float, float] | None:
+def usual_lr_band(
+    optimizer: str, global_batch_size: float | None, momentum: float | None
+) -> tuple[str, float, float] | None:
     """(family, low, high) of learning rates seen in practice, or None for optimizers without a band.
 
     SGD: the linear scaling rule, 0.1 per 256 samples (Goyal et al. 2017,
@@ -671,10 +842,19 @@ def learning_rate_check(hp: HparamSet) -> LearningRateCheck | None:
         has_warmup = True
     src, line = hp.values["learning_rate"].path, hp.values["learning_rate"].line
     return LearningRateCheck(
-        learning_rate=lr, optimizer=opt, optimizer_family=family, global_batch_size=gbs,
-        usual_low=float(low), usual_high=float(high), times_above_usual=float(lr / high),
-        times_below_usual=float(low / lr), has_warmup=has_warmup, is_large_batch=bool(gbs is not None and gbs >= 1024),
-        side=hp.side, source=Source(path=src, line=line) if src else None)
+        learning_rate=lr,
+        optimizer=opt,
+        optimizer_family=family,
+        global_batch_size=gbs,
+        usual_low=float(low),
+        usual_high=float(high),
+        times_above_usual=float(lr / high),
+        times_below_usual=float(low / lr),
+        has_warmup=has_warmup,
+        is_large_batch=bool(gbs is not None and gbs >= 1024),
+        side=hp.side,
+        source=Source(path=src, line=line) if src else None,
+    )
 
 
 def loss_scale_check(hp: HparamSet) -> LossScaleCheck | None:
@@ -684,10 +864,13 @@ def loss_scale_check(hp: HparamSet) -> LossScaleCheck | None:
     scale_f = scale if isinstance(scale, float) else None
     where = next((hp.values[n].path for n in ("loss_scale", "loss_scale_mode", "precision") if n in hp.values), "")
     return LossScaleCheck(
-        precision=prec if isinstance(prec, str) else None, loss_scale=scale_f,
+        precision=prec if isinstance(prec, str) else None,
+        loss_scale=scale_f,
         is_dynamic=_is_dynamic(hp, mode, scale_f),
         log2_loss_scale=float(math.log2(scale_f)) if scale_f is not None and scale_f > 0 else None,
-        side=hp.side, source=Source(path=where) if where else None)
+        side=hp.side,
+        source=Source(path=where) if where else None,
+    )
 
 
 def _is_dynamic(hp: HparamSet, mode: Scalar | None, scale: float | None) -> bool | None:
@@ -695,7 +878,10 @@ def _is_dynamic(hp: HparamSet, mode: Scalar | None, scale: float | None) -> bool
     (DeepSpeed, apex ``static_loss_scale``, MindSpore ``FixedLossScaleManager``); None when nothing says."""
     if mode is not None:
         return mode == "dynamic"
-    if scale is not None and hp.values["loss_scale"].raw_key.rsplit(".", 1)[-1].lower() in ("loss_scale", "static_loss_scale"):
+    if scale is not None and hp.values["loss_scale"].raw_key.rsplit(".", 1)[-1].lower() in (
+        "loss_scale",
+        "static_loss_scale",
+    ):
         return False
     return None
 
@@ -743,13 +929,26 @@ def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
         if involves_default:
             scope = "layer" if name in LAYER_DEFAULTS else "optimizer"
         rfw, bfw = run.get("framework"), base.get("framework")
-        out.append(HparamDiff(
-            name=name, run_value=av, baseline_value=bv, run_is_default=bool(a and a.is_default),
-            baseline_is_default=bool(b and b.is_default), involves_default=involves_default, default_scope=scope,
-            run_framework=rfw if isinstance(rfw, str) else None, baseline_framework=bfw if isinstance(bfw, str) else None,
-            run_raw_key=a.raw_key if a else None, baseline_raw_key=b.raw_key if b else None,
-            ratio=ratio, relative_difference=rel, unusual_side=_unusual(name, av, bv), effect=EFFECTS.get(name),
-            source=Source(path=src.path, line=src.line) if src and src.path else None))
+        out.append(
+            HparamDiff(
+                name=name,
+                run_value=av,
+                baseline_value=bv,
+                run_is_default=bool(a and a.is_default),
+                baseline_is_default=bool(b and b.is_default),
+                involves_default=involves_default,
+                default_scope=scope,
+                run_framework=rfw if isinstance(rfw, str) else None,
+                baseline_framework=bfw if isinstance(bfw, str) else None,
+                run_raw_key=a.raw_key if a else None,
+                baseline_raw_key=b.raw_key if b else None,
+                ratio=ratio,
+                relative_difference=rel,
+                unusual_side=_unusual(name, av, bv),
+                effect=EFFECTS.get(name),
+                source=Source(path=src.path, line=src.line) if src and src.path else None,
+            )
+        )
     return out
 
 
@@ -778,7 +977,8 @@ _NOT_COMPARED = re.compile(
     r"(^|_)(dir|dirs|path|paths|file|files|filename|root|url|uri|token|time|date|timestamp|host|hostname|port|addr|"
     r"address|id|ids|uuid|name|names|project|tags|notes|comment|wandb|mlflow|tensorboard|hub|push|report|log|logs|"
     r"logging|save|output|resume|checkpoint|ckpt|cache|seed|rank|device|devices|gpu|gpus|cuda|workers|verbose|"
-    r"verbosity|debug|tqdm|print|interval|freq|frequency|version|commit|overwrite|modelarts)(_|$)")
+    r"verbosity|debug|tqdm|print|interval|freq|frequency|version|commit|overwrite|modelarts)(_|$)"
+)
 
 
 def _compared(name: str, a: Setting | None, b: Setting | None) -> bool:
@@ -802,15 +1002,22 @@ def diff_generic(run: HparamSet, base: HparamSet) -> list[SettingDiff]:
         if not _compared(name, a, b):
             continue
         if a is not None and b is not None:
-            if a.full == b.full or (isinstance(a.value, float) and isinstance(b.value, float)
-                                    and _equal(a.value, b.value)):
+            if a.full == b.full or (
+                isinstance(a.value, float) and isinstance(b.value, float) and _equal(a.value, b.value)
+            ):
                 continue
         elif (a or b).path.rsplit("/", 1)[-1] not in (base_names if a is not None else run_names):  # type: ignore[union-attr]
             continue
-        out.append(SettingDiff(
-            name=name, run_value=a.value if a else None, baseline_value=b.value if b else None,
-            run_source=_cite(a), baseline_source=_cite(b),
-            source=Source(path=(a or b).path, line=(a or b).line)))  # type: ignore[union-attr]
+        out.append(
+            SettingDiff(
+                name=name,
+                run_value=a.value if a else None,
+                baseline_value=b.value if b else None,
+                run_source=_cite(a),
+                baseline_source=_cite(b),
+                source=Source(path=(a or b).path, line=(a or b).line),
+            )
+        )  # type: ignore[union-attr]
     return out
 
 

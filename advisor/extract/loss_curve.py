@@ -18,8 +18,15 @@ import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
-from advisor.extract.curves import (CurveThresholds, align, diff_sigma, downsample, first_sustained, running_median,
-                                    shape)
+from advisor.extract.curves import (
+    CurveThresholds,
+    align,
+    diff_sigma,
+    downsample,
+    first_sustained,
+    running_median,
+    shape,
+)
 from advisor.extract.loss_scale import loss_scale_trend, overflow_events
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
@@ -30,14 +37,35 @@ from advisor.read.logs import read_file
 from advisor.read.logs.merge import MergedRun, merge_reads
 from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
 
-LOG_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "*.csv", "*.jsonl", "*.log.json",
-                "scalars.json", "trainer_state.json", "events.out.tfevents.*")
+LOG_PATTERNS = (
+    "*.log",
+    "*.txt",
+    "*.out",
+    "*.err",
+    "stdout",
+    "stderr",
+    "*.csv",
+    "*.jsonl",
+    "*.log.json",
+    "scalars.json",
+    "trainer_state.json",
+    "events.out.tfevents.*",
+)
 #: files other extractors own, or that are never logs
 SKIP_NAMES = {"tensors.jsonl", "requirements.txt", "manifest.json", "dump.json", "license.txt", "readme.txt"}
 SKIP_DIRS = {"dump", "dump_tensor_data", "data"}
 TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ""}
-CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "classes", "n_class", "nc",
-              "class_num")
+CLASS_KEYS = (
+    "num_classes",
+    "n_classes",
+    "num_labels",
+    "nb_classes",
+    "number_of_classes",
+    "classes",
+    "n_class",
+    "nc",
+    "class_num",
+)
 
 X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
 
@@ -49,7 +77,7 @@ EXTRA_MAX_BYTES = 200_000_000
 
 def _candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
     """(relative path, is an extra candidate) of the files that may hold logs or metrics."""
-    if folder.single:                     # RUN named one file (or '-'): it is the log, whatever its name
+    if folder.single:  # RUN named one file (or '-'): it is the log, whatever its name
         return [(rel, False) for rel in folder.files]
     main = set(folder.glob(LOG_PATTERNS))
     out = []
@@ -58,9 +86,17 @@ def _candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
             continue
         if rel in main:
             out.append((rel, False))
-        elif (rel.suffix == "" or "log" in rel.stem.lower()) and rel.suffix.lower() not in (".npz", ".npy", ".pt",
-                                                                                              ".pth", ".json", ".yaml",
-                                                                                              ".yml", ".pkl", ".gz"):
+        elif (rel.suffix == "" or "log" in rel.stem.lower()) and rel.suffix.lower() not in (
+            ".npz",
+            ".npy",
+            ".pt",
+            ".pth",
+            ".json",
+            ".yaml",
+            ".yml",
+            ".pkl",
+            ".gz",
+        ):
             try:
                 if folder.abs(rel).stat().st_size <= EXTRA_MAX_BYTES:
                     out.append((rel, True))
@@ -88,15 +124,23 @@ def _read_side(folder: RunFolder, out: Extraction) -> tuple[MergedRun, list[str]
         read = read_file(folder.abs(rel), shown)
         kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
         if extra and not read.series:
-            continue                          # not a log after all: say nothing about it
+            continue  # not a log after all: say nothing about it
         if read.problem is not None:
-            out.inputs.append(InputRecord(path=shown, kind=kind, status="unreadable", why=read.problem,
-                                          side=folder.side))
+            out.inputs.append(
+                InputRecord(path=shown, kind=kind, status="unreadable", why=read.problem, side=folder.side)
+            )
             continue
         if not read.usable:
             if kind == "log" or rel.name == "trainer_state.json":
-                out.inputs.append(InputRecord(path=shown, kind=kind, status="ignored", side=folder.side,
-                                              why=f"no loss, metric or loss-scale lines recognised in {read.lines} lines"))
+                out.inputs.append(
+                    InputRecord(
+                        path=shown,
+                        kind=kind,
+                        status="ignored",
+                        side=folder.side,
+                        why=f"no loss, metric or loss-scale lines recognised in {read.lines} lines",
+                    )
+                )
             continue
         reads.append(read)
         used.append(shown)
@@ -104,8 +148,11 @@ def _read_side(folder: RunFolder, out: Extraction) -> tuple[MergedRun, list[str]
     merged = merge_reads(reads)
     for name, dropped, kept in merged.duplicates:
         if name in ("train/loss", "eval/loss"):
-            out.checks.append(CheckRun(stage="loss_curve", inputs=[kept],
-                                       note=f"{name} also in {dropped}; used {kept} (not counted twice)"))
+            out.checks.append(
+                CheckRun(
+                    stage="loss_curve", inputs=[kept], note=f"{name} also in {dropped}; used {kept} (not counted twice)"
+                )
+            )
     return merged, used
 
 
@@ -118,8 +165,9 @@ def primary_loss(merged: MergedRun, split: str) -> MetricSeries | None:
             for s in cands:
                 if s.key.metric == "loss" and s.key.base == name and s.name.endswith("@epoch") == agg:
                     return s
-    parts = sorted((s for s in cands if s.key.metric == "loss_part" and not s.name.endswith("@epoch")),
-                   key=lambda s: s.order)
+    parts = sorted(
+        (s for s in cands if s.key.metric == "loss_part" and not s.name.endswith("@epoch")), key=lambda s: s.order
+    )
     return parts[0] if parts else None
 
 
@@ -164,8 +212,9 @@ def is_window(x: np.ndarray, unit: str) -> bool:
     return bool(x[0] > 2.0 * float(np.median(gaps)) + 1.0)
 
 
-def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
-              classes: tuple[int, str] | None = None) -> LossCurve:
+def summarize(
+    s: MetricSeries, split: str, th: CurveThresholds, side: str, classes: tuple[int, str] | None = None
+) -> LossCurve:
     x, y, lines, unit, start = curve_xy(s)
     xs, ys = x[start:], y[start:]
     fin = np.isfinite(ys)
@@ -181,18 +230,30 @@ def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
     fields: dict = {}
     if sh is not None:
         fields = dict(
-            start_level=sh.start_level, end_level=sh.end_level, drop_ratio=sh.drop_ratio,
+            start_level=sh.start_level,
+            end_level=sh.end_level,
+            drop_ratio=sh.drop_ratio,
             rise_from_min_ratio=sh.rise_from_min_ratio if math.isfinite(sh.rise_from_min_ratio) else None,
-            noise_ratio=sh.noise_ratio, spike_count=sh.spike_count, spike_max_ratio=sh.spike_max_ratio,
-            end_change_ratio=sh.end_change_ratio, end_trend_t=sh.end_trend_t, is_still_falling=sh.is_still_falling,
-            is_plateau=sh.is_plateau, is_stagnant=sh.is_stagnant, is_oscillating=sh.is_oscillating,
-            is_slow=sh.is_slow, min_step=_int(float(xf[sh.smooth_min_index])),
-            plateau_start_step=_int(float(xf[sh.plateau_start_index])) if sh.plateau_start_index is not None else None)
+            noise_ratio=sh.noise_ratio,
+            spike_count=sh.spike_count,
+            spike_max_ratio=sh.spike_max_ratio,
+            end_change_ratio=sh.end_change_ratio,
+            end_trend_t=sh.end_trend_t,
+            is_still_falling=sh.is_still_falling,
+            is_plateau=sh.is_plateau,
+            is_stagnant=sh.is_stagnant,
+            is_oscillating=sh.is_oscillating,
+            is_slow=sh.is_slow,
+            min_step=_int(float(xf[sh.smooth_min_index])),
+            plateau_start_step=_int(float(xf[sh.plateau_start_index])) if sh.plateau_start_index is not None else None,
+        )
     window = is_window(xs, unit)
-    if window and fields:        # the start of training is not in the log: no "never fell from the start"
+    if window and fields:  # the start of training is not in the log: no "never fell from the start"
         fields.update(drop_ratio=None, is_stagnant=False, is_slow=False)
     diverged = first_nf is not None or bool(sh and sh.diverged_rise)
-    div_step = first_nf if first_nf is not None else (float(xf[sh.smooth_min_index]) if sh and sh.diverged_rise else None)
+    div_step = (
+        first_nf if first_nf is not None else (float(xf[sh.smooth_min_index]) if sh and sh.diverged_rise else None)
+    )
     # chance level ln C
     if sh is not None and split == "train":
         cls = classes
@@ -202,22 +263,38 @@ def summarize(s: MetricSeries, split: str, th: CurveThresholds, side: str,
                 cls = (k, "level")
         if cls is not None and cls[0] >= 2:
             ratio = sh.end_level / math.log(cls[0])
-            fields.update(class_count=cls[0], class_count_source=cls[1], chance_ratio=ratio,
-                          is_at_chance=bool(abs(ratio - 1) <= th.chance_band and (sh.is_plateau or sh.is_stagnant)))
+            fields.update(
+                class_count=cls[0],
+                class_count_source=cls[1],
+                chance_ratio=ratio,
+                is_at_chance=bool(abs(ratio - 1) <= th.chance_band and (sh.is_plateau or sh.is_stagnant)),
+            )
     return LossCurve(
-        split=split, metric_name=s.raw_key, x_unit=unit, points=int(s.buf.count),
-        first_step=_int(float(x[0])) if x.size else None, last_step=_int(float(x[-1])) if x.size else None,
+        split=split,
+        metric_name=s.raw_key,
+        x_unit=unit,
+        points=int(s.buf.count),
+        first_step=_int(float(x[0])) if x.size else None,
+        last_step=_int(float(x[-1])) if x.size else None,
         first_value=float(y[np.isfinite(y)][0]) if np.isfinite(y).any() else None,
         last_value=float(y[np.isfinite(y)][-1]) if np.isfinite(y).any() else None,
         min_value=float(np.min(y[np.isfinite(y)])) if np.isfinite(y).any() else None,
-        first_nonfinite_step=_int(first_nf), nonfinite_count=int(s.buf.nonfinite), diverged=diverged,
-        divergence_step=_int(div_step), restarts=len(s.restarts), resumes=s.resumes, side=side, is_window=window,
+        first_nonfinite_step=_int(first_nf),
+        nonfinite_count=int(s.buf.nonfinite),
+        diverged=diverged,
+        divergence_step=_int(div_step),
+        restarts=len(s.restarts),
+        resumes=s.resumes,
+        side=side,
+        is_window=window,
         source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else Source(path=s.path),
-        **fields)
+        **fields,
+    )
 
 
-def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | None, th: CurveThresholds,
-                   side: str) -> GeneralizationGap | None:
+def generalization(
+    train: MetricSeries, ev: MetricSeries, score: MetricSeries | None, th: CurveThresholds, side: str
+) -> GeneralizationGap | None:
     tx, ty, _, tunit, tstart = curve_xy(train)
     ex, ey, elines, eunit, estart = curve_xy(ev)
     tx, ty, ex, ey = tx[tstart:], ty[tstart:], ex[estart:], ey[estart:]
@@ -239,15 +316,23 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
     es = running_median(ey, 3) if ey.size >= 10 else ey
     smin_i = int(np.argmin(es))
     smin, send = float(es[smin_i]), float(es[-1])
-    fell = float(np.max(es[: smin_i + 1])) - smin                       # what the eval loss removed before its best
+    fell = float(np.max(es[: smin_i + 1])) - smin  # what the eval loss removed before its best
     rise_of_range = (send - smin) / fell if fell > 0 else (math.inf if send > smin else 0.0)
-    tail = es[smin_i + 1:]
-    rising = bool(rise is not None and smin > 0 and send / smin - 1 >= th.eval_rise and ey.size - 1 - smin_i >= 2
-                  and np.all(tail[-2:] >= smin * (1 + th.eval_rise / 2)) and rise_of_range >= th.eval_rise_of_range
-                  and (drop_after is None or drop_after > 0))
+    tail = es[smin_i + 1 :]
+    rising = bool(
+        rise is not None
+        and smin > 0
+        and send / smin - 1 >= th.eval_rise
+        and ey.size - 1 - smin_i >= 2
+        and np.all(tail[-2:] >= smin * (1 + th.eval_rise / 2))
+        and rise_of_range >= th.eval_rise_of_range
+        and (drop_after is None or drop_after > 0)
+    )
     end_drop_share, drop_beyond_noise = _end_gain_share(ex, -es, th)
-    fields: dict = dict(eval_end_drop_share=end_drop_share, eval_rise_of_range_ratio=(
-        rise_of_range if math.isfinite(rise_of_range) else None))
+    fields: dict = dict(
+        eval_end_drop_share=end_drop_share,
+        eval_rise_of_range_ratio=(rise_of_range if math.isfinite(rise_of_range) else None),
+    )
     score_share, score_beyond_noise, score_points = None, True, 0
     if score is not None:
         scx, sy, _, _, sstart = curve_xy(score)
@@ -259,23 +344,39 @@ def generalization(train: MetricSeries, ev: MetricSeries, score: MetricSeries | 
             best = float(sy.min() if lower_better else sy.max())
             ss = running_median(sy, 3) if sy.size >= 10 else sy
             score_share, score_beyond_noise = _end_gain_share(scx, -ss if lower_better else ss, th)
-            fields.update(score_name=score.raw_key, score_best=best, score_last=float(sy[-1]),
-                          is_score_at_best=bool(abs(float(sy[-1]) - best) <= 0.01 * abs(best)),
-                          score_end_gain_share=score_share,
-                          is_score_stalled=bool(sy.size >= 3 and (score_share is None
-                                                                  or score_share < th.stalled_share)))
+            fields.update(
+                score_name=score.raw_key,
+                score_best=best,
+                score_last=float(sy[-1]),
+                is_score_at_best=bool(abs(float(sy[-1]) - best) <= 0.01 * abs(best)),
+                score_end_gain_share=score_share,
+                is_score_stalled=bool(sy.size >= 3 and (score_share is None or score_share < th.stalled_share)),
+            )
     at_best = ey.size - 1 - smin_i == 0 or send <= smin * (1 + th.eval_rise / 2)
     fields["is_eval_still_improving"] = bool(
-        end_drop_share is not None and end_drop_share >= th.improving_share and drop_beyond_noise and at_best
-        and (score_points < 2 or (score_share is not None and score_share >= th.improving_share
-                                  and score_beyond_noise)))  # a score that never improved is not improving
+        end_drop_share is not None
+        and end_drop_share >= th.improving_share
+        and drop_beyond_noise
+        and at_best
+        and (score_points < 2 or (score_share is not None and score_share >= th.improving_share and score_beyond_noise))
+    )  # a score that never improved is not improving
     return GeneralizationGap(
-        eval_points=int(ev.buf.count), train_last=t_end, eval_last=elast, eval_min=emin,
-        eval_min_step=_int(float(ex[imin])), eval_rise_ratio=rise, evals_after_min=after,
-        train_drop_after_turn_ratio=drop_after, train_drop_ratio=(t_start - t_end) / t_start if t_start > 0 else None,
-        gap_ratio=(elast - t_end) / elast if elast > 0 else None, is_eval_rising=rising,
-        is_train_near_zero=bool(t_start > 0 and t_end <= 0.05 * t_start), side=side,
-        source=Source(path=ev.path, line=int(elines[0]), line_end=int(elines[-1])), **fields)
+        eval_points=int(ev.buf.count),
+        train_last=t_end,
+        eval_last=elast,
+        eval_min=emin,
+        eval_min_step=_int(float(ex[imin])),
+        eval_rise_ratio=rise,
+        evals_after_min=after,
+        train_drop_after_turn_ratio=drop_after,
+        train_drop_ratio=(t_start - t_end) / t_start if t_start > 0 else None,
+        gap_ratio=(elast - t_end) / elast if elast > 0 else None,
+        is_eval_rising=rising,
+        is_train_near_zero=bool(t_start > 0 and t_end <= 0.05 * t_start),
+        side=side,
+        source=Source(path=ev.path, line=int(elines[0]), line_end=int(elines[-1])),
+        **fields,
+    )
 
 
 def _end_gain_share(x: np.ndarray, gain: np.ndarray, th: CurveThresholds) -> tuple[float | None, bool]:
@@ -295,7 +396,7 @@ def _end_gain_share(x: np.ndarray, gain: np.ndarray, th: CurveThresholds) -> tup
     cut = x[-1] - th.end_share * (x[-1] - x[0])
     at_cut = float(np.interp(cut, x, gain)) if np.all(np.diff(x) > 0) else float(gain[-2])
     end_gain = float(gain[-1] - at_cut)
-    beyond = n < 6 or end_gain > 2.0 * diff_sigma(gain[n // 2:])
+    beyond = n < 6 or end_gain > 2.0 * diff_sigma(gain[n // 2 :])
     return end_gain / total, bool(beyond)
 
 
@@ -304,10 +405,14 @@ def grad_norm_trend(s: MetricSeries, side: str) -> GradNormTrend:
     x, y = x[start:], y[start:]
     fin = np.isfinite(y)
     xf, yf = x[fin], y[fin]
-    common = dict(points=int(s.buf.count), nonfinite_count=int(s.buf.nonfinite),
-                  first_nonfinite_step=_int(float(x[np.flatnonzero(~fin)[0]])) if (~fin).any() else None,
-                  is_nonfinite_at_end=bool(y.size and not fin[-1]), side=side,
-                  source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else None)
+    common = dict(
+        points=int(s.buf.count),
+        nonfinite_count=int(s.buf.nonfinite),
+        first_nonfinite_step=_int(float(x[np.flatnonzero(~fin)[0]])) if (~fin).any() else None,
+        is_nonfinite_at_end=bool(y.size and not fin[-1]),
+        side=side,
+        source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else None,
+    )
     if yf.size == 0:
         return GradNormTrend(**common)
     imax = int(np.argmax(yf))
@@ -318,9 +423,12 @@ def grad_norm_trend(s: MetricSeries, side: str) -> GradNormTrend:
     start_level = float(np.median(yf[:w]))
     sm = running_median(yf, min(max(3, yf.size // 20), 101))
     return GradNormTrend(
-        start_level=start_level, end_level=float(np.median(yf[-w:])),
+        start_level=start_level,
+        end_level=float(np.median(yf[-w:])),
         growth_ratio=float(sm.max() / start_level) if start_level > 0 else None,
-        spike_count=int((yf > 10 * np.maximum(sm, 1e-30)).sum()), **common)
+        spike_count=int((yf > 10 * np.maximum(sm, 1e-30)).sum()),
+        **common,
+    )
 
 
 def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:
@@ -329,12 +437,20 @@ def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:
     if y.size == 0:
         return None
     peak = float(y.max())
-    return LrSchedule(points=int(s.buf.count), first_value=float(y[0]), max_value=peak, last_value=float(y[-1]),
-                      last_to_max_ratio=float(y[-1] / peak) if peak > 0 else None, side=side,
-                      source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])))
+    return LrSchedule(
+        points=int(s.buf.count),
+        first_value=float(y[0]),
+        max_value=peak,
+        last_value=float(y[-1]),
+        last_to_max_ratio=float(y[-1] / peak) if peak > 0 else None,
+        side=side,
+        source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])),
+    )
 
 
-def baseline_deviation(run: MetricSeries, base: MetricSeries, split: str, th: CurveThresholds) -> BaselineDeviation | None:
+def baseline_deviation(
+    run: MetricSeries, base: MetricSeries, split: str, th: CurveThresholds
+) -> BaselineDeviation | None:
     rx, ry, _, runit, rs = curve_xy(run)
     bx, by, _, bunit, bs = curve_xy(base)
     if runit != bunit:
@@ -358,10 +474,18 @@ def baseline_deviation(run: MetricSeries, base: MetricSeries, split: str, th: Cu
     i = first_sustained(np.abs(dev) > band, 3)
     last = float(dev[-1])
     return BaselineDeviation(
-        split=split, aligned_points=int(x.size), noise_band_ratio=band, rel_deviation_last=last,
-        rel_deviation_max=float(np.max(np.abs(dev))), first_departure_step=_int(float(x[i])) if i is not None else None,
-        is_above_baseline=bool(last > band), is_below_baseline=bool(last < -band),
-        run_diverged_alone=run_nf and not base_nf, side="run", source=Source(path=run.path))
+        split=split,
+        aligned_points=int(x.size),
+        noise_band_ratio=band,
+        rel_deviation_last=last,
+        rel_deviation_max=float(np.max(np.abs(dev))),
+        first_departure_step=_int(float(x[i])) if i is not None else None,
+        is_above_baseline=bool(last > band),
+        is_below_baseline=bool(last < -band),
+        run_diverged_alone=run_nf and not base_nf,
+        side="run",
+        source=Source(path=run.path),
+    )
 
 
 # -- class count for the chance level -------------------------------------------------
@@ -402,16 +526,28 @@ def _class_count_from_labels(folder: RunFolder) -> tuple[int, str] | None:
 
 
 # -- the extractor ----------------------------------------------------------------------
-_CHART_METRICS = (("train/lr", "lr", "learning rate", False), ("train/grad_norm", "grad_norm", "gradient norm", True),
-                  ("train/loss_scale", "loss_scale", "loss scale", True))
+_CHART_METRICS = (
+    ("train/lr", "lr", "learning rate", False),
+    ("train/grad_norm", "grad_norm", "gradient norm", True),
+    ("train/loss_scale", "loss_scale", "loss scale", True),
+)
 
 
 def _series(out: Extraction, s: MetricSeries, chart: str, label: str, side: str, log_y: bool = False) -> None:
     x, y, _, unit, _ = curve_xy(s)
     x, y = downsample(x, y)
-    out.series.append(Series(chart=chart, label=label, side=side, x=[float(v) for v in x],
-                             y=[float(v) if math.isfinite(v) else None for v in y], x_label=X_LABEL[unit],
-                             y_label=label, log_y=log_y))
+    out.series.append(
+        Series(
+            chart=chart,
+            label=label,
+            side=side,
+            x=[float(v) for v in x],
+            y=[float(v) if math.isfinite(v) else None for v in y],
+            x_label=X_LABEL[unit],
+            y_label=label,
+            log_y=log_y,
+        )
+    )
 
 
 def _span(merged: MergedRun) -> tuple[float, float] | None:
@@ -443,22 +579,40 @@ def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: Curve
         stages.add("loss_curve")
         _series(out, s, "loss", f"{split} loss ({s.raw_key})", side)
         if side == "run" and fact.first_nonfinite_step is not None:
-            out.markers.append(Marker(chart="loss", x=float(fact.first_nonfinite_step),
-                                      label=f"first non-finite {split} loss", kind="nonfinite"))
+            out.markers.append(
+                Marker(
+                    chart="loss",
+                    x=float(fact.first_nonfinite_step),
+                    label=f"first non-finite {split} loss",
+                    kind="nonfinite",
+                )
+            )
         elif side == "run" and fact.diverged and fact.divergence_step is not None:
-            out.markers.append(Marker(chart="loss", x=float(fact.divergence_step), label=f"{split} loss starts to rise",
-                                      kind="divergence"))
+            out.markers.append(
+                Marker(
+                    chart="loss", x=float(fact.divergence_step), label=f"{split} loss starts to rise", kind="divergence"
+                )
+            )
     if train is not None and ev is not None:
-        score = next((s for s in sorted(merged.series.values(), key=lambda s: s.order)
-                      if s.key.split == "eval" and s.key.metric == "score"), None)
+        score = next(
+            (
+                s
+                for s in sorted(merged.series.values(), key=lambda s: s.order)
+                if s.key.split == "eval" and s.key.metric == "score"
+            ),
+            None,
+        )
         if score is not None:
             _series(out, score, "metric", f"eval {score.raw_key}", side)
         gap = generalization(train, ev, score, th, side)
         if gap is not None:
             out.facts.append(gap)
             if side == "run" and gap.is_eval_rising and gap.eval_min_step is not None:
-                out.markers.append(Marker(chart="loss", x=float(gap.eval_min_step), label="best eval loss (turning step)",
-                                          kind="turning"))
+                out.markers.append(
+                    Marker(
+                        chart="loss", x=float(gap.eval_min_step), label="best eval loss (turning step)", kind="turning"
+                    )
+                )
     for name, chart, label, log_y in _CHART_METRICS:
         s = merged.series.get(name)
         if s is None:
@@ -480,22 +634,41 @@ def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: Curve
     n_over = merged.event_counts.get("overflow", 0)
     if n_over or scale is not None:
         events = [e for e in merged.events if e.kind == "overflow"]
-        out.facts.append(overflow_events(events, n_over, merged.event_paths.get("overflow", scale.path if scale else ""),
-                                         span, th, side))
+        out.facts.append(
+            overflow_events(
+                events, n_over, merged.event_paths.get("overflow", scale.path if scale else ""), span, th, side
+            )
+        )
         stages.add("floating_point_exceptions")
         first_at = next((e.step for e in events if e.step is not None), None)
         if first_at is None and events and span is not None:
-            first_at = span[0]                      # printed before the first logged step
+            first_at = span[0]  # printed before the first logged step
         if side == "run" and first_at is not None:
-            out.markers.append(Marker(chart="loss_scale" if scale is not None else "loss", x=float(first_at),
-                                      label=f"first of {n_over} overflows", kind="overflow"))
+            out.markers.append(
+                Marker(
+                    chart="loss_scale" if scale is not None else "loss",
+                    x=float(first_at),
+                    label=f"first of {n_over} overflows",
+                    kind="overflow",
+                )
+            )
     # a traceback the run went on logging after (a warning's, a failed optional import's) did not end it
-    crashes = [e for e in merged.events if e.kind == "nonfinite_message"
-               or (e.kind == "traceback" and (not e.followed_by_points or re.search(r"nan|inf|non-finite", e.text, re.I)))]
+    crashes = [
+        e
+        for e in merged.events
+        if e.kind == "nonfinite_message"
+        or (e.kind == "traceback" and (not e.followed_by_points or re.search(r"nan|inf|non-finite", e.text, re.I)))
+    ]
     for e in crashes[:5]:
-        out.facts.append(TrainingCrash(exception=e.text, step=_int(e.step), side=side,
-                                       is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),
-                                       source=Source(path=merged.event_paths.get(e.kind, ""), line=e.line)))
+        out.facts.append(
+            TrainingCrash(
+                exception=e.text,
+                step=_int(e.step),
+                side=side,
+                is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),
+                source=Source(path=merged.event_paths.get(e.kind, ""), line=e.line),
+            )
+        )
     if side == "run":
         for stage in sorted(stages):
             out.checks.append(CheckRun(stage=stage, inputs=used))
@@ -521,26 +694,51 @@ def extract(pair: RunPair) -> Extraction:
                 devs.append(dev)
                 out.facts.append(dev)
                 if dev.first_departure_step is not None:
-                    out.markers.append(Marker(chart="loss", x=float(dev.first_departure_step),
-                                              label=f"{split} loss leaves the baseline's band", kind="baseline"))
-        gap = benchmark_gap(devs, final_score(merged_by_side["run"]), final_score(merged_by_side["baseline"]),
-                            float(pair.options.get("benchmark.score_band", SCORE_BAND)))
+                    out.markers.append(
+                        Marker(
+                            chart="loss",
+                            x=float(dev.first_departure_step),
+                            label=f"{split} loss leaves the baseline's band",
+                            kind="baseline",
+                        )
+                    )
+        gap = benchmark_gap(
+            devs,
+            final_score(merged_by_side["run"]),
+            final_score(merged_by_side["baseline"]),
+            float(pair.options.get("benchmark.score_band", SCORE_BAND)),
+        )
         if gap is not None:
             out.facts.append(gap)
-            out.checks.append(CheckRun(stage="pre_check", inputs=[gap.source.path] if gap.source else [],
-                                       note="the run against its baseline: " + gap.text))
+            out.checks.append(
+                CheckRun(
+                    stage="pre_check",
+                    inputs=[gap.source.path] if gap.source else [],
+                    note="the run against its baseline: " + gap.text,
+                )
+            )
     return out
 
 
 def final_score(merged: MergedRun) -> FinalScore | None:
     """The last finite value of the first eval score logged (accuracy, f1, wer ...), with its direction."""
-    score = next((s for s in sorted(merged.series.values(), key=lambda s: s.order)
-                  if s.key.split == "eval" and s.key.metric == "score"), None)
+    score = next(
+        (
+            s
+            for s in sorted(merged.series.values(), key=lambda s: s.order)
+            if s.key.split == "eval" and s.key.metric == "score"
+        ),
+        None,
+    )
     if score is None:
         return None
     _, y, _, _, start = curve_xy(score)
     y = y[start:][np.isfinite(y[start:])]
     if not y.size:
         return None
-    return FinalScore(name=score.raw_key, last=float(y[-1]), path=score.path,
-                      lower_better=score.key.base in ("wer", "cer", "perplexity", "ppl"))
+    return FinalScore(
+        name=score.raw_key,
+        last=float(y[-1]),
+        path=score.path,
+        lower_better=score.key.base in ("wer", "cer", "perplexity", "ppl"),
+    )

@@ -10,8 +10,9 @@ from advisor.facts.mixed_precision import LossScaleTrend, OverflowEvents
 from advisor.read.logs.records import LogEvent, MetricSeries
 
 
-def loss_scale_trend(series: MetricSeries, span: tuple[float, float] | None, th: CurveThresholds,
-                     side: str) -> LossScaleTrend | None:
+def loss_scale_trend(
+    series: MetricSeries, span: tuple[float, float] | None, th: CurveThresholds, side: str
+) -> LossScaleTrend | None:
     steps, _, vals, lines = series.buf.arrays()
     ok = np.isfinite(vals)
     v = vals[ok]
@@ -24,14 +25,23 @@ def loss_scale_trend(series: MetricSeries, span: tuple[float, float] | None, th:
         cut = span[0] + th.calibration_share * (span[1] - span[0])
         late = int((st[down] > cut).sum())
     return LossScaleTrend(
-        points=int(series.buf.count), initial_value=float(v[0]), final_value=float(v[-1]), min_value=float(v.min()),
-        reductions=int(down.size), late_reductions=late, reached_one=bool(v.min() <= 1.0),
-        final_to_initial_ratio=float(v[-1] / v[0]) if v[0] != 0 else None, is_constant=bool(np.all(v == v[0])),
-        side=side, source=Source(path=series.path, line=int(lines[0]), line_end=int(lines[-1])))
+        points=int(series.buf.count),
+        initial_value=float(v[0]),
+        final_value=float(v[-1]),
+        min_value=float(v.min()),
+        reductions=int(down.size),
+        late_reductions=late,
+        reached_one=bool(v.min() <= 1.0),
+        final_to_initial_ratio=float(v[-1] / v[0]) if v[0] != 0 else None,
+        is_constant=bool(np.all(v == v[0])),
+        side=side,
+        source=Source(path=series.path, line=int(lines[0]), line_end=int(lines[-1])),
+    )
 
 
-def overflow_events(events: list[LogEvent], count: int, path: str, span: tuple[float, float] | None,
-                    th: CurveThresholds, side: str) -> OverflowEvents:
+def overflow_events(
+    events: list[LogEvent], count: int, path: str, span: tuple[float, float] | None, th: CurveThresholds, side: str
+) -> OverflowEvents:
     steps = np.array([e.step for e in events if e.step is not None], dtype=np.float64)
     steps_logged = None
     rate = late_rate = None
@@ -45,7 +55,13 @@ def overflow_events(events: list[LogEvent], count: int, path: str, span: tuple[f
         late_rate = late / max(span[1] - cut, 1.0)
     first = events[0] if events else None
     return OverflowEvents(
-        count=count, first_step=int(steps.min()) if steps.size else None,
-        last_step=int(steps.max()) if steps.size else None, steps_logged=steps_logged, rate=rate,
-        late_count=late, late_rate=late_rate, side=side,
-        source=Source(path=path, line=first.line if first else None, line_end=events[-1].line if events else None))
+        count=count,
+        first_step=int(steps.min()) if steps.size else None,
+        last_step=int(steps.max()) if steps.size else None,
+        steps_logged=steps_logged,
+        rate=rate,
+        late_count=late,
+        late_rate=late_rate,
+        side=side,
+        source=Source(path=path, line=first.line if first else None, line_end=events[-1].line if events else None),
+    )

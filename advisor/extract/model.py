@@ -59,6 +59,7 @@ _REG = re.compile(r"(?i)(^|_)(mae|rmse|r2|mean_absolute_error|mape|msle)($|_)")
 
 # -- the loss --------------------------------------------------------------------------------------
 
+
 def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.strip().rsplit(".", 1)[-1].lower())
 
@@ -68,22 +69,60 @@ _LOSS_TABLE: tuple[tuple[frozenset[str], str, str, str, str], ...] = (
     (frozenset({"sparsecategoricalcrossentropy"}), "cross_entropy", "sparse_categorical", "class_ids", "?"),
     (frozenset({"categoricalcrossentropy"}), "cross_entropy", "categorical", "one_hot", "?"),
     (frozenset({"binarycrossentropy", "binaryfocalcrossentropy"}), "bce", "binary", "binary", "?"),
-    (frozenset({"bcewithlogitsloss", "bcewithlogits", "binarycrossentropywithlogits", "sigmoidcrossentropy",
-                "sigmoidcrossentropywithlogits"}), "bce", "torch_bce_with_logits", "binary", "logits"),
+    (
+        frozenset(
+            {
+                "bcewithlogitsloss",
+                "bcewithlogits",
+                "binarycrossentropywithlogits",
+                "sigmoidcrossentropy",
+                "sigmoidcrossentropywithlogits",
+            }
+        ),
+        "bce",
+        "torch_bce_with_logits",
+        "binary",
+        "logits",
+    ),
     (frozenset({"bceloss", "bce"}), "bce", "torch_bce", "binary", "probabilities"),
-    (frozenset({"softmaxcrossentropywithlogits", "softmaxcrossentropy"}), "cross_entropy", "softmax_cross_entropy",
-     "class_ids_or_one_hot", "logits"),
-    (frozenset({"crossentropyloss", "crossentropy", "ce", "celoss"}), "cross_entropy", "torch_cross_entropy",
-     "class_ids_or_one_hot", "logits"),
+    (
+        frozenset({"softmaxcrossentropywithlogits", "softmaxcrossentropy"}),
+        "cross_entropy",
+        "softmax_cross_entropy",
+        "class_ids_or_one_hot",
+        "logits",
+    ),
+    (
+        frozenset({"crossentropyloss", "crossentropy", "ce", "celoss"}),
+        "cross_entropy",
+        "torch_cross_entropy",
+        "class_ids_or_one_hot",
+        "logits",
+    ),
     (frozenset({"nllloss", "nll", "negativeloglikelihood"}), "nll", "torch_nll", "class_ids", "log_probabilities"),
     (frozenset({"mse", "mseloss", "meansquarederror", "l2loss", "l2"}), "mse", "regression", "values", "values"),
     (frozenset({"mae", "l1", "l1loss", "meanabsoluteerror"}), "l1", "regression", "values", "values"),
-    (frozenset({"huber", "huberloss", "smoothl1", "smoothl1loss", "logcosh"}), "huber", "regression", "values",
-     "values"),
-    (frozenset({"kld", "kldivloss", "kldivergence", "kullbackleiblerdivergence"}), "kl", "other", "values",
-     "log_probabilities"),
-    (frozenset({"hinge", "squaredhinge", "categoricalhinge", "hingeembeddingloss", "multimarginloss"}), "hinge",
-     "other", "values", "values"),
+    (
+        frozenset({"huber", "huberloss", "smoothl1", "smoothl1loss", "logcosh"}),
+        "huber",
+        "regression",
+        "values",
+        "values",
+    ),
+    (
+        frozenset({"kld", "kldivloss", "kldivergence", "kullbackleiblerdivergence"}),
+        "kl",
+        "other",
+        "values",
+        "log_probabilities",
+    ),
+    (
+        frozenset({"hinge", "squaredhinge", "categoricalhinge", "hingeembeddingloss", "multimarginloss"}),
+        "hinge",
+        "other",
+        "values",
+        "values",
+    ),
 )
 
 
@@ -104,16 +143,29 @@ def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> Lo
         variant, expects = "other", "logits" if from_logits else "probabilities"
     if expects == "?":
         expects = "logits" if from_logits else "probabilities"
-    return LossSetup(name=name, family=family, variant=variant, target_form=targets, expects=expects,  # type: ignore[arg-type]
-                     from_logits=from_logits, framework=framework or None)
+    return LossSetup(
+        name=name,
+        family=family,
+        variant=variant,
+        target_form=targets,
+        expects=expects,  # type: ignore[arg-type]
+        from_logits=from_logits,
+        framework=framework or None,
+    )
 
 
 # -- reading ---------------------------------------------------------------------------------------
 
+
 def _text_files(folder: RunFolder) -> list[Path]:
     found = set(folder.glob(TEXT_PATTERNS))
-    return [p for p in folder.files if p in found and p.name.lower() not in SKIP_NAMES
-            and not any(part.lower() in SKIP_DIRS for part in p.parts[:-1])]
+    return [
+        p
+        for p in folder.files
+        if p in found
+        and p.name.lower() not in SKIP_NAMES
+        and not any(part.lower() in SKIP_DIRS for part in p.parts[:-1])
+    ]
 
 
 def _read_text(folder: RunFolder, rel: Path) -> str:
@@ -131,7 +183,7 @@ class _Found:
         self.descriptions: list[md.ModelDescription] = []
         self.compiles: list[md.CompileSettings] = []
         self.hf: md.ModelDescription | None = None
-        self.metrics: dict[str, str] = {}          # metric name -> where
+        self.metrics: dict[str, str] = {}  # metric name -> where
         self.settings: dict[str, tuple[Any, str]] = {}  # framework, num_classes, task, loss -> (value, 'file: key')
         self.used: list[str] = []
         self.labels: tuple[str, int, str, int | None] | None = None  # file, columns, task, classes
@@ -156,9 +208,15 @@ def _read_json_model(folder: RunFolder, rel: Path, found: _Found, out: Extractio
             obj = json.loads(path.read_bytes().decode("utf-8"))
     except Exception as exc:  # noqa: BLE001 - any unreadable user file is recorded, never raised
         if rel.suffix.lower() == ".keras":
-            out.inputs.append(InputRecord(path=rel.as_posix(), kind="model", status="unreadable",
-                                          why=f"not a readable .keras file: {type(exc).__name__}: {exc}",
-                                          side=folder.side))
+            out.inputs.append(
+                InputRecord(
+                    path=rel.as_posix(),
+                    kind="model",
+                    status="unreadable",
+                    why=f"not a readable .keras file: {type(exc).__name__}: {exc}",
+                    side=folder.side,
+                )
+            )
         return False
     desc = md.parse_keras_config(obj, rel.as_posix())
     if desc is not None:
@@ -195,8 +253,15 @@ def _read_hparams(folder: RunFolder, rel: Path, found: _Found) -> bool:
         elif last in _TASK_KEYS and isinstance(value, str):
             _setting(found, "task", value.strip().lower(), f"{where}: {key}={value}")
             used = True
-        elif last in ("loss", "loss_fn", "criterion", "loss_function", "loss_type", "loss_name") and isinstance(value, str) or (last in ("type", "name", "class_name", "_target_") and ".".join(str(key).lower().split(".")[:-1])
-              in ("loss", "criterion", "loss_fn") and isinstance(value, str)):
+        elif (
+            last in ("loss", "loss_fn", "criterion", "loss_function", "loss_type", "loss_name")
+            and isinstance(value, str)
+            or (
+                last in ("type", "name", "class_name", "_target_")
+                and ".".join(str(key).lower().split(".")[:-1]) in ("loss", "criterion", "loss_fn")
+                and isinstance(value, str)
+            )
+        ):
             _setting(found, "loss", value, f"{where}: {key}")
             used = True
         elif last == "from_logits" and isinstance(value, bool):
@@ -249,14 +314,17 @@ def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
     _read_labels(folder, found)
     for rel in folder.files:
         is_model_file = rel.suffix.lower() == ".keras" or (
-            rel.suffix.lower() == ".json" and rel.name.lower() not in ("trainer_state.json", "manifest.json", "dump.json")
-            and not any(p.lower() in SKIP_DIRS for p in rel.parts[:-1]))
+            rel.suffix.lower() == ".json"
+            and rel.name.lower() not in ("trainer_state.json", "manifest.json", "dump.json")
+            and not any(p.lower() in SKIP_DIRS for p in rel.parts[:-1])
+        )
         if is_model_file and _read_json_model(folder, rel, found, out):
             found.used.append(rel.as_posix())
             if rel.name.lower() not in HPARAM_FILE_NAMES:  # config.json & co. are listed by the hparams reader
                 fmt = found.hf.format if found.hf is not None and found.hf.path == rel.as_posix() else "keras_config"
-                out.inputs.append(InputRecord(path=rel.as_posix(), kind="model", side=folder.side,
-                                              why=f"model description ({fmt})"))
+                out.inputs.append(
+                    InputRecord(path=rel.as_posix(), kind="model", side=folder.side, why=f"model description ({fmt})")
+                )
     for rel in folder.glob(HPARAM_FILE_NAMES):
         if _read_hparams(folder, rel, found) and rel.as_posix() not in found.used:
             found.used.append(rel.as_posix())
@@ -292,14 +360,21 @@ def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
 
 # -- facts -----------------------------------------------------------------------------------------
 
+
 def _framework(found: _Found, desc: md.ModelDescription | None) -> str | None:
     if desc is not None and desc.framework not in ("unknown",):
         return {"transformers": "pytorch"}.get(desc.framework, desc.framework)
     fw = found.settings.get("framework")
     if fw:
         text = str(fw[0])
-        for key, canon in (("keras", "keras"), ("tensorflow", "keras"), ("tf", "keras"), ("torch", "pytorch"),
-                           ("mindspore", "mindspore"), ("lightning", "pytorch")):
+        for key, canon in (
+            ("keras", "keras"),
+            ("tensorflow", "keras"),
+            ("tf", "keras"),
+            ("torch", "pytorch"),
+            ("mindspore", "mindspore"),
+            ("lightning", "pytorch"),
+        ):
             if key in text:
                 return canon
     for d in found.descriptions:
@@ -321,23 +396,38 @@ def _best_description(found: _Found) -> md.ModelDescription | None:
             stated = d.layers[-1].activation
             if stated is not None:
                 weighted = [la for la in best.layers if la.role in _WEIGHTED]
-                if weighted and not any(la.role == "activation" for la in best.layers[best.layers.index(weighted[-1]):]):
+                if weighted and not any(
+                    la.role == "activation" for la in best.layers[best.layers.index(weighted[-1]) :]
+                ):
                     weighted[-1].activation = stated
                     best.activations_known = best.format != "keras_summary" or len(weighted) == 1
                 break
     return best
 
 
-def _summarise(desc: md.ModelDescription, side: str, framework: str | None = None) -> tuple[list[ModelLayer], ModelSummary]:
+def _summarise(
+    desc: md.ModelDescription, side: str, framework: str | None = None
+) -> tuple[list[ModelLayer], ModelSummary]:
     layers = desc.layers
     weighted_idx = [i for i, la in enumerate(layers) if la.role in _WEIGHTED]
     out_i = weighted_idx[-1] if weighted_idx else None
     facts: list[ModelLayer] = []
     src = Source(path=desc.path, line=desc.line) if desc.path else None
     for i, la in enumerate(layers):
-        facts.append(ModelLayer(index=i, name=la.name, layer_type=la.layer_type, role=la.role,  # type: ignore[arg-type]
-                                units=la.units, activation=la.activation, dropout_rate=la.dropout_rate,
-                                is_output_layer=i == out_i, side=side, source=src))  # type: ignore[arg-type]
+        facts.append(
+            ModelLayer(
+                index=i,
+                name=la.name,
+                layer_type=la.layer_type,
+                role=la.role,  # type: ignore[arg-type]
+                units=la.units,
+                activation=la.activation,
+                dropout_rate=la.dropout_rate,
+                is_output_layer=i == out_i,
+                side=side,
+                source=src,
+            )
+        )  # type: ignore[arg-type]
 
     def after(i: int) -> tuple[str | None, int]:
         """The activation applied to layer i's output: its own, else the next activation layer before the
@@ -361,7 +451,7 @@ def _summarise(desc: md.ModelDescription, side: str, framework: str | None = Non
         out_act, _ = after(out_i)
         if out_act is None and desc.activations_known:
             out_act = "linear"
-        for la in layers[out_i + 1:]:
+        for la in layers[out_i + 1 :]:
             if la.role == "dropout":
                 has_drop, drop_rate = True, la.dropout_rate
     hidden_acts: list[str] = []
@@ -375,8 +465,12 @@ def _summarise(desc: md.ModelDescription, side: str, framework: str | None = Non
         if act in ("sigmoid", "tanh"):
             saturating += 1
         nxt = next(k for k in weighted_idx if k > i)
-        if (desc.activations_known and act == "linear" and layers[i].role in ("dense", "conv")
-                and layers[nxt].role in ("dense", "conv")):
+        if (
+            desc.activations_known
+            and act == "linear"
+            and layers[i].role in ("dense", "conv")
+            and layers[nxt].role in ("dense", "conv")
+        ):
             stacked += 1
             first_stacked = first_stacked or layers[i].name
     hidden = Counter(hidden_acts).most_common(1)[0][0] if hidden_acts else None
@@ -385,14 +479,29 @@ def _summarise(desc: md.ModelDescription, side: str, framework: str | None = Non
     # heads, a projection used earlier), so its units are not taken for the model's
     units_known = desc.activations_known or desc.format not in ("torch_repr", "mindspore_repr")
     summary = ModelSummary(
-        framework=framework if framework in ("keras", "pytorch", "mindspore") and desc.framework == "unknown" else
-        desc.framework if desc.framework in ("keras", "pytorch", "mindspore", "transformers") else "unknown",  # type: ignore[arg-type]
-        description_format=desc.format, n_layers=len(layers), n_weighted_layers=len(weighted_idx),  # type: ignore[arg-type]
-        total_params=desc.total_params, activations_known=desc.activations_known,
-        output_units=out_layer.units if out_layer and units_known else None, output_layer_type=out_layer.layer_type if out_layer else None,
-        output_activation=out_act, hidden_activation=hidden, hidden_saturating_layers=saturating,
-        stacked_without_activation=stacked, first_stacked_layer=first_stacked, has_dropout_after_output=has_drop,
-        output_dropout_rate=drop_rate, architecture=desc.architecture, side=side, source=src)  # type: ignore[arg-type]
+        framework=framework
+        if framework in ("keras", "pytorch", "mindspore") and desc.framework == "unknown"
+        else desc.framework
+        if desc.framework in ("keras", "pytorch", "mindspore", "transformers")
+        else "unknown",  # type: ignore[arg-type]
+        description_format=desc.format,
+        n_layers=len(layers),
+        n_weighted_layers=len(weighted_idx),  # type: ignore[arg-type]
+        total_params=desc.total_params,
+        activations_known=desc.activations_known,
+        output_units=out_layer.units if out_layer and units_known else None,
+        output_layer_type=out_layer.layer_type if out_layer else None,
+        output_activation=out_act,
+        hidden_activation=hidden,
+        hidden_saturating_layers=saturating,
+        stacked_without_activation=stacked,
+        first_stacked_layer=first_stacked,
+        has_dropout_after_output=has_drop,
+        output_dropout_rate=drop_rate,
+        architecture=desc.architecture,
+        side=side,
+        source=src,
+    )  # type: ignore[arg-type]
     return facts, summary
 
 
@@ -409,6 +518,7 @@ def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, s
             decision = (task, n, where, how)
         elif decision[0] != task:
             conflicts.append(where)
+
     conflicts: list[str] = []
     hf = found.hf
     if hf is not None:
@@ -459,23 +569,42 @@ def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, s
         where = f"loss {loss.name}"
         if loss.variant == "regression":
             say("regression", None, where, "loss")
-        elif loss.variant in ("categorical", "sparse_categorical", "torch_cross_entropy", "softmax_cross_entropy",
-                              "torch_nll"):
+        elif loss.variant in (
+            "categorical",
+            "sparse_categorical",
+            "torch_cross_entropy",
+            "softmax_cross_entropy",
+            "torch_nll",
+        ):
             say("multiclass", units if units and units > 2 else None, where, "loss")
         elif loss.family == "bce":
-            say("multilabel" if units and units > 1 and out_act in ("sigmoid", None, "linear") else "binary",
-                units if units and units > 1 else 2, where, "loss")
+            say(
+                "multilabel" if units and units > 1 and out_act in ("sigmoid", None, "linear") else "binary",
+                units if units and units > 1 else 2,
+                where,
+                "loss",
+            )
     if decision is None:
         return None
     task, n, where, how = decision
     n_from_output = how == "output" or (how in ("metric", "loss") and n is not None and n == units and n != 2)
     if n is None and task == "multiclass" and units and units > 2:
         n, n_from_output = units, True
-    return Task(task_type=task, n_classes=n, decided_from=where, is_from_loss=how == "loss",  # type: ignore[arg-type]
-                is_from_metric=how == "metric", is_n_from_output=n_from_output, sources="; ".join(said), has_conflict=bool(conflicts),
-                accuracy_metric=acc, regression_metric=reg, side=side,  # type: ignore[arg-type]
-                label_columns=found.labels[1] if found.labels else None,
-                labels_file=found.labels[0] if found.labels else None)  # type: ignore[arg-type]
+    return Task(
+        task_type=task,
+        n_classes=n,
+        decided_from=where,
+        is_from_loss=how == "loss",  # type: ignore[arg-type]
+        is_from_metric=how == "metric",
+        is_n_from_output=n_from_output,
+        sources="; ".join(said),
+        has_conflict=bool(conflicts),
+        accuracy_metric=acc,
+        regression_metric=reg,
+        side=side,  # type: ignore[arg-type]
+        label_columns=found.labels[1] if found.labels else None,
+        labels_file=found.labels[0] if found.labels else None,
+    )  # type: ignore[arg-type]
 
 
 def _facts_for(folder: RunFolder, out: Extraction) -> None:
@@ -488,15 +617,21 @@ def _facts_for(folder: RunFolder, out: Extraction) -> None:
         out.facts.extend(layers)
         out.facts.append(summary)
     elif found.hf is not None:
-        summary = ModelSummary(framework="transformers", description_format="hf_config", activations_known=False,
-                               architecture=found.hf.architecture, side=folder.side,  # type: ignore[arg-type]
-                               source=Source(path=found.hf.path))
+        summary = ModelSummary(
+            framework="transformers",
+            description_format="hf_config",
+            activations_known=False,
+            architecture=found.hf.architecture,
+            side=folder.side,  # type: ignore[arg-type]
+            source=Source(path=found.hf.path),
+        )
         out.facts.append(summary)
     loss = None
     comp = found.compiles[0] if found.compiles else None
     if comp is not None and comp.loss:
-        fw = framework or ("keras" if "crossentropy" in _squash(comp.loss) and "loss" not in _squash(comp.loss)
-                           else None)
+        fw = framework or (
+            "keras" if "crossentropy" in _squash(comp.loss) and "loss" not in _squash(comp.loss) else None
+        )
         loss = loss_setup(comp.loss, comp.from_logits, fw)
         if loss is not None:
             loss = loss.model_copy(update={"side": folder.side, "source": Source(path=comp.path, line=comp.line)})
@@ -514,9 +649,13 @@ def _facts_for(folder: RunFolder, out: Extraction) -> None:
     if task is not None:
         out.facts.append(task)
     if desc is not None or loss is not None or found.hf is not None:
-        out.checks.append(CheckRun(stage="model_structure", inputs=[("baseline:" if folder.side == "baseline" else "")
-                                                                     + u for u in dict.fromkeys(found.used)],
-                                   note="model description" if desc is not None else "loss and task settings"))
+        out.checks.append(
+            CheckRun(
+                stage="model_structure",
+                inputs=[("baseline:" if folder.side == "baseline" else "") + u for u in dict.fromkeys(found.used)],
+                note="model description" if desc is not None else "loss and task settings",
+            )
+        )
 
 
 def extract(pair: RunPair) -> Extraction:

@@ -30,8 +30,11 @@ from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump, 
 from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, flatten, load_mapping
 
 #: operator names that look like fused kernels
-FUSED_NAME = re.compile(r"fus(ed|ion)|flash_?att|scaled_dot_product|npu_(rms_?norm|rotary|swiglu|geglu)|"
-                        r"fastgelu|fast_gelu|matmul_?add|conv_?bn|addmm_act", re.IGNORECASE)
+FUSED_NAME = re.compile(
+    r"fus(ed|ion)|flash_?att|scaled_dot_product|npu_(rms_?norm|rotary|swiglu|geglu)|"
+    r"fastgelu|fast_gelu|matmul_?add|conv_?bn|addmm_act",
+    re.IGNORECASE,
+)
 #: at most this many propagated operators become facts (the summary counts them all)
 MAX_PROPAGATED_FACTS = 20
 MAX_POINTS = 1000
@@ -56,20 +59,37 @@ def _read_side(folder: RunFolder, out: Extraction) -> list[tuple[str, Dump]]:
         try:
             dump = read_dump(folder.abs(rel))
         except (DumpReadError, OSError) as exc:
-            out.inputs.append(InputRecord(path=f"{shown}/dump.json", kind="dump", status="unreadable",
-                                          why=str(exc), side=folder.side))
+            out.inputs.append(
+                InputRecord(path=f"{shown}/dump.json", kind="dump", status="unreadable", why=str(exc), side=folder.side)
+            )
             continue
         for f, why in dump.problems:
-            out.inputs.append(InputRecord(path=f"{shown}/{f}", kind="dump", status="unreadable", why=why, side=folder.side))
+            out.inputs.append(
+                InputRecord(path=f"{shown}/{f}", kind="dump", status="unreadable", why=why, side=folder.side)
+            )
         bad = {r.rel_file for r in dump.records if r.problem}
         for r in dump.records:
             if r.problem:
-                out.inputs.append(InputRecord(path=f"{shown}/{r.rel_file or r.name}", kind="dump", status="unreadable",
-                                              why=r.problem, side=folder.side))
+                out.inputs.append(
+                    InputRecord(
+                        path=f"{shown}/{r.rel_file or r.name}",
+                        kind="dump",
+                        status="unreadable",
+                        why=r.problem,
+                        side=folder.side,
+                    )
+                )
         used = len([r for r in dump.records if r.rel_file not in bad])
         main = f"{shown}/dump.json" if dump.layout == "msprobe" else shown
-        out.inputs.append(InputRecord(path=main, kind="dump", status="used", side=folder.side,
-                                      why=f"{dump.layout} layout, {dump.mode} mode, {used} tensors"))
+        out.inputs.append(
+            InputRecord(
+                path=main,
+                kind="dump",
+                status="used",
+                side=folder.side,
+                why=f"{dump.layout} layout, {dump.mode} mode, {used} tensors",
+            )
+        )
         dumps.append((shown, dump))
     return dumps
 
@@ -117,9 +137,9 @@ def _inputs_identical(v: OpView) -> bool | None:
 class Reading:
     """How the dump pair is read: a rerun (differences are random errors) or a port (accuracy differences)."""
 
-    kind: str | None                  # rerun | port | None (nothing to decide on)
+    kind: str | None  # rerun | port | None (nothing to decide on)
     why: str
-    op_kind: str | None = None        # kind of the first differing operator (op_kinds.op_kind)
+    op_kind: str | None = None  # kind of the first differing operator (op_kinds.op_kind)
     inputs_identical: bool | None = None
     forced: bool = False
 
@@ -143,26 +163,47 @@ def read_pair(choice: str, same: bool | None, rd: Dump, bd: Dump, loc: Localisat
         return Reading("port", f"the dumps come from the devices {rd.device} and {bd.device}", kind, ident)
     changed = next((r for r in (fd.outputs if fd else []) if r.dtype_changed), None)
     if changed is not None:
-        return Reading("port", f"the first difference is at {fd.op}, which outputs {changed.dtype_run} in the run "  # type: ignore[union-attr]
-                               f"and {changed.dtype_baseline} in the baseline (another precision)", kind, ident)
+        return Reading(
+            "port",
+            f"the first difference is at {fd.op}, which outputs {changed.dtype_run} in the run "  # type: ignore[union-attr]
+            f"and {changed.dtype_baseline} in the baseline (another precision)",
+            kind,
+            ident,
+        )
     if fd is None:
         return Reading("rerun" if same else None, "no operator output differs", kind, ident)
     at = f"the first difference is at {fd.op}" + (f" ({fd.op_type})" if fd.op_type else "")
     if same is False:
         return Reading("port", "the hyper-parameter files differ", kind, ident)
     if kind in ("random", "nondeterministic"):
-        what = "a random operator" if kind == "random" else \
-            "an operator with atomics-based (order-dependent) accumulation"
+        what = (
+            "a random operator" if kind == "random" else "an operator with atomics-based (order-dependent) accumulation"
+        )
         return Reading("rerun", f"{at}, {what}, as in two runs of one configuration", kind, ident)
     if ident and kind == "deterministic":
-        return Reading("port", f"{at}, a deterministic operator that computes other outputs from bit-identical "
-                               "inputs (a rerun is bit-identical until its first nondeterministic operator)", kind, ident)
+        return Reading(
+            "port",
+            f"{at}, a deterministic operator that computes other outputs from bit-identical "
+            "inputs (a rerun is bit-identical until its first nondeterministic operator)",
+            kind,
+            ident,
+        )
     if ident:  # a matmul / convolution / reduction: split-K or atomics on an accelerator, deterministic on CPU
-        return Reading("rerun" if same else None, f"{at}, a reduction whose result may depend on the kernel's "
-                       "accumulation order on an accelerator, from bit-identical inputs", kind, ident)
+        return Reading(
+            "rerun" if same else None,
+            f"{at}, a reduction whose result may depend on the kernel's "
+            "accumulation order on an accelerator, from bit-identical inputs",
+            kind,
+            ident,
+        )
     if same:
-        return Reading("rerun", f"equal hyper-parameter files and {at}, whose inputs already differ (an unseeded "
-                                "input pipeline or initialisation)", kind, ident)
+        return Reading(
+            "rerun",
+            f"equal hyper-parameter files and {at}, whose inputs already differ (an unseeded "
+            "input pipeline or initialisation)",
+            kind,
+            ident,
+        )
     return Reading(None, "no hyper-parameter files to compare and no operator kind that decides", kind, ident)
 
 
@@ -233,29 +274,55 @@ def _num(x: float | None) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def _op_fact(v: OpView, position: str, first_diff: OpView | None, options: dict[str, Any], source: Source,
-             args: dict[str, str] | None = None) -> OpComparison:
+def _op_fact(
+    v: OpView,
+    position: str,
+    first_diff: OpView | None,
+    options: dict[str, Any],
+    source: Source,
+    args: dict[str, str] | None = None,
+) -> OpComparison:
     w = v.worst_output()
     m = w.metrics if w else None
     tol = tolerance_for(w.dtype_run if w else None, w.dtype_baseline if w else None, options)
     return OpComparison(
-        op=v.op, op_type=v.op_type, order_index=v.order, position=position,  # type: ignore[arg-type]
-        is_first_difference=first_diff is v, verdict=v.verdict,  # type: ignore[arg-type]
-        reason=w.reason if w else "", mode=w.mode if w else "none", tensor=w.name if w else None,  # type: ignore[arg-type]
-        cosine=_num(m.cosine) if m else None, max_abs_err=_num(m.max_abs_err) if m else None,
-        euclid_rel_dist=_num(m.euclid_rel_dist) if m else None, max_rel_err=_num(m.max_rel_err) if m else None,
+        op=v.op,
+        op_type=v.op_type,
+        order_index=v.order,
+        position=position,  # type: ignore[arg-type]
+        is_first_difference=first_diff is v,
+        verdict=v.verdict,  # type: ignore[arg-type]
+        reason=w.reason if w else "",
+        mode=w.mode if w else "none",
+        tensor=w.name if w else None,  # type: ignore[arg-type]
+        cosine=_num(m.cosine) if m else None,
+        max_abs_err=_num(m.max_abs_err) if m else None,
+        euclid_rel_dist=_num(m.euclid_rel_dist) if m else None,
+        max_rel_err=_num(m.max_rel_err) if m else None,
         rel_err_over_1e3_ratio=_num(m.rel_err_over_1e3_ratio) if m else None,
         stat_rel_diff=_num(w.stat_rel_diff) if w else None,
         threshold=tol.rel_dist_error if (w and w.mode == "tensor") else tol.stat_error,
-        dtype_run=w.dtype_run if w else None, dtype_baseline=w.dtype_baseline if w else None,
-        is_dtype_changed=bool(w and w.dtype_changed), is_fused_op=is_fused(v.op, v.op_type),
-        inputs_match=v.inputs_match if v.inputs else None, differing_args=(args or {}).get(v.op), source=source)
+        dtype_run=w.dtype_run if w else None,
+        dtype_baseline=w.dtype_baseline if w else None,
+        is_dtype_changed=bool(w and w.dtype_changed),
+        is_fused_op=is_fused(v.op, v.op_type),
+        inputs_match=v.inputs_match if v.inputs else None,
+        differing_args=(args or {}).get(v.op),
+        source=source,
+    )
 
 
-def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | None, options: dict[str, Any],
-                     source: Source, fused_baseline: int, reading: Reading | None = None,
-                     args: dict[str, str] | None = None,
-                     removed: tuple[list[str], str | None, str | None] | None = None) -> list[Fact]:
+def comparison_facts(
+    comp: Comparison,
+    loc: Localisation,
+    same_config: bool | None,
+    options: dict[str, Any],
+    source: Source,
+    fused_baseline: int,
+    reading: Reading | None = None,
+    args: dict[str, str] | None = None,
+    removed: tuple[list[str], str | None, str | None] | None = None,
+) -> list[Fact]:
     """Facts of one compared dump pair: the interesting operators and one summary."""
     facts: list[Fact] = []
     chosen: list[tuple[OpView, str]] = []
@@ -268,46 +335,65 @@ def comparison_facts(comp: Comparison, loc: Localisation, same_config: bool | No
     for v, position in chosen:
         facts.append(_op_fact(v, position, loc.first_difference, options, source, args))
     rows = comp.rows
-    dists = [r.metrics.euclid_rel_dist for r in rows if r.role == "output" and r.metrics and
-             r.metrics.euclid_rel_dist is not None and math.isfinite(r.metrics.euclid_rel_dist)]
+    dists = [
+        r.metrics.euclid_rel_dist
+        for r in rows
+        if r.role == "output"
+        and r.metrics
+        and r.metrics.euclid_rel_dist is not None
+        and math.isfinite(r.metrics.euclid_rel_dist)
+    ]
     src_worst = loc.source.worst_output() if loc.source else None
-    facts.append(OpComparisonSummary(
-        mode="tensor" if comp.mode == "tensor" else "statistics",
-        tensors_compared=sum(r.verdict != "skipped" for r in rows),
-        tensors_error=sum(r.verdict == "error" for r in rows),
-        tensors_warning=sum(r.verdict == "warning" for r in rows),
-        tensors_skipped=sum(r.verdict == "skipped" for r in rows),
-        tensors_differing=sum(bool((r.metrics and not r.metrics.identical) or (r.metrics is None and r.stat_rel_diff))
-                              for r in rows),
-        unmatched_run=len(comp.unmatched_run), unmatched_baseline=len(comp.unmatched_baseline),
-        ops_compared=sum(any(r.verdict != "skipped" for r in v.outputs) for v in loc.ops),
-        ops_deviating=sum(v.deviates for v in loc.ops),
-        source_op=loc.source.op if loc.source else None,
-        source_op_type=loc.source.op_type if loc.source else None,
-        source_verdict=src_worst.verdict if src_worst else None,
-        independent_sources=len(loc.independent_sources), propagated_ops=len(loc.propagated),
-        first_difference_op=loc.first_difference.op if loc.first_difference else None,
-        differing_ops=loc.differing_ops, max_euclid_rel_dist=max(dists) if dists else None,
-        is_same_config=same_config,
-        fused_ops_run=sum(is_fused(v.op, v.op_type) for v in loc.ops), fused_ops_baseline=fused_baseline,
-        first_dtype_change_op=loc.first_dtype_change.op if loc.first_dtype_change else None,
-        baseline_kind=reading.kind if reading else None, baseline_kind_why=reading.why if reading else None,
-        first_difference_op_kind=reading.op_kind if reading else None,
-        first_difference_inputs_identical=reading.inputs_identical if reading else None,
-        ops_with_differing_args=len(args or {}),
-        removed_ops=len(removed[0]) if removed else 0,
-        first_removed_op=removed[0][0] if removed and removed[0] else None,
-        first_deviation_after_removed=removed[1] if removed else None,
-        first_deviation_after_removed_op=removed[2] if removed else None,
-        first_arg_difference_op=next((v.op for v in loc.ops if v.op in (args or {})), None),
-        source=source))
+    facts.append(
+        OpComparisonSummary(
+            mode="tensor" if comp.mode == "tensor" else "statistics",
+            tensors_compared=sum(r.verdict != "skipped" for r in rows),
+            tensors_error=sum(r.verdict == "error" for r in rows),
+            tensors_warning=sum(r.verdict == "warning" for r in rows),
+            tensors_skipped=sum(r.verdict == "skipped" for r in rows),
+            tensors_differing=sum(
+                bool((r.metrics and not r.metrics.identical) or (r.metrics is None and r.stat_rel_diff)) for r in rows
+            ),
+            unmatched_run=len(comp.unmatched_run),
+            unmatched_baseline=len(comp.unmatched_baseline),
+            ops_compared=sum(any(r.verdict != "skipped" for r in v.outputs) for v in loc.ops),
+            ops_deviating=sum(v.deviates for v in loc.ops),
+            source_op=loc.source.op if loc.source else None,
+            source_op_type=loc.source.op_type if loc.source else None,
+            source_verdict=src_worst.verdict if src_worst else None,
+            independent_sources=len(loc.independent_sources),
+            propagated_ops=len(loc.propagated),
+            first_difference_op=loc.first_difference.op if loc.first_difference else None,
+            differing_ops=loc.differing_ops,
+            max_euclid_rel_dist=max(dists) if dists else None,
+            is_same_config=same_config,
+            fused_ops_run=sum(is_fused(v.op, v.op_type) for v in loc.ops),
+            fused_ops_baseline=fused_baseline,
+            first_dtype_change_op=loc.first_dtype_change.op if loc.first_dtype_change else None,
+            baseline_kind=reading.kind if reading else None,
+            baseline_kind_why=reading.why if reading else None,
+            first_difference_op_kind=reading.op_kind if reading else None,
+            first_difference_inputs_identical=reading.inputs_identical if reading else None,
+            ops_with_differing_args=len(args or {}),
+            removed_ops=len(removed[0]) if removed else 0,
+            first_removed_op=removed[0][0] if removed and removed[0] else None,
+            first_deviation_after_removed=removed[1] if removed else None,
+            first_deviation_after_removed_op=removed[2] if removed else None,
+            first_arg_difference_op=next((v.op for v in loc.ops if v.op in (args or {})), None),
+            source=source,
+        )
+    )
     return facts
 
 
 def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
     facts: list[Fact] = []
-    for anomaly, v in (("nonfinite_from_finite", loc.nonfinite_source), ("beyond_fp16_range", loc.fp16_overflow),
-                       ("integer_valued_output", loc.integer_valued), ("underflow_to_zero", loc.underflow)):
+    for anomaly, v in (
+        ("nonfinite_from_finite", loc.nonfinite_source),
+        ("beyond_fp16_range", loc.fp16_overflow),
+        ("integer_valued_output", loc.integer_valued),
+        ("underflow_to_zero", loc.underflow),
+    ):
         if v is None:
             continue
         outs = v.outputs
@@ -321,15 +407,28 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
             w = max(outs, key=lambda r: (r.run_side.abs_max == 0.0, r.run_side.integer_ratio or 0.0))
         s, b = w.run_side, w.base_side
         all_zero = anomaly == "integer_valued_output" and s.abs_max == 0.0
-        facts.append(OpAnomaly(
-            anomaly=anomaly, op=v.op, op_type=v.op_type, order_index=v.order, tensor=w.name,  # type: ignore[arg-type]
-            dtype=w.dtype_run, nan_count=s.nan, inf_count=s.inf, abs_max=_num(s.abs_max),
-            integer_ratio=1.0 if all_zero else _num(s.integer_ratio), is_all_zero=all_zero,
-            baseline_integer_ratio=_num(b.integer_ratio),
-            baseline_has_nonfinite=b.has_nonfinite, baseline_abs_max=_num(b.abs_max),
-            compute_dtype=half_dtype(v, w) if anomaly == "underflow_to_zero" else None,
-            is_absorbed=anomaly == "nonfinite_from_finite" and loc.nonfinite_absorbed,
-            ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None, source=source))
+        facts.append(
+            OpAnomaly(
+                anomaly=anomaly,
+                op=v.op,
+                op_type=v.op_type,
+                order_index=v.order,
+                tensor=w.name,  # type: ignore[arg-type]
+                dtype=w.dtype_run,
+                nan_count=s.nan,
+                inf_count=s.inf,
+                abs_max=_num(s.abs_max),
+                integer_ratio=1.0 if all_zero else _num(s.integer_ratio),
+                is_all_zero=all_zero,
+                baseline_integer_ratio=_num(b.integer_ratio),
+                baseline_has_nonfinite=b.has_nonfinite,
+                baseline_abs_max=_num(b.abs_max),
+                compute_dtype=half_dtype(v, w) if anomaly == "underflow_to_zero" else None,
+                is_absorbed=anomaly == "nonfinite_from_finite" and loc.nonfinite_absorbed,
+                ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None,
+                source=source,
+            )
+        )
     return facts
 
 
@@ -347,19 +446,41 @@ def _series(loc: Localisation, label: str) -> tuple[list[Series], list[Marker]]:
         step = math.ceil(len(xs) / MAX_POINTS)
         bx, by = [], []
         for i in range(0, len(xs), step):
-            seg = [(y if y is not None else math.inf, x) for x, y in zip(xs[i:i + step], ys[i:i + step])]
+            seg = [(y if y is not None else math.inf, x) for x, y in zip(xs[i : i + step], ys[i : i + step])]
             y, x = max(seg)
             bx.append(x)
             by.append(None if math.isinf(y) else y)
         xs, ys = bx, by
-    series = [Series(chart="op_error", label=f"{label}: relative error per operator", style="points", x=xs, y=ys,
-                     x_label="operator (execution order)", y_label="euclid_rel_dist", log_y=True)] if xs else []
+    series = (
+        [
+            Series(
+                chart="op_error",
+                label=f"{label}: relative error per operator",
+                style="points",
+                x=xs,
+                y=ys,
+                x_label="operator (execution order)",
+                y_label="euclid_rel_dist",
+                log_y=True,
+            )
+        ]
+        if xs
+        else []
+    )
     markers = []
     if loc.source:
-        markers.append(Marker(chart="op_error", x=float(loc.source.order), label=f"source: {loc.source.op}", kind="source"))
+        markers.append(
+            Marker(chart="op_error", x=float(loc.source.order), label=f"source: {loc.source.op}", kind="source")
+        )
     if loc.nonfinite_source:
-        markers.append(Marker(chart="op_error", x=float(loc.nonfinite_source.order),
-                              label=f"first NaN/Inf: {loc.nonfinite_source.op}", kind="nonfinite"))
+        markers.append(
+            Marker(
+                chart="op_error",
+                x=float(loc.nonfinite_source.order),
+                label=f"first NaN/Inf: {loc.nonfinite_source.op}",
+                kind="nonfinite",
+            )
+        )
     return series, markers
 
 
@@ -375,8 +496,14 @@ def extract(pair: RunPair) -> Extraction:
         for shown, rd, bd in _pair_dumps(run_dumps, base_dumps):
             comp = compare_dumps(rd, bd, pair.options, workers=workers)
             for why, count in comp.fallbacks.items():
-                out.inputs.append(InputRecord(path=f"{shown}/dump_tensor_data", kind="dump", status="unreadable",
-                                              why=f"{count} tensor pairs: {why}"))
+                out.inputs.append(
+                    InputRecord(
+                        path=f"{shown}/dump_tensor_data",
+                        kind="dump",
+                        status="unreadable",
+                        why=f"{count} tensor pairs: {why}",
+                    )
+                )
             loc = localise(comp.rows, has_baseline=True)
             src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
             fused_base = _fused_ops(bd)
@@ -386,19 +513,40 @@ def extract(pair: RunPair) -> Extraction:
             reading = read_pair(choice, same, rd, bd, loc)
             rerun = True if reading.kind == "rerun" else (False if same is False else None)
             other = "port" if reading.kind == "rerun" else "rerun"
-            note = (f"; read as {reading.kind or 'undecided'}: {reading.why}"
-                    + (f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""))
-            out.facts.extend(comparison_facts(comp, loc, rerun, pair.options, src, fused_base, reading,
-                                              arg_diffs(loc, rd, bd), removed_ops(comp, loc, bd)))
+            note = f"; read as {reading.kind or 'undecided'}: {reading.why}" + (
+                f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""
+            )
+            out.facts.extend(
+                comparison_facts(
+                    comp,
+                    loc,
+                    rerun,
+                    pair.options,
+                    src,
+                    fused_base,
+                    reading,
+                    arg_diffs(loc, rd, bd),
+                    removed_ops(comp, loc, bd),
+                )
+            )
             out.facts.extend(anomaly_facts(loc, src))
             series, markers = _series(loc, shown)
             out.series.extend(series)
             out.markers.extend(markers)
-            out.checks.append(CheckRun(stage="network_wide_comparison", inputs=[shown],
-                                       note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode{note}"))
-            out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator"))
+            out.checks.append(
+                CheckRun(
+                    stage="network_wide_comparison",
+                    inputs=[shown],
+                    note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode{note}",
+                )
+            )
+            out.checks.append(
+                CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator")
+            )
             if rerun:
-                out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note=f"read as a rerun: {reading.why}"))
+                out.checks.append(
+                    CheckRun(stage="random_errors", inputs=[shown], note=f"read as a rerun: {reading.why}")
+                )
             if is_fused_any(rd) or fused_base:
                 out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))
         return out
@@ -407,8 +555,13 @@ def extract(pair: RunPair) -> Extraction:
         loc = localise(rows, has_baseline=False)
         src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
         out.facts.extend(anomaly_facts(loc, src))
-        out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=[shown],
-                                   note="run dump only: NaN/Inf and fp16 range per operator"))
+        out.checks.append(
+            CheckRun(
+                stage="floating_point_exceptions",
+                inputs=[shown],
+                note="run dump only: NaN/Inf and fp16 range per operator",
+            )
+        )
     return out
 
 

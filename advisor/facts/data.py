@@ -45,20 +45,28 @@ class DataFeatures(Fact):
     min_robust_scale: float | None = Field(default=None, description="smallest IQR/1.349 over features with IQR > 0")
     max_robust_scale: float | None = Field(default=None, description="largest IQR/1.349 over features")
     robust_scale_ratio: float | None = Field(
-        default=None, description="max_robust_scale / min_robust_scale: spread of feature scales, insensitive to outliers")
+        default=None,
+        description="max_robust_scale / min_robust_scale: spread of feature scales, insensitive to outliers",
+    )
     max_robust_level: float | None = Field(
-        default=None, description="largest |median| or IQR/1.349 over features: distance from unit scale, "
-                                  "insensitive to outliers")
+        default=None,
+        description="largest |median| or IQR/1.349 over features: distance from unit scale, insensitive to outliers",
+    )
     is_integer_valued: bool = Field(description="every finite value is a whole number")
-    looks_like_raw_pixels: bool = Field(description="values within 0..255 reaching above 16, whole numbers or reaching exactly 255: "
-                                                   "unscaled 8-bit images")
+    looks_like_raw_pixels: bool = Field(
+        description="values within 0..255 reaching above 16, whole numbers or reaching exactly 255: "
+        "unscaled 8-bit images"
+    )
     max_robust_z: float | None = Field(default=None, description="largest robust z-score of any value")
-    outlier_sample_share: float | None = Field(default=None, description="share of samples with a value at robust z > 5")
+    outlier_sample_share: float | None = Field(
+        default=None, description="share of samples with a value at robust z > 5"
+    )
     extreme_sample_count: int | None = Field(default=None, description="samples with a value at robust z > 20")
     worst_samples: str | None = Field(default=None, description="indices of the samples with the largest robust z")
     worst_outlier_feature: int | None = Field(default=None, description="feature of the largest robust z")
     duplicate_share: float | None = Field(
-        default=None, description="share of rows that repeat an earlier row (by 64-bit row hash, first 1,000,000 rows)")
+        default=None, description="share of rows that repeat an earlier row (by 64-bit row hash, first 1,000,000 rows)"
+    )
     doc = "statistics of one features array: missing values, ranges, scale, outliers, duplicates"
 
 
@@ -93,7 +101,8 @@ class LabelNoise(Fact):
     knn_disagreement_share: float = Field(description="share of samples whose neighbours' majority label differs")
     estimated_error_share: float = Field(
         description="share of samples whose neighbours confidently vote for another class "
-                    "(vote >= that class's average self-confidence, own vote below its own): likely label errors")
+        "(vote >= that class's average self-confidence, own vote below its own): likely label errors"
+    )
     suspect_samples: str | None = Field(default=None, description="indices of the most confidently mislabeled samples")
     doc = "likely label errors from k-nearest-neighbour disagreement (confident-learning estimate)"
 
@@ -104,11 +113,14 @@ class SampleSize(Fact):
     kind: Literal["sample_size"] = "sample_size"
     n_train_samples: int = Field(description="training samples")
     samples_source: Literal["hparams", "sample_file"] = Field(
-        description="hparams: the training-set size from the hyper-parameters; sample_file: rows of the sample file")
+        description="hparams: the training-set size from the hyper-parameters; sample_file: rows of the sample file"
+    )
     n_classes: int | None = Field(default=None, description="classes (None for regression)")
     min_samples_per_class: float | None = Field(default=None, description="estimated samples of the rarest class")
     mean_samples_per_class: float | None = Field(
-        default=None, description="n_train_samples / n_classes: training samples per class on average (None for regression)")
+        default=None,
+        description="n_train_samples / n_classes: training samples per class on average (None for regression)",
+    )
     num_parameters: float | None = Field(default=None, description="model parameters, where known")
     params_per_sample: float | None = Field(default=None, description="num_parameters / n_train_samples")
     doc = "training-set size against number of classes and parameter count"
@@ -122,18 +134,22 @@ class SplitShift(Fact):
     eval_file: str = Field(description="eval sample file")
     n_features: int = Field(description="features compared")
     max_mean_shift_std: float = Field(
-        description="largest |mean_train - mean_eval| / pooled std over features (standardised mean difference)")
+        description="largest |mean_train - mean_eval| / pooled std over features (standardised mean difference)"
+    )
     worst_feature: int = Field(description="feature of the largest shift")
     shifted_feature_share: float = Field(description="share of features with a standardised shift > 0.5")
     max_std_ratio: float = Field(description="largest std ratio between splits (>= 1) over features")
     train_range: str = Field(description="train min..max")
     eval_range: str = Field(description="eval min..max")
     label_distribution_distance: float | None = Field(
-        default=None, description="total variation distance of the class shares (0 same, 1 disjoint)")
+        default=None, description="total variation distance of the class shares (0 same, 1 disjoint)"
+    )
     shifted_position_share: float | None = Field(
-        default=None, description="for image/sequence rows: share of value positions (pixel, time step) whose mean "
-                                  "differs by more than 1 pooled std between the splits (layout: transposed, flipped, "
-                                  "cropped differently)")
+        default=None,
+        description="for image/sequence rows: share of value positions (pixel, time step) whose mean "
+        "differs by more than 1 pooled std between the splits (layout: transposed, flipped, "
+        "cropped differently)",
+    )
     max_position_shift_std: float | None = Field(default=None, description="largest such per-position shift")
     doc = "train vs eval sample statistics: mean/std shift per feature, label distribution"
 
@@ -153,11 +169,16 @@ class PipelineCompare(Fact):
     mean_abs_diff: float | None = Field(default=None, description="mean |run - baseline|")
     first_mismatch_row: int | None = Field(default=None, description="first sample (row) that differs")
     is_same_rows_reordered: bool | None = Field(
-        default=None, description="the same rows in another order (a different shuffle), by row hashes")
+        default=None, description="the same rows in another order (a different shuffle), by row hashes"
+    )
     same_labels: bool | None = Field(
-        default=None, description="for a features array: the labels of the two samples are equal, so the rows "
-                                  "are the same samples and a value difference comes from the processing")
+        default=None,
+        description="for a features array: the labels of the two samples are equal, so the rows "
+        "are the same samples and a value difference comes from the processing",
+    )
     max_mean_shift_std: float | None = Field(
-        default=None, description="for a features array: largest |mean_run - mean_baseline| / pooled std over "
-                                  "features (distribution shift, also when the rows are other samples)")
+        default=None,
+        description="for a features array: largest |mean_run - mean_baseline| / pooled std over "
+        "features (distribution shift, also when the rows are other samples)",
+    )
     doc = "the run's data sample against the baseline's, array by array (np.allclose, where and how much)"

@@ -88,17 +88,21 @@ class HparamDiff(Fact):
     baseline_is_default: bool = Field(default=False, description="the baseline's value is its framework's default")
     involves_default: bool = Field(default=False, description="at least one side's value is a framework default")
     default_scope: Literal["optimizer", "layer"] | None = Field(
-        default=None, description="for a default: an optimizer default (applies whenever that optimizer runs) "
-                                  "or a layer default (applies only if the model has such layers)")
+        default=None,
+        description="for a default: an optimizer default (applies whenever that optimizer runs) "
+        "or a layer default (applies only if the model has such layers)",
+    )
     run_raw_key: str | None = Field(default=None, description="the run's key as written (or 'default of <framework>')")
     baseline_raw_key: str | None = Field(default=None, description="the baseline's key as written")
     run_framework: str | None = Field(default=None, description="framework of the run")
     baseline_framework: str | None = Field(default=None, description="framework of the baseline")
     ratio: float | None = Field(default=None, description="run_value / baseline_value, for numbers")
     relative_difference: float | None = Field(
-        default=None, description="|run - baseline| / max(|run|, |baseline|), 0..1, for numbers")
+        default=None, description="|run - baseline| / max(|run|, |baseline|), 0..1, for numbers"
+    )
     unusual_side: Literal["run", "baseline", "both", "neither"] = Field(
-        default="neither", description="which side's value is outside the usual range for the key")
+        default="neither", description="which side's value is outside the usual range for the key"
+    )
     effect: str | None = Field(default=None, description="what such a difference typically does")
     doc = "a hyper-parameter whose effective value differs between run and baseline"
 
@@ -135,11 +139,15 @@ class Setting(Fact):
     """A setting outside the hyper-parameter vocabulary, kept under its name as written."""
 
     kind: Literal["setting"] = "setting"
-    name: str = Field(description="the key as written, with its sections joined by dots (augment, "
-                                  "data.crop_size, SOLVER.WARMUP_FACTOR, fp16.loss_scale_window)")
-    value: Scalar = Field(description="the value: number, flag or text; a list or a numbered mapping "
-                                      "(id2label) as compact JSON text, cut at 300 characters (null settings are "
-                                      "not kept)")
+    name: str = Field(
+        description="the key as written, with its sections joined by dots (augment, "
+        "data.crop_size, SOLVER.WARMUP_FACTOR, fp16.loss_scale_window)"
+    )
+    value: Scalar = Field(
+        description="the value: number, flag or text; a list or a numbered mapping "
+        "(id2label) as compact JSON text, cut at 300 characters (null settings are "
+        "not kept)"
+    )
     doc = "a setting outside the hyper-parameter vocabulary (name as written, value, file:line)"
 
 
@@ -152,5 +160,7 @@ class SettingDiff(Fact):
     baseline_value: Scalar | None = Field(default=None, description="the baseline's value (None: not set there)")
     run_source: str | None = Field(default=None, description="file:line of the run's value")
     baseline_source: str | None = Field(default=None, description="file:line of the baseline's value")
-    doc = ("a setting outside the vocabulary whose value differs between run and baseline "
-           "(paths, names, logging and seeds are not compared)")
+    doc = (
+        "a setting outside the vocabulary whose value differs between run and baseline "
+        "(paths, names, logging and seeds are not compared)"
+    )

@@ -18,8 +18,10 @@ class LossScaleTrend(Fact):
     final_value: float | None = Field(default=None, description="last loss scale")
     min_value: float | None = Field(default=None, description="smallest loss scale")
     reductions: int = Field(default=0, description="times the scale went down")
-    late_reductions: int = Field(default=0, description="reductions after the start-up calibration (the first "
-                                                        "calibration_share of the logged steps)")
+    late_reductions: int = Field(
+        default=0,
+        description="reductions after the start-up calibration (the first calibration_share of the logged steps)",
+    )
     reached_one: bool = Field(default=False, description="the scale fell to 1 or below (no more headroom)")
     final_to_initial_ratio: float | None = Field(default=None, description="final / initial scale")
     is_constant: bool = Field(default=False, description="every logged value is the same (a fixed scale)")

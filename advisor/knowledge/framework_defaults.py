@@ -37,12 +37,26 @@ FRAMEWORKS = ("pytorch", "tensorflow", "mindspore", "jax")
 
 #: spellings users write for ``framework:`` -> canonical framework
 FRAMEWORK_ALIASES = {
-    "pytorch": "pytorch", "torch": "pytorch", "pt": "pytorch", "lightning": "pytorch",
-    "pytorch_lightning": "pytorch", "huggingface": "pytorch", "transformers": "pytorch",
-    "tensorflow": "tensorflow", "tf": "tensorflow", "keras": "tensorflow", "tf.keras": "tensorflow",
-    "tf_keras": "tensorflow", "tensorflow2": "tensorflow", "tf2": "tensorflow",
-    "mindspore": "mindspore", "ms": "mindspore",
-    "jax": "jax", "flax": "jax", "optax": "jax", "haiku": "jax",
+    "pytorch": "pytorch",
+    "torch": "pytorch",
+    "pt": "pytorch",
+    "lightning": "pytorch",
+    "pytorch_lightning": "pytorch",
+    "huggingface": "pytorch",
+    "transformers": "pytorch",
+    "tensorflow": "tensorflow",
+    "tf": "tensorflow",
+    "keras": "tensorflow",
+    "tf.keras": "tensorflow",
+    "tf_keras": "tensorflow",
+    "tensorflow2": "tensorflow",
+    "tf2": "tensorflow",
+    "mindspore": "mindspore",
+    "ms": "mindspore",
+    "jax": "jax",
+    "flax": "jax",
+    "optax": "jax",
+    "haiku": "jax",
 }
 
 
@@ -61,18 +75,29 @@ _KERAS = "https://keras.io/api/"
 _MS = "https://www.mindspore.cn/docs/en/r2.3.0/api_python/nn/"
 _OPTAX = "https://optax.readthedocs.io/en/latest/api/optimizers.html"
 _FLAX = "https://flax.readthedocs.io/en/latest/api_reference/flax.linen/layers.html"
-_KERAS_WD = ("https://github.com/keras-team/keras/blob/master/keras/src/optimizers/base_optimizer.py"
-             " (_apply_weight_decay: variable -= variable * weight_decay * lr)")
+_KERAS_WD = (
+    "https://github.com/keras-team/keras/blob/master/keras/src/optimizers/base_optimizer.py"
+    " (_apply_weight_decay: variable -= variable * weight_decay * lr)"
+)
 
 #: layer-level defaults: canonical key -> framework -> Default
 LAYER_DEFAULTS: dict[str, dict[str, Default]] = {
     "batchnorm_decay": {
-        "pytorch": Default(0.9, _PT + "torch.nn.BatchNorm2d.html",
-                           "momentum=0.1 is the weight of the new batch: running = 0.9*running + 0.1*batch"),
-        "tensorflow": Default(0.99, _KERAS + "layers/normalization_layers/batch_normalization/",
-                              "momentum=0.99 is the keep weight of the moving average"),
-        "mindspore": Default(0.9, _MS + "mindspore.nn.BatchNorm2d.html",
-                             "momentum=0.9 is the keep weight: moving = moving*0.9 + batch*0.1"),
+        "pytorch": Default(
+            0.9,
+            _PT + "torch.nn.BatchNorm2d.html",
+            "momentum=0.1 is the weight of the new batch: running = 0.9*running + 0.1*batch",
+        ),
+        "tensorflow": Default(
+            0.99,
+            _KERAS + "layers/normalization_layers/batch_normalization/",
+            "momentum=0.99 is the keep weight of the moving average",
+        ),
+        "mindspore": Default(
+            0.9,
+            _MS + "mindspore.nn.BatchNorm2d.html",
+            "momentum=0.9 is the keep weight: moving = moving*0.9 + batch*0.1",
+        ),
         "jax": Default(0.99, _FLAX + "#flax.linen.BatchNorm", "flax BatchNorm momentum=0.99 (keep weight)"),
     },
     "batchnorm_epsilon": {
@@ -91,22 +116,32 @@ LAYER_DEFAULTS: dict[str, dict[str, Default]] = {
         "pytorch": Default(False, _PT + "torch.nn.GELU.html", "approximate='none' (exact erf)"),
         "tensorflow": Default(False, _KERAS + "layers/activations/", "keras.activations.gelu(approximate=False)"),
         "mindspore": Default(True, _MS + "mindspore.nn.GELU.html", "nn.GELU(approximate=True): tanh form"),
-        "jax": Default(True, "https://jax.readthedocs.io/en/latest/_autosummary/jax.nn.gelu.html",
-                       "jax.nn.gelu(approximate=True)"),
+        "jax": Default(
+            True, "https://jax.readthedocs.io/en/latest/_autosummary/jax.nn.gelu.html", "jax.nn.gelu(approximate=True)"
+        ),
     },
     "linear_init": {
-        "pytorch": Default("kaiming_uniform_a_sqrt5", _PT + "torch.nn.Linear.html",
-                           "U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias"),
+        "pytorch": Default(
+            "kaiming_uniform_a_sqrt5",
+            _PT + "torch.nn.Linear.html",
+            "U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias",
+        ),
         "tensorflow": Default("glorot_uniform", _KERAS + "layers/core_layers/dense/", "bias zeros"),
-        "mindspore": Default("kaiming_uniform_a_sqrt5", _MS + "mindspore.nn.Dense.html",
-                             "weight_init=None -> HeUniform(sqrt(5)) since 2.x; 1.x used 'normal' (sigma 0.01)"),
+        "mindspore": Default(
+            "kaiming_uniform_a_sqrt5",
+            _MS + "mindspore.nn.Dense.html",
+            "weight_init=None -> HeUniform(sqrt(5)) since 2.x; 1.x used 'normal' (sigma 0.01)",
+        ),
         "jax": Default("lecun_normal", _FLAX + "#flax.linen.Dense", "bias zeros"),
     },
     "conv_init": {
         "pytorch": Default("kaiming_uniform_a_sqrt5", _PT + "torch.nn.Conv2d.html"),
         "tensorflow": Default("glorot_uniform", _KERAS + "layers/convolution_layers/convolution2d/"),
-        "mindspore": Default("kaiming_uniform_a_sqrt5", _MS + "mindspore.nn.Conv2d.html",
-                             "weight_init=None -> HeUniform(sqrt(5)) since 2.x; 1.x used 'normal'"),
+        "mindspore": Default(
+            "kaiming_uniform_a_sqrt5",
+            _MS + "mindspore.nn.Conv2d.html",
+            "weight_init=None -> HeUniform(sqrt(5)) since 2.x; 1.x used 'normal'",
+        ),
         "jax": Default("lecun_normal", _FLAX + "#flax.linen.Conv"),
     },
 }

@@ -55,18 +55,18 @@ class DumpReadError(ValueError):
 class TensorRecord:
     """One dumped tensor: where it is, what it belongs to, what was recorded about it."""
 
-    name: str                      # e.g. Functional.gelu.0.forward.output.0
-    op: str                        # e.g. Functional.gelu.0.forward
+    name: str  # e.g. Functional.gelu.0.forward.output.0
+    op: str  # e.g. Functional.gelu.0.forward
     role: Literal["input", "output"]
-    index: str                     # "0", "1", "approximate" ...
-    order: int                     # position of its operator in execution order (0-based)
-    op_type: str | None = None     # gelu, conv2d, Conv2d, LayerNorm ...
-    dtype: str | None = None       # numpy-style name: float32, float16, bfloat16 ...
+    index: str  # "0", "1", "approximate" ...
+    order: int  # position of its operator in execution order (0-based)
+    op_type: str | None = None  # gelu, conv2d, Conv2d, LayerNorm ...
+    dtype: str | None = None  # numpy-style name: float32, float16, bfloat16 ...
     shape: tuple[int, ...] | None = None
-    file: Path | None = None       # absolute path of the tensor file (tensor mode)
-    rel_file: str | None = None    # the same, as shown to the user
+    file: Path | None = None  # absolute path of the tensor file (tensor mode)
+    rel_file: str | None = None  # the same, as shown to the user
     stats: dict[str, float] | None = None  # Max/Min/Mean/Norm as recorded (statistics)
-    problem: str | None = None     # why the tensor cannot be used (refused / unreadable)
+    problem: str | None = None  # why the tensor cannot be used (refused / unreadable)
 
     @property
     def direction(self) -> str:
@@ -82,7 +82,7 @@ class TensorRecord:
 class Dump:
     """One dump folder of one side."""
 
-    root: Path                                  # the folder holding dump.json / the .npy files
+    root: Path  # the folder holding dump.json / the .npy files
     layout: Literal["npy", "msprobe", "mindspore"]
     mode: Literal["tensor", "statistics"]
     records: list[TensorRecord] = field(default_factory=list)
@@ -156,6 +156,7 @@ def _dtype_name(text: str | None) -> str | None:
 
 # -- discovery ------------------------------------------------------------
 
+
 def is_dump_json(path: Path) -> bool:
     return path.name == "dump.json"
 
@@ -164,8 +165,10 @@ def find_dump_roots(files: list[Path]) -> list[Path]:
     """Relative folders that hold a dump: those with a dump.json, and folders of .npy files
     named ``dump`` (or below one) that are not inside a msprobe dump."""
     msprobe = sorted({p.parent for p in files if is_dump_json(p)}, key=lambda p: p.as_posix())
-    mindspore = sorted({p.parent for p in files if MS_DUMP_FILE.match(p.name)
-                        and not any(p.is_relative_to(m) for m in msprobe)}, key=lambda p: p.as_posix())
+    mindspore = sorted(
+        {p.parent for p in files if MS_DUMP_FILE.match(p.name) and not any(p.is_relative_to(m) for m in msprobe)},
+        key=lambda p: p.as_posix(),
+    )
     npy_dirs: set[Path] = set()
     for p in files:
         if p.suffix.lower() != ".npy" or p.parent in mindspore:
@@ -184,6 +187,7 @@ def find_dump_roots(files: list[Path]) -> list[Path]:
 
 
 # -- the plain .npy layout ------------------------------------------------
+
 
 def read_npy_dump(root: Path) -> Dump:
     """The plain layout: ``manifest.json`` if present, else the natural order of the .npy files."""
@@ -272,6 +276,7 @@ def open_npy(path: Path) -> np.ndarray:
 
 # -- the msprobe layout ---------------------------------------------------
 
+
 def read_msprobe_dump(root: Path) -> Dump:
     """``dump.json`` (+ ``dump_tensor_data/`` in tensor mode)."""
     meta = _read_json(root / "dump.json")
@@ -279,8 +284,9 @@ def read_msprobe_dump(root: Path) -> Dump:
         raise DumpReadError("dump.json has no 'data' mapping of API calls")
     task = str(meta.get("task") or "statistics").lower()
     mode: Literal["tensor", "statistics"] = "tensor" if task == "tensor" else "statistics"
-    dump = Dump(root=root, layout="msprobe", mode=mode, framework=_text(meta.get("framework")),
-                device=_text(meta.get("device")))
+    dump = Dump(
+        root=root, layout="msprobe", mode=mode, framework=_text(meta.get("framework")), device=_text(meta.get("device"))
+    )
     data_dir = root / "dump_tensor_data"  # dump_data_dir in the json is the writer's path: not trusted
     for order, (op, entry) in enumerate(meta["data"].items()):
         if not isinstance(entry, dict):
@@ -300,7 +306,9 @@ def read_msprobe_dump(root: Path) -> Dump:
                     if value is not _NOT_SCALAR:
                         dump.args.setdefault(op, {})[f"arg{index}" if key == "input_args" else index] = value
                 for sub_index, rec_json in _tensor_items(index, item):
-                    dump.records.append(_msprobe_record(op, role, sub_index, order, op_type, rec_json, mode, data_dir, root))
+                    dump.records.append(
+                        _msprobe_record(op, role, sub_index, order, op_type, rec_json, mode, data_dir, root)
+                    )
     return dump
 
 
@@ -330,8 +338,9 @@ def _tensor_items(index: str, item: Any) -> list[tuple[str, dict]]:
     return []
 
 
-def _msprobe_record(op: str, role: str, index: str, order: int, op_type: str | None, item: dict,
-                    mode: str, data_dir: Path, root: Path) -> TensorRecord:
+def _msprobe_record(
+    op: str, role: str, index: str, order: int, op_type: str | None, item: dict, mode: str, data_dir: Path, root: Path
+) -> TensorRecord:
     shape = item.get("shape")
     stats = {}
     for k in ("Max", "Min", "Mean", "Norm"):
@@ -340,11 +349,20 @@ def _msprobe_record(op: str, role: str, index: str, order: int, op_type: str | N
             stats[k] = finite_float(v)  # an integer of 400 digits is +-inf, not an OverflowError
         elif isinstance(v, str) and v.lower() in ("nan", "inf", "-inf"):
             stats[k] = float(v)
-    rec = TensorRecord(name=f"{op}.{role}.{index}", op=op, role=role, index=index, order=order,  # type: ignore[arg-type]
-                       op_type=op_type, dtype=_dtype_name(item.get("dtype")),
-                       shape=tuple(int(s) for s in shape) if isinstance(shape, list)
-                       and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**62 for s in shape) else None,
-                       stats=stats or None)
+    rec = TensorRecord(
+        name=f"{op}.{role}.{index}",
+        op=op,
+        role=role,
+        index=index,
+        order=order,  # type: ignore[arg-type]
+        op_type=op_type,
+        dtype=_dtype_name(item.get("dtype")),
+        shape=tuple(int(s) for s in shape)
+        if isinstance(shape, list)
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**62 for s in shape)
+        else None,
+        stats=stats or None,
+    )
     name = item.get("data_name")
     if mode == "tensor" and isinstance(name, str) and name not in ("-1", ""):
         rec.rel_file = f"dump_tensor_data/{name}"
@@ -371,8 +389,10 @@ def read_dump(root: Path) -> Dump:
 
 #: ``{op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{slot}.{format}.{dtype}.npy``
 #: (MindSpore's synchronous dump with ``file_format: npy``, in ``rank_{id}/{net_name}/{graph_id}/{iteration}/``)
-MS_DUMP_FILE = re.compile(r"^(?P<type>[A-Za-z0-9_]+)\.(?P<name>.+?)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d+)\."
-                          r"(?P<role>input|output)\.(?P<slot>\d+)\.(?P<fmt>[A-Za-z0-9_]+)\.(?P<dtype>[A-Za-z0-9_]+)\.npy$")
+MS_DUMP_FILE = re.compile(
+    r"^(?P<type>[A-Za-z0-9_]+)\.(?P<name>.+?)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d+)\."
+    r"(?P<role>input|output)\.(?P<slot>\d+)\.(?P<fmt>[A-Za-z0-9_]+)\.(?P<dtype>[A-Za-z0-9_]+)\.npy$"
+)
 
 
 def _ms_order(root: Path) -> list[str]:
@@ -438,9 +458,17 @@ def read_mindspore_dump(root: Path) -> Dump:
                 op_index += 1
         op = ".".join(modules + [kernel]) + ".forward"
         for m, fname in sorted(files[name], key=lambda x: (x[0].group("role") != "input", int(x[0].group("slot")))):
-            rec = TensorRecord(name=f"{op}.{m.group('role')}.{m.group('slot')}", op=op, role=m.group("role"),  # type: ignore[arg-type]
-                               index=m.group("slot"), order=op_index, op_type=m.group("type"),
-                               dtype=_dtype_name(m.group("dtype")), rel_file=fname, file=root / fname)
+            rec = TensorRecord(
+                name=f"{op}.{m.group('role')}.{m.group('slot')}",
+                op=op,
+                role=m.group("role"),  # type: ignore[arg-type]
+                index=m.group("slot"),
+                order=op_index,
+                op_type=m.group("type"),
+                dtype=_dtype_name(m.group("dtype")),
+                rel_file=fname,
+                file=root / fname,
+            )
             _fill_npy_header(rec)
             dump.records.append(rec)
         op_index += 1
@@ -452,9 +480,17 @@ def read_mindspore_dump(root: Path) -> Dump:
             if hit is None:
                 continue
             m = MS_DUMP_FILE.match(hit)
-            rec = TensorRecord(name=f"{op}.{role}.0", op=op, role=role, index="0", order=order_of,  # type: ignore[arg-type]
-                               op_type=classes.get(key), dtype=_dtype_name(m.group("dtype")) if m else None,
-                               rel_file=hit, file=root / hit)
+            rec = TensorRecord(
+                name=f"{op}.{role}.0",
+                op=op,
+                role=role,
+                index="0",
+                order=order_of,  # type: ignore[arg-type]
+                op_type=classes.get(key),
+                dtype=_dtype_name(m.group("dtype")) if m else None,
+                rel_file=hit,
+                file=root / hit,
+            )
             _fill_npy_header(rec)
             dump.records.append(rec)
     dump.records.sort(key=lambda r: (r.order, r.role != "input", r.index))
@@ -462,6 +498,7 @@ def read_mindspore_dump(root: Path) -> Dump:
 
 
 # -- loading tensors ------------------------------------------------------
+
 
 def torch_available() -> bool:
     try:
@@ -512,22 +549,28 @@ def _load_pt(path: Path) -> np.ndarray:
     try:
         import torch
     except Exception:
-        raise DumpReadError("a PyTorch .pt tensor: reading it needs torch (pip install accuracy-advisor[torch]); "
-                            "compared on the statistics of dump.json instead") from None
+        raise DumpReadError(
+            "a PyTorch .pt tensor: reading it needs torch (pip install accuracy-advisor[torch]); "
+            "compared on the statistics of dump.json instead"
+        ) from None
     try:  # memory-mapped (torch >= 2.1, zip files): pages are read as the pass reaches them
         obj = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except Exception:  # a legacy (non-zip) file cannot be mapped, or an older torch
         try:
             obj = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:  # weights_only refuses anything but tensors and plain containers
-            raise DumpReadError(f"not a plain tensor file (torch.load with weights_only=True refused it: "
-                                f"{type(exc).__name__})") from None
+            raise DumpReadError(
+                f"not a plain tensor file (torch.load with weights_only=True refused it: {type(exc).__name__})"
+            ) from None
     if not isinstance(obj, torch.Tensor):
         raise DumpReadError(f"holds a {type(obj).__name__}, not a tensor")
     t = obj.detach()
     if t.dtype == torch.bfloat16:  # no copy: the mapped bits, read as float32 chunk by chunk
         return BFloat16Bits(t.contiguous().view(torch.int16).numpy())
-    if t.is_complex() or t.dtype.is_floating_point or t.dtype in (torch.int8, torch.int16, torch.int32,
-                                                                  torch.int64, torch.uint8, torch.bool):
+    if (
+        t.is_complex()
+        or t.dtype.is_floating_point
+        or t.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool)
+    ):
         return t.contiguous().numpy()
     return t.float().contiguous().numpy()

@@ -24,10 +24,20 @@ MAX_DEPTH = 32
 MAX_NODES = 100_000  # values after expanding aliases: a config has hundreds
 
 HPARAM_FILE_NAMES = (
-    "hparams.yaml", "hparams.yml", "hparams.json", "config.yaml", "config.yml", "config.json",
-    "args.json", "args.yaml", "training_args.json",
+    "hparams.yaml",
+    "hparams.yml",
+    "hparams.json",
+    "config.yaml",
+    "config.yml",
+    "config.json",
+    "args.json",
+    "args.yaml",
+    "training_args.json",
     # MindSpore model zoo (resnet50_cifar10_config.yaml, default_config.yaml), DeepSpeed (ds_config_zero2.json)
-    "*_config.yaml", "*_config.yml", "ds_config*.json", "deepspeed*.json",
+    "*_config.yaml",
+    "*_config.yml",
+    "ds_config*.json",
+    "deepspeed*.json",
 )
 
 #: reading order: files named for hyper-parameters first, model configs last
@@ -56,8 +66,10 @@ def _construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
     for key_node, _ in node.value:
         if isinstance(key_node, yaml.ScalarNode):
             if key_node.value in seen:
-                self.notes.append(f"key '{key_node.value}' appears twice (line {key_node.start_mark.line + 1} "
-                                  "wins, as YAML loaders do)")
+                self.notes.append(
+                    f"key '{key_node.value}' appears twice (line {key_node.start_mark.line + 1} "
+                    "wins, as YAML loaders do)"
+                )
             seen.add(key_node.value)
     return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
 
@@ -80,6 +92,7 @@ _CountingLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _CLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser and composer, when PyYAML was built with it
 
 if _CLoader is not None:
+
     class _FastLoader(_CLoader):  # type: ignore[valid-type,misc]
         """libyaml's safe loader (several times faster), used only on a text ``_checked_shallow`` has passed:
         its composer recurses in C, where a deeply nested document would crash the process."""
@@ -137,7 +150,9 @@ def _safe_load(text: str, notes: list[str] | None = None, lines: dict[str, int] 
         except yaml.YAMLError:
             more = True
         if more:  # the first document's node ends where the next document's '---' is
-            loader.notes.append(f"only the first YAML document is read (more follow from line {node.end_mark.line + 1})")
+            loader.notes.append(
+                f"only the first YAML document is read (more follow from line {node.end_mark.line + 1})"
+            )
         data = loader.construct_document(node)
         if lines is not None:
             try:
@@ -157,6 +172,7 @@ def _json_pairs(notes: list[str]):
                 notes.append(f"key '{k}' appears twice (the last one wins, as JSON parsers do)")
             out[k] = v
         return out
+
     return hook
 
 
@@ -241,22 +257,26 @@ def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, in
     except RecursionError:
         raise HparamReadError(f"nested deeper than Python can parse (over {MAX_DEPTH} levels)") from None
     except yaml.constructor.ConstructorError as exc:
-        raise HparamReadError(f"YAML tag refused ({exc.problem}); only plain mappings, lists and scalars are read") from None
+        raise HparamReadError(
+            f"YAML tag refused ({exc.problem}); only plain mappings, lists and scalars are read"
+        ) from None
     except yaml.YAMLError as exc:
         if "flow level" in str(exc):  # PyYAML >= 6.0.4 caps flow nesting itself ("while increasing flow level")
             raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file") from None
         raise HparamReadError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
     except json.JSONDecodeError as exc:
-        raise HparamReadError(f"not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: "
-                              f"{str(exc).splitlines()[0]}") from None
+        raise HparamReadError(
+            f"not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'}: {str(exc).splitlines()[0]}"
+        ) from None
     except (ValueError, OverflowError) as exc:  # a value no constructor can build: a date 2001-13-45
         raise HparamReadError(f"a value cannot be read: {str(exc).splitlines()[0][:200]}") from None
     if not isinstance(data, dict):
         raise HparamReadError(f"expected a mapping of names to values at the top, got {type(data).__name__}")
     nodes = _expanded_size(data, 0, {})
     if nodes > MAX_NODES:
-        raise HparamReadError(f"expands to {nodes} values (limit {MAX_NODES}); YAML aliases multiplying "
-                              "a structure (an anchor bomb?)")
+        raise HparamReadError(
+            f"expands to {nodes} values (limit {MAX_NODES}); YAML aliases multiplying a structure (an anchor bomb?)"
+        )
     if lines is not None and path.suffix.lower() == ".json":
         try:
             _json_key_lines(text, data, lines)
@@ -295,8 +315,9 @@ def flatten(data: dict[str, Any], prefix: str = "", keep_numbered: bool = False)
 
 def numbered_mapping(mapping: dict) -> bool:
     """A non-empty mapping whose keys are all numbers (``id2label``): one value, not sections."""
-    return bool(mapping) and all((isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit())
-                                 for k in mapping)
+    return bool(mapping) and all(
+        (isinstance(k, int) and not isinstance(k, bool)) or (isinstance(k, str) and k.isdigit()) for k in mapping
+    )
 
 
 def is_hparam_file(name: str) -> bool:

@@ -110,8 +110,7 @@ def _literal(node: ast.AST, depth: int = 0) -> Any:
                 if value is not _SKIP:
                     out[key] = value
         return out
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
-            and not node.args):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
         out = {}
         for kw in node.keywords:
             if kw.arg is None:
@@ -150,8 +149,11 @@ def _statement(lines: list[str], start: int) -> tuple[ast.Assign | None, int]:
     """The assignment starting at ``start`` (it may continue on indented lines), and the next line."""
     chunk = [lines[start]]
     end = start + 1
-    while (end < len(lines) and len(chunk) < MAX_STATEMENT_LINES
-           and (lines[end][:1] in (" ", "\t", ")", "]", "}") or not lines[end].strip())):
+    while (
+        end < len(lines)
+        and len(chunk) < MAX_STATEMENT_LINES
+        and (lines[end][:1] in (" ", "\t", ")", "]", "}") or not lines[end].strip())
+    ):
         if not lines[end].strip() and end + 1 < len(lines) and not lines[end + 1][:1].isspace():
             break  # a blank line before the next statement
         chunk.append(lines[end])
@@ -184,8 +186,10 @@ def _config_dump(lines: list[str], start: int) -> tuple[LogSettings | None, int]
         i = nxt  # a statement that does not parse (a 5000-digit number) is skipped, the block goes on
     if i == start:
         i = start + 1
-    has_dict = any(isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) and n.value.func.id == "dict"
-                   for n, _ in stmts)
+    has_dict = any(
+        isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) and n.value.func.id == "dict"
+        for n, _ in stmts
+    )
     if len(stmts) < MIN_DUMP_STATEMENTS or not has_dict:
         return None, i
     found = LogSettings(form="config dump", line=start + 1)
@@ -253,7 +257,7 @@ def _command_line(line: str, lineno: int) -> LogSettings | None:
         return None
     values: dict[str, Any] = {}
     _options(tokens[1:script], values)  # the launcher's own (--nproc_per_node 8)
-    _options(tokens[script + 1:], values)
+    _options(tokens[script + 1 :], values)
     if not values:
         return None
     return LogSettings(form="command line", line=lineno, values=values, lines={k: lineno for k in values})
@@ -273,8 +277,11 @@ def _options(tokens: list[str], out: dict[str, Any]) -> None:
                 continue
             vals = []
             j = i + 1
-            while (j < len(tokens) and not (tokens[j].startswith("-") and not _is_number(tokens[j]))
-                   and not _HYDRA.match(tokens[j])):
+            while (
+                j < len(tokens)
+                and not (tokens[j].startswith("-") and not _is_number(tokens[j]))
+                and not _HYDRA.match(tokens[j])
+            ):
                 vals.append(_scalar(tokens[j]))
                 j += 1
             out[key] = True if not vals else vals[0] if len(vals) == 1 else vals

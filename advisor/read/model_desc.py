@@ -32,11 +32,30 @@ from typing import Any
 
 #: activation spellings -> canonical name
 _ACTIVATIONS = {
-    "relu": "relu", "relu6": "relu", "sigmoid": "sigmoid", "hardsigmoid": "sigmoid", "tanh": "tanh",
-    "softmax": "softmax", "softmax2d": "softmax", "logsoftmax": "log_softmax", "log_softmax": "log_softmax",
-    "gelu": "gelu", "elu": "elu", "selu": "selu", "leakyrelu": "leaky_relu", "leaky_relu": "leaky_relu",
-    "prelu": "leaky_relu", "silu": "silu", "swish": "silu", "mish": "silu", "softplus": "softplus",
-    "softsign": "tanh", "hardtanh": "tanh", "linear": "linear", "identity": "linear", "none": "linear",
+    "relu": "relu",
+    "relu6": "relu",
+    "sigmoid": "sigmoid",
+    "hardsigmoid": "sigmoid",
+    "tanh": "tanh",
+    "softmax": "softmax",
+    "softmax2d": "softmax",
+    "logsoftmax": "log_softmax",
+    "log_softmax": "log_softmax",
+    "gelu": "gelu",
+    "elu": "elu",
+    "selu": "selu",
+    "leakyrelu": "leaky_relu",
+    "leaky_relu": "leaky_relu",
+    "prelu": "leaky_relu",
+    "silu": "silu",
+    "swish": "silu",
+    "mish": "silu",
+    "softplus": "softplus",
+    "softsign": "tanh",
+    "hardtanh": "tanh",
+    "linear": "linear",
+    "identity": "linear",
+    "none": "linear",
     "exponential": "exponential",
 }
 _DENSE = {"linear", "dense", "lazylinear"}
@@ -88,8 +107,8 @@ class ModelDescription:
     activations_known: bool = True
     total_params: int | None = None
     architecture: str | None = None
-    n_classes: int | None = None          # HF num_labels / id2label
-    problem_type: str | None = None       # HF problem_type
+    n_classes: int | None = None  # HF num_labels / id2label
+    problem_type: str | None = None  # HF problem_type
     compile: CompileSettings | None = None
 
 
@@ -134,7 +153,9 @@ def role_of(layer_type: str) -> str:
 
 # -- PyTorch / MindSpore printed module trees ------------------------------------------------------
 
-_MODULE_LINE = re.compile(r"^(?P<indent>\s*)\((?P<name>[^()]+)\):\s*(?P<type>[A-Za-z_][\w.]*)(?P<open>[(<])(?P<rest>.*)$")
+_MODULE_LINE = re.compile(
+    r"^(?P<indent>\s*)\((?P<name>[^()]+)\):\s*(?P<type>[A-Za-z_][\w.]*)(?P<open>[(<])(?P<rest>.*)$"
+)
 _TOP_LINE = re.compile(r"^(?P<type>[A-Z][\w]*)(?P<open>[(<])\s*$")
 _INT_ARG = r"{key}\s*=\s*(\d+)"
 
@@ -189,8 +210,9 @@ def parse_module_repr(text: str, path: str = "") -> list[ModelDescription]:
         if top is None or i + 1 >= len(lines) or not _MODULE_LINE.match(lines[i + 1]):
             i += 1
             continue
-        desc = ModelDescription(format="torch_repr", framework="pytorch", path=path, line=i + 1,
-                                architecture=top.group("type"))
+        desc = ModelDescription(
+            format="torch_repr", framework="pytorch", path=path, line=i + 1, architecture=top.group("type")
+        )
         mindspore_hint = top.group("open") == "<"
         j = i + 1
         # a stack of open containers: (indent, RawLayer-or-None for a layer whose args span lines, class name)
@@ -217,14 +239,15 @@ def parse_module_repr(text: str, path: str = "") -> list[ModelDescription]:
                 if opened:
                     holder = None
                     if role_of(layer_type) in ("dense", "conv"):
-                        holder = RawLayer(name=m.group("name"), layer_type=layer_type, role=role_of(layer_type),
-                                          in_sequence=in_seq)
+                        holder = RawLayer(
+                            name=m.group("name"), layer_type=layer_type, role=role_of(layer_type), in_sequence=in_seq
+                        )
                         desc.layers.append(holder)
                     open_layers.append((indent, holder, layer_type))
                 elif parent is not None and m.group("name") == "activation":
                     pass  # the fused activation of a MindSpore Dense, already taken from its arguments
                 else:
-                    args = rest[:-len(this_closer)] if rest.rstrip().endswith(this_closer) else rest
+                    args = rest[: -len(this_closer)] if rest.rstrip().endswith(this_closer) else rest
                     leaf = _leaf_from(m.group("name"), layer_type, args, "mindspore" if mindspore_hint else "pytorch")
                     leaf.in_sequence = in_seq
                     desc.layers.append(leaf)
@@ -253,8 +276,10 @@ def parse_module_repr(text: str, path: str = "") -> list[ModelDescription]:
 
 # -- Keras model.summary() --------------------------------------------------------------------------
 
-_SUMMARY_ROW = re.compile(r"^[│|\s]*(?P<name>[\w./-]+) \((?P<type>[A-Za-z_]\w*)\)\s*[│|\s]\s*(?P<shape>\([^)]*\)|\[[^\]]*\]|multiple)"
-                          r"\s*[│|\s]*\s*(?P<params>[\d,]+)")
+_SUMMARY_ROW = re.compile(
+    r"^[│|\s]*(?P<name>[\w./-]+) \((?P<type>[A-Za-z_]\w*)\)\s*[│|\s]\s*(?P<shape>\([^)]*\)|\[[^\]]*\]|multiple)"
+    r"\s*[│|\s]*\s*(?P<params>[\d,]+)"
+)
 _TOTAL = re.compile(r"Total params:\s*([\d,]+)")
 
 
@@ -264,8 +289,9 @@ def parse_keras_summary(text: str, path: str = "") -> list[ModelDescription]:
     current: ModelDescription | None = None
     for no, line in enumerate(text.splitlines(), start=1):
         if re.match(r'^\s*Model: "?([^"]*)"?\s*$', line):
-            current = ModelDescription(format="keras_summary", framework="keras", path=path, line=no,
-                                       activations_known=False)
+            current = ModelDescription(
+                format="keras_summary", framework="keras", path=path, line=no, activations_known=False
+            )
             out.append(current)
             continue
         if current is None:
@@ -277,10 +303,13 @@ def parse_keras_summary(text: str, path: str = "") -> list[ModelDescription]:
             units = int(dims[-1]) if dims and dims[-1] != "None" else None
             ltype = m.group("type")
             role = role_of(ltype)
-            layer = RawLayer(name=m.group("name"), layer_type=ltype, role=role,
-                             units=units if role in ("dense", "conv", "recurrent", "embedding") else None,
-                             activation=canonical_activation(ltype) if role == "activation" and ltype != "Activation"
-                             else None)
+            layer = RawLayer(
+                name=m.group("name"),
+                layer_type=ltype,
+                role=role,
+                units=units if role in ("dense", "conv", "recurrent", "embedding") else None,
+                activation=canonical_activation(ltype) if role == "activation" and ltype != "Activation" else None,
+            )
             current.layers.append(layer)
             continue
         t = _TOTAL.search(line)
@@ -291,6 +320,7 @@ def parse_keras_summary(text: str, path: str = "") -> list[ModelDescription]:
 
 
 # -- Keras JSON configs ----------------------------------------------------------------------------
+
 
 def _keras_layer(entry: dict) -> RawLayer | None:
     cls = entry.get("class_name")
@@ -306,11 +336,14 @@ def _keras_layer(entry: dict) -> RawLayer | None:
     elif role == "activation":
         act = cls
     rate = cfg.get("rate") if role == "dropout" else None
-    return RawLayer(name=str(cfg.get("name", cls)), layer_type=cls, role=role,
-                    units=units if isinstance(units, int) else None,
-                    activation=canonical_activation(act) if act is not None else
-                    ("linear" if role in ("dense", "conv") else None),
-                    dropout_rate=float(rate) if isinstance(rate, (int, float)) else None)
+    return RawLayer(
+        name=str(cfg.get("name", cls)),
+        layer_type=cls,
+        role=role,
+        units=units if isinstance(units, int) else None,
+        activation=canonical_activation(act) if act is not None else ("linear" if role in ("dense", "conv") else None),
+        dropout_rate=float(rate) if isinstance(rate, (int, float)) else None,
+    )
 
 
 def _keras_layers(config: dict) -> list[RawLayer]:
@@ -369,23 +402,36 @@ def keras_compile(compile_config: Any, path: str = "") -> CompileSettings | None
         lr = cfg.get("learning_rate")
     elif isinstance(opt, str):
         opt_name = opt
-    return CompileSettings(loss=loss, from_logits=fl, metrics=_metric_names(compile_config.get("metrics")),
-                           optimizer=str(opt_name) if opt_name else None,
-                           learning_rate=float(lr) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else None,
-                           path=path)
+    return CompileSettings(
+        loss=loss,
+        from_logits=fl,
+        metrics=_metric_names(compile_config.get("metrics")),
+        optimizer=str(opt_name) if opt_name else None,
+        learning_rate=float(lr) if isinstance(lr, (int, float)) and not isinstance(lr, bool) else None,
+        path=path,
+    )
 
 
 def is_keras_model_config(obj: Any) -> bool:
-    return (isinstance(obj, dict) and obj.get("class_name") in ("Sequential", "Functional", "Model")
-            and isinstance(obj.get("config"), dict) and isinstance(obj["config"].get("layers"), list))
+    return (
+        isinstance(obj, dict)
+        and obj.get("class_name") in ("Sequential", "Functional", "Model")
+        and isinstance(obj.get("config"), dict)
+        and isinstance(obj["config"].get("layers"), list)
+    )
 
 
 def parse_keras_config(obj: Any, path: str = "") -> ModelDescription | None:
     """A Keras ``to_json()``/``get_config()``-with-class object, or a ``.keras`` config.json."""
     if not is_keras_model_config(obj):
         return None
-    desc = ModelDescription(format="keras_config", framework="keras", path=path,
-                            layers=_keras_layers(obj["config"]), architecture=str(obj.get("class_name")))
+    desc = ModelDescription(
+        format="keras_config",
+        framework="keras",
+        path=path,
+        layers=_keras_layers(obj["config"]),
+        architecture=str(obj.get("class_name")),
+    )
     desc.compile = keras_compile(obj.get("compile_config"), path)
     return desc if desc.layers else None
 
@@ -401,6 +447,7 @@ def read_keras_file(path: Path, max_bytes: int = 20_000_000) -> Any:
 
 # -- Hugging Face config.json ----------------------------------------------------------------------
 
+
 def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("architectures"), list) or "model_type" not in obj:
         return None
@@ -409,9 +456,15 @@ def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
     if not isinstance(n, int) and isinstance(obj.get("id2label"), dict):
         n = len(obj["id2label"])
     pt = obj.get("problem_type")
-    return ModelDescription(format="hf_config", framework="transformers", path=path, activations_known=False,
-                            architecture=str(arch) if arch else None, n_classes=n if isinstance(n, int) else None,
-                            problem_type=str(pt) if isinstance(pt, str) else None)
+    return ModelDescription(
+        format="hf_config",
+        framework="transformers",
+        path=path,
+        activations_known=False,
+        architecture=str(arch) if arch else None,
+        n_classes=n if isinstance(n, int) else None,
+        problem_type=str(pt) if isinstance(pt, str) else None,
+    )
 
 
 # -- hyper-parameter keys ---------------------------------------------------------------------------
@@ -432,8 +485,9 @@ def _pick(mapping: dict, keys: Iterable[str]) -> tuple[str, Any] | None:
 
 def parse_hparams_model(mapping: dict, path: str = "") -> ModelDescription | None:
     """The model keys of a hyper-parameter mapping (top level or under ``model:``)."""
-    scopes = [mapping] + [v for k, v in mapping.items() if str(k).lower() in ("model", "network", "net", "arch")
-                          and isinstance(v, dict)]
+    scopes = [mapping] + [
+        v for k, v in mapping.items() if str(k).lower() in ("model", "network", "net", "arch") and isinstance(v, dict)
+    ]
     layers_v = acts_v = out_act = out_units = None
     for scope in scopes:
         layers_v = layers_v or _pick(scope, _LAYER_KEYS)
@@ -453,9 +507,15 @@ def parse_hparams_model(mapping: dict, path: str = "") -> ModelDescription | Non
         if isinstance(size, dict):
             ltype = str(size.get("type", size.get("class_name", "Dense")))
             units = size.get("units", size.get("out_features"))
-            desc.layers.append(RawLayer(name=str(size.get("name", k)), layer_type=ltype, role=role_of(ltype),
-                                        units=units if isinstance(units, int) else None,
-                                        activation=canonical_activation(size.get("activation"))))
+            desc.layers.append(
+                RawLayer(
+                    name=str(size.get("name", k)),
+                    layer_type=ltype,
+                    role=role_of(ltype),
+                    units=units if isinstance(units, int) else None,
+                    activation=canonical_activation(size.get("activation")),
+                )
+            )
         elif isinstance(size, int) and not isinstance(size, bool):
             act = canonical_activation(acts[k]) if k < len(acts) else None
             desc.layers.append(RawLayer(name=str(k), layer_type="Dense", role="dense", units=size, activation=act))
@@ -463,27 +523,44 @@ def parse_hparams_model(mapping: dict, path: str = "") -> ModelDescription | Non
     # unless output_units / output_activation say more (its activation is not the hidden layers' one)
     hidden_only = layers_v is not None and str(layers_v[0]).lower().startswith("hidden")
     if out_units and isinstance(out_units[1], int) and not isinstance(out_units[1], bool):
-        desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense", units=out_units[1],
-                                    activation=canonical_activation(out_act[1]) if out_act else None))
+        desc.layers.append(
+            RawLayer(
+                name="output",
+                layer_type="Dense",
+                role="dense",
+                units=out_units[1],
+                activation=canonical_activation(out_act[1]) if out_act else None,
+            )
+        )
     elif hidden_only and desc.layers:
-        desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense",
-                                    activation=canonical_activation(out_act[1]) if out_act else None))
+        desc.layers.append(
+            RawLayer(
+                name="output",
+                layer_type="Dense",
+                role="dense",
+                activation=canonical_activation(out_act[1]) if out_act else None,
+            )
+        )
     elif out_act:
         if desc.layers and desc.layers[-1].role == "dense":
             # the last listed size is the output layer when no separate output_units key says otherwise
             desc.layers[-1].activation = canonical_activation(out_act[1])
         else:
-            desc.layers.append(RawLayer(name="output", layer_type="Dense", role="dense",
-                                        activation=canonical_activation(out_act[1])))
+            desc.layers.append(
+                RawLayer(name="output", layer_type="Dense", role="dense", activation=canonical_activation(out_act[1]))
+            )
     desc.activations_known = bool(desc.layers) and all(
-        la.activation is not None for la in desc.layers if la.role == "dense")
+        la.activation is not None for la in desc.layers if la.role == "dense"
+    )
     return desc
 
 
 # -- compile / loss settings printed in a log ------------------------------------------------------
 
-_LOSS_WORDS = re.compile(r"(?i)(crossentropy|cross_entropy|crossentropyloss|bce|mse|mae|l1loss|smoothl1|huber|nll|"
-                         r"mean_squared|mean_absolute|kld|kl_div|hinge|softmaxcrossentropy|focal|logcosh|poisson)")
+_LOSS_WORDS = re.compile(
+    r"(?i)(crossentropy|cross_entropy|crossentropyloss|bce|mse|mae|l1loss|smoothl1|huber|nll|"
+    r"mean_squared|mean_absolute|kld|kl_div|hinge|softmaxcrossentropy|focal|logcosh|poisson)"
+)
 _LOSS_KV = re.compile(r"""(?ix)(?:^|[\s,{(])['"]?(?:loss|loss_fn|criterion|loss_function)['"]?\s*[:=]\s*
                           (?P<val>[A-Za-z_][\w.]*(?:\([^)]*\))?|'[^']*'|"[^"]*")""")
 _FROM_LOGITS = re.compile(r"(?i)['\"]?from_logits['\"]?\s*[:=]\s*(True|False|true|false)")
@@ -530,9 +607,11 @@ def find_compile_settings(text: str, path: str = "") -> CompileSettings | None:
     return found if found.loss else None
 
 
-_METRIC_NAME = re.compile(r"(?i)(?<![\w])((?:val|valid|validation|eval|test|train)[_ ]?)?"
-                          r"(acc|accuracy|top1|top-1|f1|auc|map|mae|rmse|r2|mean_absolute_error)"
-                          r"(?![\w])['\"]?\s*[:=]?\s*-?\d")
+_METRIC_NAME = re.compile(
+    r"(?i)(?<![\w])((?:val|valid|validation|eval|test|train)[_ ]?)?"
+    r"(acc|accuracy|top1|top-1|f1|auc|map|mae|rmse|r2|mean_absolute_error)"
+    r"(?![\w])['\"]?\s*[:=]?\s*-?\d"
+)
 
 
 def logged_metric_names(text: str, max_lines: int = 20_000) -> list[str]:

@@ -46,7 +46,7 @@ def _groups(files: list[Path]) -> dict[tuple[PurePosixPath, str], dict[str, tupl
                 if m:
                     parent = PurePosixPath(*parts[:depth]) if depth else PurePosixPath(".")
                     key = tuple(int(g) for g in m.groups())
-                    groups.setdefault((parent, family), {})[PurePosixPath(*parts[:depth + 1]).as_posix()] = key
+                    groups.setdefault((parent, family), {})[PurePosixPath(*parts[: depth + 1]).as_posix()] = key
     return groups
 
 
@@ -66,21 +66,27 @@ def pick_latest(folder: RunFolder) -> tuple[RunFolder, str | None]:
             why = f"an earlier checkpoint of the run; {latest} holds the whole history and is read"
         else:
             latest, others = ordered[-1], ordered[:-1]
-            why = (f"an earlier checkpoint of the run; the latest, {latest}/, holds its history to a later step and is read"
-                   if family == "checkpoint" else f"an earlier run in the same folder; the latest, {latest}/, is read")
+            why = (
+                f"an earlier checkpoint of the run; the latest, {latest}/, holds its history to a later step and is read"
+                if family == "checkpoint"
+                else f"an earlier run in the same folder; the latest, {latest}/, is read"
+            )
         if left_out and where.startswith(tuple(o + "/" for o in left_out)):
             continue  # inside a run already left out (the times of an earlier Hydra date)
         for other in others:
             left_out[other] = why
         shown = ", ".join(f"{o}/" for o in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-        notes.append(f"{where or 'the folder'} holds {len(runs) + final_state} {_FAMILIES[family][1]}: read "
-                     f"{latest}{'' if final_state else '/'}; left out {shown}"
-                     + ("" if family == "checkpoint" else " (pass a run's own folder to read another)"))
+        notes.append(
+            f"{where or 'the folder'} holds {len(runs) + final_state} {_FAMILIES[family][1]}: read "
+            f"{latest}{'' if final_state else '/'}; left out {shown}"
+            + ("" if family == "checkpoint" else " (pass a run's own folder to read another)")
+        )
     if not left_out:
         return folder, None
     prefixes = tuple(o + "/" for o in left_out)
     kept = [p for p in folder.files if not p.as_posix().startswith(prefixes)]
     skipped = list(folder.skipped) + [
         InputRecord(path=o + "/", kind="run", status="ignored", side=folder.side, why=why)
-        for o, why in sorted(left_out.items())]
+        for o, why in sorted(left_out.items())
+    ]
     return replace(folder, files=kept, skipped=skipped), "; ".join(notes)

@@ -166,7 +166,8 @@ def parse_number(text: str) -> tuple[float | int | None, str | None]:
     if body.isdigit():
         if len(body) > MAX_INT_DIGITS:
             return (-math.inf if s.startswith("-") else math.inf), (
-                f"an integer of {len(body)} digits, out of range; read as {'-' if s.startswith('-') else ''}inf")
+                f"an integer of {len(body)} digits, out of range; read as {'-' if s.startswith('-') else ''}inf"
+            )
         return int(s), None
     try:
         value = float(s)
@@ -180,6 +181,7 @@ def parse_number(text: str) -> tuple[float | int | None, str | None]:
 def number_parsers(notes: list[str]):
     """(parse_int, parse_float) hooks for ``json.loads`` that note out-of-range numbers (kept cheap:
     they run for every number of a dump.json)."""
+
     def parse_int(s: str):
         if len(s) <= MAX_INT_DIGITS:
             return int(s)
@@ -192,6 +194,7 @@ def number_parsers(notes: list[str]):
         if value in (math.inf, -math.inf):
             notes.append(f"{s[:40]} is out of the float range; read as {value}")
         return value
+
     return parse_int, parse_float
 
 
@@ -215,7 +218,7 @@ def too_deep(value: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
         node, depth = stack.pop()
         if depth > max_depth:
             return True
-        for child in (node.values() if isinstance(node, dict) else node):
+        for child in node.values() if isinstance(node, dict) else node:
             if isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
     return False
@@ -247,8 +250,10 @@ def yaml_int(loader: Any, node: Any) -> Any:
     text = str(node.value).replace("_", "")
     body = text.lstrip("+-")
     if body.isdigit() and len(body) > MAX_INT_DIGITS:
-        note = (f"line {node.start_mark.line + 1}: an integer of {len(body)} digits, out of range; "
-                f"read as {'-' if text.startswith('-') else ''}inf")
+        note = (
+            f"line {node.start_mark.line + 1}: an integer of {len(body)} digits, out of range; "
+            f"read as {'-' if text.startswith('-') else ''}inf"
+        )
         notes = getattr(loader, "notes", None)
         if isinstance(notes, list):
             notes.append(note)

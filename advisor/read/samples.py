@@ -38,8 +38,17 @@ FEATURE_NAMES = ("x", "features", "inputs", "input", "data", "images", "image", 
 LABEL_NAMES = ("y", "labels", "label", "targets", "target", "classes", "class")
 CSV_LABELS = ("label", "labels", "target", "targets", "y", "class")
 CSV_METRIC_COLUMNS = {"step", "epoch", "global_step", "iter", "iteration", "loss", "train_loss", "val_loss"}
-SPLIT_WORDS = {"train": "train", "training": "train", "eval": "eval", "val": "eval", "valid": "eval",
-               "validation": "eval", "test": "eval", "dev": "eval", "evaluation": "eval"}
+SPLIT_WORDS = {
+    "train": "train",
+    "training": "train",
+    "eval": "eval",
+    "val": "eval",
+    "valid": "eval",
+    "validation": "eval",
+    "test": "eval",
+    "dev": "eval",
+    "evaluation": "eval",
+}
 #: folders that hold operator dumps, not data samples
 DUMP_DIRS = {"dump", "dumps", "dump_tensor_data", "dump_data"}
 MAX_CSV_BYTES = 256 * 1024 * 1024
@@ -146,7 +155,8 @@ def _check_shape(shape: tuple[int, ...], what: str) -> None:
 def _memmap_rows(arr: np.ndarray) -> Callable[[int], Iterator[np.ndarray]]:
     def rows(n: int) -> Iterator[np.ndarray]:
         for s in range(0, arr.shape[0], n):
-            yield np.asarray(arr[s:s + n])
+            yield np.asarray(arr[s : s + n])
+
     return rows
 
 
@@ -187,8 +197,10 @@ def _npz_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, shown: s
         return ArraySource(shown, name, shape, dtype, _memmap_rows(mm), mm)
     if fortran and len(shape) > 1:  # column-major and compressed: rows are not contiguous in the stream
         if count * dtype.itemsize > MAX_READ_BYTES:
-            raise SampleReadError(f"{what} is column-major, compressed and {count * dtype.itemsize} bytes: above the "
-                                  f"{MAX_READ_BYTES >> 20} MiB that can be read whole; save it C-ordered or uncompressed")
+            raise SampleReadError(
+                f"{what} is column-major, compressed and {count * dtype.itemsize} bytes: above the "
+                f"{MAX_READ_BYTES >> 20} MiB that can be read whole; save it C-ordered or uncompressed"
+            )
         with zf.open(info) as member:
             data = np.lib.format.read_array(member, allow_pickle=False)
         return ArraySource(shown, name, shape, dtype, _memmap_rows(data), data)
@@ -205,6 +217,7 @@ def _npz_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, shown: s
                     raise SampleReadError(f"{what} ends early inside the .npz")
                 yield np.frombuffer(buf, dtype=dtype).reshape((take,) + shape[1:])
                 left -= take
+
     return ArraySource(shown, name, shape, dtype, rows, None)
 
 
@@ -238,8 +251,9 @@ def open_csv(path: Path, shown: str) -> tuple[ArraySource, ArraySource]:
     """(features, labels) of a CSV with a label column; text labels are kept as text."""
     size = path.stat().st_size
     if size > MAX_CSV_BYTES:
-        raise SampleReadError(f"CSV is {size} bytes, over the {MAX_CSV_BYTES}-byte limit for CSV samples; "
-                              "save large samples as .npy")
+        raise SampleReadError(
+            f"CSV is {size} bytes, over the {MAX_CSV_BYTES}-byte limit for CSV samples; save large samples as .npy"
+        )
     with open(path, newline="", encoding="utf-8", errors="strict") as fh:
         reader = csv.reader(fh)
         try:
@@ -265,8 +279,10 @@ def open_csv(path: Path, shown: str) -> tuple[ArraySource, ArraySource]:
                 try:
                     vals.append(float(cell))
                 except ValueError:
-                    raise SampleReadError(f"line {lineno}: column '{header[i]}' is not numeric ({cell[:30]!r}); "
-                                          "encode categorical features before saving the sample") from None
+                    raise SampleReadError(
+                        f"line {lineno}: column '{header[i]}' is not numeric ({cell[:30]!r}); "
+                        "encode categorical features before saving the sample"
+                    ) from None
             rows.append(vals)
             labels.append(row[label_col].strip())
     if not rows:
@@ -343,6 +359,7 @@ def _sampled(src: ArraySource, keep: int, head: bool) -> ArraySource:
     SAMPLE_BLOCKS contiguous blocks spread evenly over the array."""
     n = src.n_rows
     if head:
+
         def rows_head(m: int) -> Iterator[np.ndarray]:
             left = keep
             for block in src._rows(m):
@@ -350,6 +367,7 @@ def _sampled(src: ArraySource, keep: int, head: bool) -> ArraySource:
                     return
                 yield block[:left]
                 left -= block.shape[0]
+
         return ArraySource(src.file, src.name, (keep,) + src.shape[1:], src.dtype, rows_head, None)
     per = max(1, keep // SAMPLE_BLOCKS)
     starts = np.unique(np.linspace(0, n - per, max(1, keep // per)).astype(np.int64))
@@ -358,7 +376,8 @@ def _sampled(src: ArraySource, keep: int, head: bool) -> ArraySource:
     def rows_blocks(m: int) -> Iterator[np.ndarray]:
         for start in starts.tolist():
             for s in range(0, per, m):
-                yield np.asarray(mapped[start + s:start + min(per, s + m)])
+                yield np.asarray(mapped[start + s : start + min(per, s + m)])
+
     return ArraySource(src.file, src.name, (len(starts) * per,) + src.shape[1:], src.dtype, rows_blocks, None)
 
 
@@ -380,8 +399,10 @@ def cap_sample_set(sset: SampleSet) -> str | None:
     sset.features = cut.get(id(sset.features), sset.features) if sset.features is not None else None
     sset.labels = cut.get(id(sset.labels), sset.labels) if sset.labels is not None else None
     how = "the first" if head else f"{SAMPLE_BLOCKS} evenly spread blocks of"
-    return (f"{', '.join(sorted(a.name for a in big))}: {max(a.nbytes for a in big)} bytes announced, above the "
-            f"{MAX_READ_BYTES >> 20} MiB read limit; statistics use {how} {cut[id(big[0])].n_rows} of {n} rows")
+    return (
+        f"{', '.join(sorted(a.name for a in big))}: {max(a.nbytes for a in big)} bytes announced, above the "
+        f"{MAX_READ_BYTES >> 20} MiB read limit; statistics use {how} {cut[id(big[0])].n_rows} of {n} rows"
+    )
 
 
 @dataclass
@@ -412,8 +433,13 @@ def find_samples(folder: RunFolder) -> Found:
                 found.notes.append((shown, "some arrays skipped: " + "; ".join(problems)))
             feats, labels = _pick(arrays, FEATURE_NAMES), _pick(arrays, LABEL_NAMES)
             if feats is None and labels is None:
-                found.unreadable.append((shown, f"no features or labels array: holds {sorted(arrays)}; expected "
-                                                "x/X/features/inputs and y/labels/targets"))
+                found.unreadable.append(
+                    (
+                        shown,
+                        f"no features or labels array: holds {sorted(arrays)}; expected "
+                        "x/X/features/inputs and y/labels/targets",
+                    )
+                )
                 continue
             found.sets.append(SampleSet(split_of(rel), [shown], feats, labels, arrays, key=shown, side=folder.side))
         elif suffix == ".npy":
@@ -428,8 +454,9 @@ def find_samples(folder: RunFolder) -> Found:
             except (SampleReadError, UnicodeDecodeError, OSError) as exc:
                 found.unreadable.append((shown, str(exc)))
                 continue
-            found.sets.append(SampleSet(split_of(rel), [shown], fx, fy, {"features": fx, "labels": fy}, key=shown,
-                                        side=folder.side))
+            found.sets.append(
+                SampleSet(split_of(rel), [shown], fx, fy, {"features": fx, "labels": fy}, key=shown, side=folder.side)
+            )
     for (parent, split_word), members in sorted(npy_groups.items()):
         arrays: dict[str, ArraySource] = {}
         files = []
@@ -442,8 +469,17 @@ def find_samples(folder: RunFolder) -> Found:
         if not arrays:
             continue
         split = SPLIT_WORDS.get(split_word.split("-")[-1], "train") if split_word else split_of(Path(parent) / "x")
-        found.sets.append(SampleSet(split, files, arrays.get("features"), arrays.get("labels"), arrays,
-                                    key=f"{parent}/{split_word or 'npy'}", side=folder.side))
+        found.sets.append(
+            SampleSet(
+                split,
+                files,
+                arrays.get("features"),
+                arrays.get("labels"),
+                arrays,
+                key=f"{parent}/{split_word or 'npy'}",
+                side=folder.side,
+            )
+        )
     for sset in found.sets:  # what a file claims does not decide how much is read
         note = cap_sample_set(sset)
         if note:

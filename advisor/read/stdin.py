@@ -26,8 +26,10 @@ def read_stdin(stream: BinaryIO | None = None, limit: int = MAX_STDIN_BYTES) -> 
     src = stream if stream is not None else sys.stdin.buffer
     data = src.read(limit + 1)
     if len(data) > limit:
-        raise StdinTooLarge(f"standard input holds more than {limit // (1024 * 1024)} MiB; "
-                            "save the log to a file and pass the file as RUN")
+        raise StdinTooLarge(
+            f"standard input holds more than {limit // (1024 * 1024)} MiB; "
+            "save the log to a file and pass the file as RUN"
+        )
     return data
 
 
@@ -58,8 +60,9 @@ class MemoryFile:
     def read_bytes(self) -> bytes:
         return self.data
 
-    def open(self, mode: str = "r", encoding: str | None = None, errors: str | None = None,
-             newline: str | None = None) -> IO:
+    def open(
+        self, mode: str = "r", encoding: str | None = None, errors: str | None = None, newline: str | None = None
+    ) -> IO:
         if "w" in mode or "a" in mode or "+" in mode:
             raise PermissionError(f"{self.name} is read-only")
         raw = io.BytesIO(self.data)

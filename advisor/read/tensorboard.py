@@ -13,8 +13,10 @@ from pathlib import Path
 
 from advisor.read.logs.records import Collector, LogRead
 
-MISSING = ("TensorBoard event file, but the optional 'tensorboard' package is not installed: "
-           "pip install 'accuracy-advisor[tensorboard]'")
+MISSING = (
+    "TensorBoard event file, but the optional 'tensorboard' package is not installed: "
+    "pip install 'accuracy-advisor[tensorboard]'"
+)
 
 
 def available() -> bool:
@@ -58,8 +60,10 @@ def read_events(path: Path, shown: str) -> LogRead:
     col.read.lines = n
     framed = _framed_records(path)
     if framed > n and not col.read.notes and col.read.problem is None:  # the loader stops quietly at a bad CRC
-        col.read.notes.append(f"read {n} of the {framed} records: record {n + 1} is corrupt (its checksum does not "
-                              "match); the records after it were not read")
+        col.read.notes.append(
+            f"read {n} of the {framed} records: record {n + 1} is corrupt (its checksum does not "
+            "match); the records after it were not read"
+        )
     if n == 0 and col.read.problem is None:
         col.read.problem = "no TensorBoard event could be read (an empty or truncated event file)"
     return col.read

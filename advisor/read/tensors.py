@@ -22,8 +22,22 @@ from advisor.read.safe import loads_json
 
 KINDS = ("weight", "grad", "activation")
 #: optional numeric fields (None when absent or null)
-NUMERIC = ("numel", "mean", "std", "min", "max", "norm", "zero_frac", "nan", "inf", "sat_frac",
-           "row_std", "update_norm", "update_grad_cos", "update_resid_weight_cos")
+NUMERIC = (
+    "numel",
+    "mean",
+    "std",
+    "min",
+    "max",
+    "norm",
+    "zero_frac",
+    "nan",
+    "inf",
+    "sat_frac",
+    "row_std",
+    "update_norm",
+    "update_grad_cos",
+    "update_resid_weight_cos",
+)
 #: lines longer than this are skipped without being held in memory
 MAX_LINE_BYTES = 1 << 20
 #: stop after this many records (a file of many GB); the extractor can override it
@@ -59,11 +73,15 @@ class TensorReadLog:
         for name, n in sorted(self.non_numeric.items()):
             out.append(f"{n} non-numeric '{name}' values ignored")
         if self.out_of_order_count:
-            out.append(f"{self.out_of_order_count} records have a step below an earlier record's step "
-                       "(sorted by step; for a repeated step the last record counts)")
+            out.append(
+                f"{self.out_of_order_count} records have a step below an earlier record's step "
+                "(sorted by step; for a repeated step the last record counts)"
+            )
         if self.stopped_at_line is not None:
-            out.append(f"read stopped after {self.records} records at line {self.stopped_at_line}; "
-                       "later steps were not analysed")
+            out.append(
+                f"read stopped after {self.records} records at line {self.stopped_at_line}; "
+                "later steps were not analysed"
+            )
         return out
 
 
@@ -139,8 +157,11 @@ def _clean(obj: dict, log: TensorReadLog) -> dict | None:
     step = _step(obj.get("step"))
     name = obj.get("name")
     kind = obj.get("kind")
-    for field_name, ok in (("step", step is not None), ("name", isinstance(name, str) and name != ""),
-                           ("kind", isinstance(kind, str))):
+    for field_name, ok in (
+        ("step", step is not None),
+        ("name", isinstance(name, str) and name != ""),
+        ("kind", isinstance(kind, str)),
+    ):
         if not ok:
             log.missing[field_name] = log.missing.get(field_name, 0) + 1
             return None

@@ -26,8 +26,10 @@ class CauseReport(BaseModel):
     title: str
     stage: str | None = None
     confidence: float = Field(description="combined confidence in [0, 1]")
-    raw_confidence: float = Field(description="combined certainty factor in [-1, 1], before clipping and before "
-                                              "the calibration map turned it into the confidence")
+    raw_confidence: float = Field(
+        description="combined certainty factor in [-1, 1], before clipping and before "
+        "the calibration map turned it into the confidence"
+    )
     severity: Literal["low", "medium", "high"]
     evidence: list[EvidenceItem] = Field(default_factory=list, description="rules supporting the cause")
     opposing: list[EvidenceItem] = Field(default_factory=list, description="rules arguing against it")
@@ -49,8 +51,11 @@ class CheckReport(BaseModel):
     inputs: list[str] = Field(default_factory=list)
     why: str | None = None
     enable: str | None = Field(default=None, description="for a skipped stage: what to collect to run it")
-    notes: list[str] = Field(default_factory=list, description="for a stage that ran: what it found out about its "
-                                                               "inputs (e.g. how a dump pair was read: rerun or port)")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="for a stage that ran: what it found out about its "
+        "inputs (e.g. how a dump pair was read: rerun or port)",
+    )
 
 
 class Summary(BaseModel):
@@ -58,15 +63,22 @@ class Summary(BaseModel):
     headline: str
     top_cause: str | None = None
     top_confidence: float | None = None
-    first_remedies: list[str] = Field(default_factory=list, description="the top cause's first remedies; empty when "
-                                                                      "no cause reached the report threshold")
+    first_remedies: list[str] = Field(
+        default_factory=list,
+        description="the top cause's first remedies; empty when no cause reached the report threshold",
+    )
     certainty: str = Field(description="how sure the advisor is overall, in words")
-    benchmark_gap: str | None = Field(default=None, description="with a baseline: how the run falls short of it "
-                                                                "(metric, size, step), or that it keeps up; shown "
-                                                                "first")
+    benchmark_gap: str | None = Field(
+        default=None,
+        description="with a baseline: how the run falls short of it "
+        "(metric, size, step), or that it keeps up; shown "
+        "first",
+    )
     next_step: str | None = Field(default=None, description="the routine's next step when no cause explains the gap")
-    next_steps: list[str] = Field(default_factory=list, description="when no cause was found: what to collect so "
-                                                                  "that the checks that could not run can run")
+    next_steps: list[str] = Field(
+        default_factory=list,
+        description="when no cause was found: what to collect so that the checks that could not run can run",
+    )
 
 
 class CrashReport(BaseModel):

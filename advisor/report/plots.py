@@ -129,6 +129,7 @@ class PlotView:
 
 # ---------------------------------------------------------------- helpers
 
+
 def _arr(values: Iterable[Any]) -> np.ndarray:
     return np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
 
@@ -169,8 +170,8 @@ def _log_label(exponent: float) -> str:
     """Tick label of a log10 axis: 0.01, 0.1, 1, 10, 100, 1000, then 1e4, 1e-3..."""
     if float(exponent).is_integer():
         e = int(exponent)
-        return fmt_num(float(10 ** e)) if -2 <= e <= 3 else f"1e{e}"
-    return fmt_num(float(10 ** exponent), 2)
+        return fmt_num(float(10**e)) if -2 <= e <= 3 else f"1e{e}"
+    return fmt_num(float(10**exponent), 2)
 
 
 BAND_SUFFIX = ": baseline band ±"
@@ -190,6 +191,7 @@ def _clip_label(text: str) -> str:
 
 
 # ---------------------------------------------------------------- derived markers
+
 
 def loss_scale_drops(charts: list[Chart]) -> list[float]:
     """Steps where the run's loss scale went down (from the loss_scale chart's own data)."""
@@ -218,14 +220,20 @@ def facts_markers(causes: Iterable[Any]) -> list[Marker]:
                     continue
                 step, split = f.get("divergence_step"), f.get("split", "train")
                 if f.get("diverged") and isinstance(step, (int, float)) and step != f.get("first_nonfinite_step"):
-                    out[(split, float(step))] = Marker(chart="loss", x=float(step), kind="divergence",
-                                                       label=f"{split} loss starts to rise")
+                    out[(split, float(step))] = Marker(
+                        chart="loss", x=float(step), kind="divergence", label=f"{split} loss starts to rise"
+                    )
     return list(out.values())
 
 
 def _fact_values(causes: Iterable[Any], kind: str) -> list[dict]:
-    return [f for c in causes for e in getattr(c, "evidence", []) for f in e.facts.values()
-            if isinstance(f, dict) and f.get("kind") == kind]
+    return [
+        f
+        for c in causes
+        for e in getattr(c, "evidence", [])
+        for f in e.facts.values()
+        if isinstance(f, dict) and f.get("kind") == kind
+    ]
 
 
 def baseline_bands(chart: Chart, causes: Iterable[Any] = ()) -> list[Series]:
@@ -252,9 +260,19 @@ def baseline_bands(chart: Chart, causes: Iterable[Any] = ()) -> list[Series]:
             scale = np.where(np.abs(smooth) > 0, np.abs(smooth), 1.0)
             r = max(3 * float(np.median(np.abs(y - smooth) / scale)), CurveThresholds().min_band)
         width = r * np.abs(smooth)
-        out.append(Series(chart=chart.id, label=f"{s.label}{BAND_SUFFIX}{100 * r:.0f}%", side="baseline", style="band",
-                          x=[float(v) for v in x], y=[float(v) for v in smooth + width],
-                          y_low=[float(v) for v in smooth - width], x_label=s.x_label, y_label=s.y_label))
+        out.append(
+            Series(
+                chart=chart.id,
+                label=f"{s.label}{BAND_SUFFIX}{100 * r:.0f}%",
+                side="baseline",
+                style="band",
+                x=[float(v) for v in x],
+                y=[float(v) for v in smooth + width],
+                y_low=[float(v) for v in smooth - width],
+                x_label=s.x_label,
+                y_label=s.y_label,
+            )
+        )
     return out
 
 
@@ -265,7 +283,7 @@ def with_derived_markers(charts: list[Chart], causes: Iterable[Any] = ()) -> lis
     drops = loss_scale_drops(charts)
     extra = facts_markers(causes)
     out = []
-    for c in sorted(charts, key=lambda c: (CHART_ORDER.index(c.id) if c.id in CHART_ORDER else len(CHART_ORDER))):
+    for c in sorted(charts, key=lambda c: CHART_ORDER.index(c.id) if c.id in CHART_ORDER else len(CHART_ORDER)):
         markers = list(c.markers)
         series = list(c.series)
         have = {(m.kind, m.x) for m in markers}
@@ -274,8 +292,14 @@ def with_derived_markers(charts: list[Chart], causes: Iterable[Any] = ()) -> lis
             markers += [m for m in extra if ("divergence", m.x) not in have]
             if drops:
                 n = len(drops)
-                markers.append(Marker(chart="loss", x=drops[0], kind="scale_drop",
-                                      label="loss scale drops" + (f" ({n}x, first)" if n > 1 else "")))
+                markers.append(
+                    Marker(
+                        chart="loss",
+                        x=drops[0],
+                        kind="scale_drop",
+                        label="loss scale drops" + (f" ({n}x, first)" if n > 1 else ""),
+                    )
+                )
         elif c.id == "loss_scale" and drops:
             markers += [Marker(chart="loss_scale", x=d, kind="scale_drop", label="loss scale drop") for d in drops]
         out.append(c.model_copy(update={"markers": markers, "series": series}))
@@ -283,6 +307,7 @@ def with_derived_markers(charts: list[Chart], causes: Iterable[Any] = ()) -> lis
 
 
 # ---------------------------------------------------------------- layout of markers
+
 
 def _place_markers(view: PlotView, markers: list[Marker], px, x0: float, x1: float) -> None:
     inside = sorted((m for m in markers if x0 <= m.x <= x1), key=lambda m: m.x)
@@ -294,8 +319,18 @@ def _place_markers(view: PlotView, markers: list[Marker], px, x0: float, x1: flo
     for kind, ms in by_kind.items():
         if len(ms) > MAX_MARKER_LINES:
             for m in ms:
-                view.markers.append(MarkerView(x=round(px(m.x), 1), at=m.x, label=m.label, full=m.label, kind=kind,
-                                               label_x=0, label_y=0, tick_only=True))
+                view.markers.append(
+                    MarkerView(
+                        x=round(px(m.x), 1),
+                        at=m.x,
+                        label=m.label,
+                        full=m.label,
+                        kind=kind,
+                        label_x=0,
+                        label_y=0,
+                        tick_only=True,
+                    )
+                )
             first = ms[0]
             lines.append(Marker(chart=first.chart, x=first.x, kind=kind, label=f"{first.label} ({len(ms)}x, first)"))
         else:
@@ -314,13 +349,23 @@ def _place_markers(view: PlotView, markers: list[Marker], px, x0: float, x1: flo
         row = next((r for r in range(LABEL_ROWS) if row_end[r] < lo), i % LABEL_ROWS)
         row_end[row] = hi + 6
         shade = round(view.right - x, 1) if any(m.kind == "nonfinite" for m in ms) and view.kind == "lines" else 0.0
-        view.markers.append(MarkerView(x=x, at=ms[0].x, label=label, full=full, kind=ms[0].kind, anchor=anchor,
-                                       shade=shade,
-                                       label_x=round(x - 4 if anchor == "end" else x + 4, 1),
-                                       label_y=TOP + 12 + 13 * row))
+        view.markers.append(
+            MarkerView(
+                x=x,
+                at=ms[0].x,
+                label=label,
+                full=full,
+                kind=ms[0].kind,
+                anchor=anchor,
+                shade=shade,
+                label_x=round(x - 4 if anchor == "end" else x + 4, 1),
+                label_y=TOP + 12 + 13 * row,
+            )
+        )
 
 
 # ---------------------------------------------------------------- charts
+
 
 def build(chart: Chart) -> PlotView:
     view = PlotView(id=chart.id, title=chart.title)
@@ -336,10 +381,13 @@ def build(chart: Chart) -> PlotView:
     dropped = [s for s in series if _unit_of(s) != unit]
     series = [s for s in series if _unit_of(s) == unit]
     for s in dropped:
-        view.notes.append(f"{s.label}{' (baseline)' if s.side == 'baseline' else ''} is logged per "
-                          f"{_unit_of(s)}, not per {unit}: not drawn here")
-    dropped_words = {w for s in dropped for w in ("train", "eval") if s.label.startswith(w)} - \
-        {w for s in series for w in ("train", "eval") if s.label.startswith(w)}
+        view.notes.append(
+            f"{s.label}{' (baseline)' if s.side == 'baseline' else ''} is logged per "
+            f"{_unit_of(s)}, not per {unit}: not drawn here"
+        )
+    dropped_words = {w for s in dropped for w in ("train", "eval") if s.label.startswith(w)} - {
+        w for s in series for w in ("train", "eval") if s.label.startswith(w)
+    }
     markers = [m for m in chart.markers if not any(w in m.label.split() for w in dropped_words)]
 
     # y values (upper and lower edges for bands), on a log axis when asked or when they span many decades
@@ -359,9 +407,11 @@ def build(chart: Chart) -> PlotView:
         log_y = True
         view.notes.append("values span many orders of magnitude: log scale")
     if log_y:
+
         def tr(a: np.ndarray) -> np.ndarray:
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(a > 0, np.log10(np.where(a > 0, a, 1.0)), np.nan)
+
         data = [(s, x, tr(y), None if lo is None else tr(lo)) for s, x, y, lo in data]
     view.log_y = log_y
     ys = np.concatenate([y for _, _, y, _ in data] + [lo for *_, lo in data if lo is not None])
@@ -405,7 +455,7 @@ def build(chart: Chart) -> PlotView:
                 bottom = " ".join(f"{px(a):.1f},{py(b):.1f}" for a, b in zip(x[ok][::-1], lo[ok][::-1]))
                 view.bands.append(Band(label=s.label, color=color, path=f"M{top} L{bottom} Z"))
                 if not baseline:  # a data band's middle line (mean); a baseline band surrounds its own curve
-                    mid = (y + lo) / 2 if not log_y else np.log10((10 ** y + 10 ** lo) / 2)
+                    mid = (y + lo) / 2 if not log_y else np.log10((10**y + 10**lo) / 2)
                     view.lines.append(Line(label=label, color=color, segments=_segments(x, mid, px, py), thin=True))
                 view.legend.append(LegendItem(label=s.label, color=color, band=True))
             continue
@@ -413,8 +463,14 @@ def build(chart: Chart) -> PlotView:
         if s.style == "points":
             ok = np.isfinite(x) & np.isfinite(y)
             for a, b in zip(x[ok], y[ok]):
-                view.dots.append(Dot(x=round(px(a), 1), y=round(py(b), 1), color=color,
-                                     label=f"#{fmt_num(float(a))}: {fmt_num(float(10 ** b if log_y else b))}"))
+                view.dots.append(
+                    Dot(
+                        x=round(px(a), 1),
+                        y=round(py(b), 1),
+                        color=color,
+                        label=f"#{fmt_num(float(a))}: {fmt_num(float(10**b if log_y else b))}",
+                    )
+                )
         else:
             segs = _segments(x, y, px, py)
             view.lines.append(Line(label=label, color=color, segments=[g for g in segs if " " in g], dashed=baseline))
@@ -430,8 +486,11 @@ def build(chart: Chart) -> PlotView:
                 d.highlight, d.r = True, 5.0
     _place_markers(view, markers, px, x0, x1)
     xt = nice_ticks(x0, x1, 6)
-    view.xticks = [Tick(round(px(t), 1), fmt_num(t if abs(t) < 1e6 and not float(t).is_integer() else float(round(t))))
-                   for t in xt if x0 <= t <= x1]
+    view.xticks = [
+        Tick(round(px(t), 1), fmt_num(t if abs(t) < 1e6 and not float(t).is_integer() else float(round(t))))
+        for t in xt
+        if x0 <= t <= x1
+    ]
     yt = _log_ticks(y0, y1) if log_y else nice_ticks(y0, y1, 5)
     view.yticks = [Tick(round(py(t), 1), _log_label(t) if log_y else fmt_num(t, 3)) for t in yt if y0 <= t <= y1]
     view.x_label = unit
@@ -502,14 +561,23 @@ def _bars(view: PlotView, series: list[Series]) -> PlotView:
             if v is None:
                 continue
             h = v / top * PH
-            view.bars.append(Bar(x=round(LEFT + i * gw + (gw - bw * k) / 2 + j * bw, 1), y=round(TOP + PH - h, 1),
-                                 w=round(max(bw - 0.5, 0.5), 1), h=round(h, 1), color=color,
-                                 label=f"{s.label}: class {c}: {fmt_num(v)}"))
+            view.bars.append(
+                Bar(
+                    x=round(LEFT + i * gw + (gw - bw * k) / 2 + j * bw, 1),
+                    y=round(TOP + PH - h, 1),
+                    w=round(max(bw - 0.5, 0.5), 1),
+                    h=round(h, 1),
+                    color=color,
+                    label=f"{s.label}: class {c}: {fmt_num(v)}",
+                )
+            )
         view.legend.append(LegendItem(label=s.label, color=color))
         missing = [c for c in cats if c not in vals]
         if missing:
-            view.notes.append(f"{s.label}: no samples of class {', '.join(missing[:10])}"
-                              + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""))
+            view.notes.append(
+                f"{s.label}: no samples of class {', '.join(missing[:10])}"
+                + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else "")
+            )
     stride = max(1, math.ceil(n / 12))
     view.xticks = [Tick(round(LEFT + (i + 0.5) * gw, 1), _clip_label(cats[i])[:12]) for i in range(0, n, stride)]
     view.yticks = [Tick(round(TOP + PH - t / top * PH, 1), fmt_num(t, 3)) for t in yt]

@@ -20,17 +20,30 @@ def _md_escape(text: object) -> str:
     s = str(text)
     # no raw HTML, no table breaks, no code-span breaks, and no link/image syntax ([text](url), ![](url),
     # [ref]: url): a log line or a rule text never becomes a live link or a remote image
-    for a, b in (("\\", "\\\\"), ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "'"),
-                 ("[", "\\["), ("]", "\\]")):
+    for a, b in (
+        ("\\", "\\\\"),
+        ("&", "&amp;"),
+        ("<", "&lt;"),
+        (">", "&gt;"),
+        ("|", "\\|"),
+        ("`", "'"),
+        ("[", "\\["),
+        ("]", "\\]"),
+    ):
         s = s.replace(a, b)
     return " ".join(s.split())
 
 
 @lru_cache(maxsize=2)
 def _env(html: bool) -> Environment:
-    env = Environment(loader=FileSystemLoader(str(templates_dir())), undefined=StrictUndefined,
-                      autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default=html),
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default=html),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters.update(num=fmt_num, pct=fmt_pct, step=fmt_step, md=_md_escape)
     return env
 

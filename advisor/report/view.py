@@ -36,7 +36,7 @@ def split_code(text: str | None) -> list[TextPart]:
     pos = 0
     for m in _CODE.finditer(text or ""):
         if m.start() > pos:
-            parts.append(_text(text[pos:m.start()]))
+            parts.append(_text(text[pos : m.start()]))
         code = m.group(1)
         stmts = [s.strip() for s in code.split("; ")]
         if len(stmts) > 1 and stmts[0].startswith(("from ", "import ")):
@@ -89,8 +89,17 @@ class ReportView:
 
 
 def checks_view(checks: list[CheckReport]) -> list[CheckView]:
-    return [CheckView(stage=c.stage, title=c.title, status=c.status, inputs=list(c.inputs), why=c.why,
-                      enable=split_code(c.enable) if c.status == "skipped" else []) for c in checks]
+    return [
+        CheckView(
+            stage=c.stage,
+            title=c.title,
+            status=c.status,
+            inputs=list(c.inputs),
+            why=c.why,
+            enable=split_code(c.enable) if c.status == "skipped" else [],
+        )
+        for c in checks
+    ]
 
 
 def anomalies(plots: list[PlotView]) -> list[Anomaly]:

@@ -93,8 +93,10 @@ class DurableBackend:
         self.compiled = C.compile_rules(rules, overrides)
         self.aliases = {r.id: C.engine_aliases(r) for r in rules}
         self.params = params
-        self.nots = {r.id: tuple((i.pattern, matcher.local_pattern(i.pattern)) for i in r.items if isinstance(i, Not))
-                     for r in rules}
+        self.nots = {
+            r.id: tuple((i.pattern, matcher.local_pattern(i.pattern)) for i in r.items if isinstance(i, Not))
+            for r in rules
+        }
         self.joined = {r.id: {p.alias: p for p in r.patterns() if matcher.has_refs(p)} for r in rules}
         self.sep = C.VARIANT_SEP
 

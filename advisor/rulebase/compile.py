@@ -61,7 +61,11 @@ class _Compiler:
             return [{"$or": [{f: self.value(v)} for v in many]}]
         if c.op == "between":
             lo, hi = many
-            return [{"$ex": {n: 1}}, {"$gte": {n: self.value(lo, numeric=True)}}, {"$lte": {n: self.value(hi, numeric=True)}}]
+            return [
+                {"$ex": {n: 1}},
+                {"$gte": {n: self.value(lo, numeric=True)}},
+                {"$lte": {n: self.value(hi, numeric=True)}},
+            ]
         if c.op == "contains":
             return [{"$mt": {f: _contains_regex(str(self.value(one)))}}]
         raise ValueError(f"unknown operator {c.op}")
@@ -113,6 +117,7 @@ def _referenced_first(items: list[S.Item]) -> list[S.Item]:
     loss below the train loss), so references must point backwards. A cycle
     keeps the written order; the back-end re-checks references after matching.
     """
+
     def aliases(item: S.Item) -> set[str]:
         if isinstance(item, S.Pattern):
             return {item.alias}
@@ -120,8 +125,13 @@ def _referenced_first(items: list[S.Item]) -> list[S.Item]:
 
     def refs(item: S.Item) -> set[str]:
         pats = [item] if isinstance(item, S.Pattern) else item.items if isinstance(item, S.AnyOf) else []
-        return {v.alias for p in pats for c in p.conditions
-                for v in (c.value if isinstance(c.value, tuple) else (c.value,)) if isinstance(v, S.Ref)}
+        return {
+            v.alias
+            for p in pats
+            for c in p.conditions
+            for v in (c.value if isinstance(c.value, tuple) else (c.value,))
+            if isinstance(v, S.Ref)
+        }
 
     todo, done, out = list(items), set[str](), list[S.Item]()
     while todo:

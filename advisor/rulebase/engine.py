@@ -83,7 +83,9 @@ def encode_json(obj: Any) -> str:
     if isinstance(obj, str):
         return json.dumps(obj, ensure_ascii=False)
     if isinstance(obj, dict):
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{encode_json(v)}" for k, v in obj.items()) + "}"
+        return (
+            "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{encode_json(v)}" for k, v in obj.items()) + "}"
+        )
     if isinstance(obj, (list, tuple)):
         return "[" + ",".join(encode_json(v) for v in obj) + "]"
     raise TypeError(f"cannot encode {type(obj).__name__} for the rule engine")
@@ -156,6 +158,7 @@ def _action(rule_id: str) -> Callable[[Any], None]:
             bucket = _COLLECT.get(sid)
             if bucket is not None:
                 bucket.append((rule_id, matched))
+
     return run
 
 
@@ -193,7 +196,7 @@ def _evict() -> None:
     """Free the least recently used rulesets beyond MAX_REGISTERED (each distinct --param value
     through the Python API compiles a new one; without this they would pile up, #17). Caller holds _LOCK."""
     host = _host()
-    for old in [n for n in _REGISTERED if not _IN_USE.get(n)][:max(0, len(_REGISTERED) - MAX_REGISTERED)]:
+    for old in [n for n in _REGISTERED if not _IN_USE.get(n)][: max(0, len(_REGISTERED) - MAX_REGISTERED)]:
         reg = _REGISTERED.pop(old)
         _IN_USE.pop(old, None)
         host._ruleset_directory.pop(old, None)
@@ -234,7 +237,7 @@ def chunk(rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     ids = sorted(rules)
     chunks = []
     for i in range(0, len(ids), MAX_RULES_PER_RULESET):
-        part = {rid: rules[rid] for rid in ids[i:i + MAX_RULES_PER_RULESET]}
+        part = {rid: rules[rid] for rid in ids[i : i + MAX_RULES_PER_RULESET]}
         part[CATCH_ALL] = _catch_all()
         chunks.append(part)
     return chunks
@@ -263,8 +266,9 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
         for reg in registered:
             rs = reg.ruleset
             try:
-                host._handle_function(rs, lambda s, rs=rs: rs._handle_result(
-                    _DRE.assert_facts(rs._handle, s), s), text, None)
+                host._handle_function(
+                    rs, lambda s, rs=rs: rs._handle_result(_DRE.assert_facts(rs._handle, s), s), text, None
+                )
             except Exception as exc:  # engine errors surface with the ruleset's rules named
                 raise EngineError(f"rule engine failed on a ruleset of {len(rs._definition) - 1} rules: {exc}") from exc
         with _LOCK:

@@ -84,15 +84,21 @@ class BudgetedSandbox(SandboxedEnvironment):
     def wrap_str_format(self, value: Any) -> Any:
         fmt = super().wrap_str_format(value)
         if fmt is not None and _WIDE.search(str(getattr(value, "__self__", ""))):
+
             def refuse(*args: Any, **kwargs: Any) -> str:
                 raise TemplateBudgetError("a format width above the limit")
+
             return refuse
         return fmt
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
             for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_EVIDENCE_CHARS:
+                if (
+                    isinstance(seq, (str, list, tuple))
+                    and isinstance(n, int)
+                    and len(seq) * max(n, 0) > MAX_EVIDENCE_CHARS
+                ):
                     raise TemplateBudgetError(f"repeating a {type(seq).__name__} {n} times is above the size limit")
         elif operator == "**":
             if isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 1024:
@@ -110,6 +116,7 @@ class BudgetedSandbox(SandboxedEnvironment):
 
 def _bounded_filter(fn: Any) -> Any:
     """A built-in filter whose extra arguments (widths, counts) are bounded."""
+
     def run(*args: Any, **kwargs: Any) -> Any:
         rest = [a for a in args[1:] if not hasattr(a, "environment")] + list(kwargs.values())
         for a in rest:
@@ -118,14 +125,16 @@ def _bounded_filter(fn: Any) -> Any:
         if isinstance(value, str) and _WIDE.search(value) and getattr(fn, "__name__", "") == "do_format":
             raise TemplateBudgetError("a format width above the limit")
         return _check_size(fn(*args, **kwargs))
+
     for attr in ("jinja_pass_arg",):  # keep pass_context / pass_environment markers
         if hasattr(fn, attr):
             setattr(run, attr, getattr(fn, attr))
     return run
 
 
-def render_budgeted(template: Any, ctx: dict[str, Any], seconds: float = MAX_RENDER_SECONDS,
-                    max_chars: int = MAX_EVIDENCE_CHARS) -> str:
+def render_budgeted(
+    template: Any, ctx: dict[str, Any], seconds: float = MAX_RENDER_SECONDS, max_chars: int = MAX_EVIDENCE_CHARS
+) -> str:
     """Render with a time budget (checked on every line the template runs) and a size budget
     (checked on every chunk it yields); raises TemplateBudgetError past either."""
     deadline = time.monotonic() + seconds

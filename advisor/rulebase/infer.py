@@ -67,20 +67,27 @@ class RuleBase:
                     continue
                 matched = self._matched(rule_id, binding, all_facts)
                 key = ("f", rule_id, tuple(sorted((a, keys[i]) for a, i in binding.items())))
-                new[key] = Finding(id=rule.finding, rule=rule_id, confidence=rule.confidence,
-                                   text=render_evidence(rule.evidence, matched, self.params[rule_id]))
+                new[key] = Finding(
+                    id=rule.finding,
+                    rule=rule_id,
+                    confidence=rule.confidence,
+                    text=render_evidence(rule.evidence, matched, self.params[rule_id]),
+                )
             if set(new) == set(findings):
                 break
             findings = new
         else:
-            warnings.append(f"chained findings did not settle after {MAX_ROUNDS} rounds "
-                            "(rules that negate findings may contradict each other)")
+            warnings.append(
+                f"chained findings did not settle after {MAX_ROUNDS} rounds "
+                "(rules that negate findings may contradict each other)"
+            )
         firings = []
         for rule_id, binding in result:
             rule = self.by_id[rule_id]
             matched = self._matched(rule_id, binding, all_facts)
-            firings.append(Firing(rule=rule, facts=matched,
-                                  evidence=render_evidence(rule.evidence, matched, self.params[rule_id])))
+            firings.append(
+                Firing(rule=rule, facts=matched, evidence=render_evidence(rule.evidence, matched, self.params[rule_id]))
+            )
         return firings, warnings
 
     def _matched(self, rule_id: str, binding: dict[str, int], facts: list[Fact]) -> dict[str, Fact]:

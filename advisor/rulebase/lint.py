@@ -26,16 +26,32 @@ def lint(rules: list[Rule], rules_dir: Path) -> list[Diagnostic]:
         full = (path if path.is_absolute() else root.parent / path).resolve()
         shown = full.relative_to(root.parent).as_posix() if full.is_relative_to(root.parent) else r.path
         if full.stem != r.id:
-            out.append(Diagnostic(path=shown, line=r.pos[0], column=r.pos[1], code="rule-lint", rule=r.id,
-                                  message=f"file of rule '{r.id}' is named '{full.name}'",
-                                  hint=f"rename it to {r.id}.yaml"))
+            out.append(
+                Diagnostic(
+                    path=shown,
+                    line=r.pos[0],
+                    column=r.pos[1],
+                    code="rule-lint",
+                    rule=r.id,
+                    message=f"file of rule '{r.id}' is named '{full.name}'",
+                    hint=f"rename it to {r.id}.yaml",
+                )
+            )
         rel = full.relative_to(root) if full.is_relative_to(root) else Path(full.name)
         stage = rel.parts[0] if len(rel.parts) == 2 else None
         if stage not in STAGE_IDS:
-            out.append(Diagnostic(path=shown, line=r.pos[0], column=r.pos[1], code="rule-lint", rule=r.id,
-                                  message=f"rule '{r.id}' is not in a stage folder (rules/<stage>/{r.id}.yaml)",
-                                  expected="one of: " + ", ".join(STAGE_IDS),
-                                  hint="move it to the folder of the stage that looks at its evidence"))
+            out.append(
+                Diagnostic(
+                    path=shown,
+                    line=r.pos[0],
+                    column=r.pos[1],
+                    code="rule-lint",
+                    rule=r.id,
+                    message=f"rule '{r.id}' is not in a stage folder (rules/<stage>/{r.id}.yaml)",
+                    expected="one of: " + ", ".join(STAGE_IDS),
+                    hint="move it to the folder of the stage that looks at its evidence",
+                )
+            )
     return out
 
 

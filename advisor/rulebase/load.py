@@ -76,8 +76,9 @@ class _Loader(yaml.SafeLoader):
         self._depth = getattr(self, "_depth", 0) + 1
         try:  # a bounded nesting depth: a rule has a handful of levels, recursion would crash at ~1000
             if self._depth > MAX_NESTING:
-                raise yaml.MarkedYAMLError(problem=f"nested more than {MAX_NESTING} levels deep",
-                                           problem_mark=self.peek_event().start_mark)
+                raise yaml.MarkedYAMLError(
+                    problem=f"nested more than {MAX_NESTING} levels deep", problem_mark=self.peek_event().start_mark
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -127,6 +128,7 @@ _Loader.add_constructor("tag:yaml.org,2002:int", yaml_int)  # 5000 digits: +-inf
 
 _CSafeLoader = getattr(yaml, "CSafeLoader", None)
 if _CSafeLoader is not None:
+
     class _FastLoader(_CSafeLoader):  # type: ignore[misc, valid-type]
         """libyaml's parser with the same position-keeping constructors.
 
@@ -185,8 +187,9 @@ def _category(value: Any) -> str:
 
 def field_types(kind: str) -> dict[str, tuple[set[str], tuple[Any, ...] | None]]:
     model = FACT_KINDS[kind]
-    return {name: _type_categories(f.annotation) for name, f in model.model_fields.items()
-            if name not in ("kind", "source")}
+    return {
+        name: _type_categories(f.annotation) for name, f in model.model_fields.items() if name not in ("kind", "source")
+    }
 
 
 def _suggest(word: str, options: Iterable[str]) -> str | None:
@@ -206,12 +209,30 @@ class _RuleChecker:
         self.rule_id: str | None = None
         self.errors = 0
 
-    def err(self, pos: S.Pos, message: str, code: str = "rule-schema", expected: str | None = None,
-            hint: str | None = None, severity: str = "error") -> None:
+    def err(
+        self,
+        pos: S.Pos,
+        message: str,
+        code: str = "rule-schema",
+        expected: str | None = None,
+        hint: str | None = None,
+        severity: str = "error",
+    ) -> None:
         if severity == "error":
             self.errors += 1
-        self.diags.append(Diagnostic(path=self.path, line=pos[0], column=pos[1], code=code, message=message,
-                                     expected=expected, hint=hint, severity=severity, rule=self.rule_id))
+        self.diags.append(
+            Diagnostic(
+                path=self.path,
+                line=pos[0],
+                column=pos[1],
+                code=code,
+                message=message,
+                expected=expected,
+                hint=hint,
+                severity=severity,
+                rule=self.rule_id,
+            )
+        )
 
     # -- helpers
     def _vpos(self, mapping: Any, key: Any, default: S.Pos | None = None) -> S.Pos:
@@ -230,12 +251,19 @@ class _RuleChecker:
         if isinstance(rid, str):
             self.rule_id = rid
             if not ID_RE.match(rid):
-                self.err(self._vpos(d, "id"), f"rule id '{rid}' is not lower-case kebab/snake case",
-                         expected="letters a-z, digits, '-', '_' or '.'")
+                self.err(
+                    self._vpos(d, "id"),
+                    f"rule id '{rid}' is not lower-case kebab/snake case",
+                    expected="letters a-z, digits, '-', '_' or '.'",
+                )
         for key in d:
             if key not in S.TOP_KEYS:
-                self.err(self._kpos(d, key), f"unknown key '{key}' in rule '{rid}'",
-                         expected="one of: " + ", ".join(S.TOP_KEYS), hint=_suggest(key, S.TOP_KEYS))
+                self.err(
+                    self._kpos(d, key),
+                    f"unknown key '{key}' in rule '{rid}'",
+                    expected="one of: " + ", ".join(S.TOP_KEYS),
+                    hint=_suggest(key, S.TOP_KEYS),
+                )
         for key in S.REQUIRED_KEYS:
             if key not in d:
                 self.err(d.start, f"rule '{rid}' has no '{key}'", expected=f"a '{key}' key")
@@ -250,8 +278,13 @@ class _RuleChecker:
             if not isinstance(cause, str) or not ID_RE.match(cause):
                 self.err(self._vpos(d, "cause"), f"'cause' must be a snake_case id, got {cause!r}")
             elif cause not in CAUSE_BY_ID:
-                self.err(self._vpos(d, "cause"), f"cause '{cause}' is not in the cause catalogue (a custom cause)",
-                         code="unknown-cause", severity="warning", hint=_suggest(cause, CAUSE_BY_ID))
+                self.err(
+                    self._vpos(d, "cause"),
+                    f"cause '{cause}' is not in the cause catalogue (a custom cause)",
+                    code="unknown-cause",
+                    severity="warning",
+                    hint=_suggest(cause, CAUSE_BY_ID),
+                )
         finding = d.get("finding")
         if finding is not None and (not isinstance(finding, str) or not ID_RE.match(finding)):
             self.err(self._vpos(d, "finding"), f"'finding' must be a snake_case id, got {finding!r}")
@@ -260,8 +293,11 @@ class _RuleChecker:
             self.err(self._vpos(d, "title"), "'title' must be non-empty text")
         sev = d.get("severity")
         if "severity" in d and sev not in S.SEVERITIES:
-            self.err(self._vpos(d, "severity"), f"severity must be one of low, medium, high, got {sev!r}",
-                     hint=_suggest(str(sev), S.SEVERITIES))
+            self.err(
+                self._vpos(d, "severity"),
+                f"severity must be one of low, medium, high, got {sev!r}",
+                hint=_suggest(str(sev), S.SEVERITIES),
+            )
         conf = d.get("confidence")
         if "confidence" in d and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not -1 <= conf <= 1):
             self.err(self._vpos(d, "confidence"), f"confidence must be a number in -1..1, got {conf!r}")
@@ -271,15 +307,21 @@ class _RuleChecker:
             params = {}
         for name, value in params.items():
             if not isinstance(value, (int, float, str, bool)) or value is None:
-                self.err(self._vpos(params, name), f"param '{name}' needs a number, text or true/false default, got {value!r}")
+                self.err(
+                    self._vpos(params, name),
+                    f"param '{name}' needs a number, text or true/false default, got {value!r}",
+                )
         self.params = params
         remedies = d.get("remedies", [])
         if not isinstance(remedies, list) or not all(isinstance(r, str) for r in remedies):
             self.err(self._vpos(d, "remedies"), "'remedies' must be a list of texts")
             remedies = []
         elif cause is not None and not remedies:
-            self.err(self._vpos(d, "remedies", d.start), f"rule '{rid}' concludes a cause but gives no remedies",
-                     expected="at least one remedy")
+            self.err(
+                self._vpos(d, "remedies", d.start),
+                f"rule '{rid}' concludes a cause but gives no remedies",
+                expected="at least one remedy",
+            )
         doc = d.get("doc", {})
         if "doc" in d:
             if not isinstance(doc, dict):
@@ -288,12 +330,19 @@ class _RuleChecker:
             else:
                 for key in S.DOC_KEYS:
                     if not isinstance(doc.get(key), str) or not doc.get(key, "").strip():
-                        self.err(self._vpos(d, "doc"), f"doc of rule '{rid}' has no '{key}' text",
-                                 expected="doc.what, doc.why and doc.fix")
+                        self.err(
+                            self._vpos(d, "doc"),
+                            f"doc of rule '{rid}' has no '{key}' text",
+                            expected="doc.what, doc.why and doc.fix",
+                        )
                 for key in doc:
                     if key not in S.DOC_KEYS + S.DOC_OPTIONAL:
-                        self.err(self._kpos(doc, key), f"unknown key '{key}' in doc",
-                                 expected="what, why, fix, references", hint=_suggest(key, S.DOC_KEYS + S.DOC_OPTIONAL))
+                        self.err(
+                            self._kpos(doc, key),
+                            f"unknown key '{key}' in doc",
+                            expected="what, why, fix, references",
+                            hint=_suggest(key, S.DOC_KEYS + S.DOC_OPTIONAL),
+                        )
         mode, items = self.check_when(d.get("when"))
         evidence = d.get("evidence", "")
         if "evidence" in d:
@@ -305,10 +354,25 @@ class _RuleChecker:
         fires, quiet = self.check_tests(d.get("tests"))
         if self.errors:
             return None
-        return S.Rule(id=rid, title=title.strip(), severity=sev, confidence=float(conf), mode=mode, items=items,  # type: ignore[arg-type,union-attr]  # checked above
-                      evidence=evidence.strip(), remedies=list(remedies), doc=dict(doc), cause=cause,
-                      finding=finding, params=dict(params), fires=fires, quiet=quiet,
-                      tags=list(d.get("tags") or []), path=self.path, pos=d.start)
+        return S.Rule(  # type: ignore[arg-type,union-attr]  # id, title, severity, confidence, mode checked above
+            id=rid,  # type: ignore[arg-type]
+            title=title.strip(),  # type: ignore[union-attr]
+            severity=sev,  # type: ignore[arg-type]
+            confidence=float(conf),  # type: ignore[arg-type]
+            mode=mode,  # type: ignore[arg-type]
+            items=items,
+            evidence=evidence.strip(),
+            remedies=list(remedies),
+            doc=dict(doc),
+            cause=cause,
+            finding=finding,
+            params=dict(params),
+            fires=fires,
+            quiet=quiet,
+            tags=list(d.get("tags") or []),
+            path=self.path,
+            pos=d.start,
+        )
 
     # -- when
     def check_when(self, when: Any) -> tuple[str, list[S.Item]]:
@@ -316,7 +380,11 @@ class _RuleChecker:
             return "all", []
         pos = self._vpos(self.data, "when")
         if not isinstance(when, dict) or len(when) != 1 or next(iter(when)) not in ("all", "any"):
-            self.err(pos, "'when' must hold exactly one of 'all' or 'any'", expected="when: {all: [...]} or when: {any: [...]}")
+            self.err(
+                pos,
+                "'when' must hold exactly one of 'all' or 'any'",
+                expected="when: {all: [...]} or when: {any: [...]}",
+            )
             return "all", []
         mode = next(iter(when))
         raw = when[mode]
@@ -334,11 +402,18 @@ class _RuleChecker:
         for ref, rpos, _kind, _fname in self.pending_refs:
             target = self.aliases.get(ref.alias)
             if target is None:
-                self.err(rpos, f"ref '{ref.alias}.{ref.field}' names no fact of this rule",
-                         expected="one of: " + ", ".join(sorted(self.aliases)), hint=_suggest(ref.alias, self.aliases))
+                self.err(
+                    rpos,
+                    f"ref '{ref.alias}.{ref.field}' names no fact of this rule",
+                    expected="one of: " + ", ".join(sorted(self.aliases)),
+                    hint=_suggest(ref.alias, self.aliases),
+                )
             elif ref.field not in field_types(target.kind):
-                self.err(rpos, f"fact kind '{target.kind}' has no field '{ref.field}'",
-                         hint=_suggest(ref.field, field_types(target.kind)))
+                self.err(
+                    rpos,
+                    f"fact kind '{target.kind}' has no field '{ref.field}'",
+                    hint=_suggest(ref.field, field_types(target.kind)),
+                )
         if mode == "any" and any(not isinstance(i, S.Pattern) for i in items):
             self.err(pos, "'any' takes fact patterns only (no 'not' or nested 'any')")
         return mode, items
@@ -373,14 +448,21 @@ class _RuleChecker:
             return None
         kinds = [k for k in item if k != "as"]
         if len(kinds) != 1:
-            self.err(pos, f"a fact pattern names exactly one fact kind, got {', '.join(map(str, kinds)) or 'none'}",
-                     hint="use a separate list item for each fact")
+            self.err(
+                pos,
+                f"a fact pattern names exactly one fact kind, got {', '.join(map(str, kinds)) or 'none'}",
+                hint="use a separate list item for each fact",
+            )
             return None
         kind = kinds[0]
         kpos = self._kpos(item, kind)
         if kind not in FACT_KINDS:
-            self.err(kpos, f"unknown fact kind '{kind}'", expected="one of: " + ", ".join(FACT_KINDS),
-                     hint=_suggest(kind, FACT_KINDS))
+            self.err(
+                kpos,
+                f"unknown fact kind '{kind}'",
+                expected="one of: " + ", ".join(FACT_KINDS),
+                hint=_suggest(kind, FACT_KINDS),
+            )
             return None
         alias = item.get("as", kind)
         if not isinstance(alias, str) or not ALIAS_RE.match(alias):
@@ -395,19 +477,28 @@ class _RuleChecker:
         for fname, cond in fields.items():
             fpos = self._kpos(fields, fname)
             if fname not in types_:
-                self.err(fpos, f"fact kind '{kind}' has no field '{fname}'",
-                         expected="one of: " + ", ".join(types_), hint=_suggest(fname, types_))
+                self.err(
+                    fpos,
+                    f"fact kind '{kind}' has no field '{fname}'",
+                    expected="one of: " + ", ".join(types_),
+                    hint=_suggest(fname, types_),
+                )
                 continue
             conditions.extend(self.check_condition(kind, fname, cond, self._vpos(fields, fname, fpos), types_[fname]))
         pattern = S.Pattern(kind=kind, alias=alias, conditions=conditions, pos=kpos)
         if not negated:
             if alias in self.aliases:
-                self.err(kpos, f"two facts of kind '{kind}' in one rule need distinct names",
-                         hint=f"add `as: other_{kind}` to one of them")
+                self.err(
+                    kpos,
+                    f"two facts of kind '{kind}' in one rule need distinct names",
+                    hint=f"add `as: other_{kind}` to one of them",
+                )
             self.aliases[alias] = pattern
         return pattern
 
-    def check_value(self, value: Any, pos: S.Pos, cats: set[str], choices: tuple | None, fname: str, kind: str) -> S.Value | None:
+    def check_value(
+        self, value: Any, pos: S.Pos, cats: set[str], choices: tuple | None, fname: str, kind: str
+    ) -> S.Value | None:
         if isinstance(value, dict):
             if set(value) == {"ref"} and isinstance(value["ref"], str) and value["ref"].count(".") == 1:
                 alias, f = value["ref"].split(".")
@@ -428,17 +519,25 @@ class _RuleChecker:
             result = S.Literal_(value)
         cat = _category(value_for_check)
         if cat not in cats and "other" not in cats:
-            self.err(pos, f"'{fname}' of '{kind}' holds {'/'.join(sorted(cats))}, compared with {cat} {value_for_check!r}",
-                     expected=f"a {' or '.join(sorted(cats))} value")
+            self.err(
+                pos,
+                f"'{fname}' of '{kind}' holds {'/'.join(sorted(cats))}, compared with {cat} {value_for_check!r}",
+                expected=f"a {' or '.join(sorted(cats))} value",
+            )
             return None
         if choices and value_for_check not in choices:
-            self.err(pos, f"'{fname}' of '{kind}' is never {value_for_check!r}",
-                     expected="one of: " + ", ".join(map(str, choices)), hint=_suggest(value_for_check, map(str, choices)))
+            self.err(
+                pos,
+                f"'{fname}' of '{kind}' is never {value_for_check!r}",
+                expected="one of: " + ", ".join(map(str, choices)),
+                hint=_suggest(value_for_check, map(str, choices)),
+            )
             return None
         return result
 
-    def check_condition(self, kind: str, fname: str, cond: Any, pos: S.Pos,
-                        types_: tuple[set[str], tuple | None]) -> list[S.Condition]:
+    def check_condition(
+        self, kind: str, fname: str, cond: Any, pos: S.Pos, types_: tuple[set[str], tuple | None]
+    ) -> list[S.Condition]:
         cats, choices = types_
         if not isinstance(cond, dict) or set(cond) == {"ref"}:
             v = self.check_value(cond, pos, cats, choices, fname, kind)
@@ -447,8 +546,12 @@ class _RuleChecker:
         for op, value in cond.items():
             opos = self._vpos(cond, op, pos)
             if op not in S.OPERATORS:
-                self.err(self._kpos(cond, op), f"unknown operator '{op}'", expected="one of: " + ", ".join(S.OPERATORS),
-                         hint=_suggest(op, S.OPERATORS))
+                self.err(
+                    self._kpos(cond, op),
+                    f"unknown operator '{op}'",
+                    expected="one of: " + ", ".join(S.OPERATORS),
+                    hint=_suggest(op, S.OPERATORS),
+                )
                 continue
             if op == "exists":
                 if not isinstance(value, bool):
@@ -457,8 +560,11 @@ class _RuleChecker:
                 out.append(S.Condition(fname, "exists", S.Literal_(value)))
             elif op in ("in", "between"):
                 if not isinstance(value, list) or (op == "between" and len(value) != 2) or not value:
-                    self.err(opos, f"'{op}' needs a list" + (" of two values [low, high]" if op == "between" else ""),
-                             expected="[low, high]" if op == "between" else "[value, ...]")
+                    self.err(
+                        opos,
+                        f"'{op}' needs a list" + (" of two values [low, high]" if op == "between" else ""),
+                        expected="[low, high]" if op == "between" else "[value, ...]",
+                    )
                     continue
                 vals = [self.check_value(v, opos, cats, choices if op == "in" else None, fname, kind) for v in value]
                 if op == "between" and not cats & {"number"}:
@@ -480,7 +586,9 @@ class _RuleChecker:
                 out.append(S.Condition(fname, "contains", S.Literal_(value)))
             else:
                 if op in ("gt", "ge", "lt", "le") and "number" not in cats:
-                    self.err(opos, f"'{op}' needs a numeric field; '{fname}' of '{kind}' holds {'/'.join(sorted(cats))}")
+                    self.err(
+                        opos, f"'{op}' needs a numeric field; '{fname}' of '{kind}' holds {'/'.join(sorted(cats))}"
+                    )
                     continue
                 v = self.check_value(value, opos, cats, choices if op in ("eq", "ne") else None, fname, kind)
                 if v is not None:
@@ -496,8 +604,11 @@ class _RuleChecker:
         try:
             ast = env.parse(text)
         except TemplateSyntaxError as exc:
-            self.err((pos[0] + (exc.lineno or 1) - 1, pos[1]), f"evidence template error: {exc.message}",
-                     code="evidence-template")
+            self.err(
+                (pos[0] + (exc.lineno or 1) - 1, pos[1]),
+                f"evidence template error: {exc.message}",
+                code="evidence-template",
+            )
             return
         except RecursionError:  # '{{ [[[[...' a few hundred deep: jinja's parser recurses per level
             self.err(pos, "evidence template error: nested too deep to parse", code="evidence-template")
@@ -518,21 +629,32 @@ class _RuleChecker:
             known = sorted(env.filters)
             text = getattr(exc, "message", None) or str(exc).splitlines()[0]
             bad = re.search(r"named '([^']+)'", text)
-            self.err(pos, f"evidence template error: {text}", code="evidence-template",
-                     hint=_suggest(bad.group(1), known) if bad else None)
+            self.err(
+                pos,
+                f"evidence template error: {text}",
+                code="evidence-template",
+                hint=_suggest(bad.group(1), known) if bad else None,
+            )
             return
         for name in sorted(undeclared):
             if name not in names:
-                self.err(pos, f"evidence uses '{name}', which is neither a matched fact nor a param",
-                         code="evidence-template", expected="one of: " + ", ".join(sorted(names)),
-                         hint=_suggest(name, names))
+                self.err(
+                    pos,
+                    f"evidence uses '{name}', which is neither a matched fact nor a param",
+                    code="evidence-template",
+                    expected="one of: " + ", ".join(sorted(names)),
+                    hint=_suggest(name, names),
+                )
         for node in ast.find_all(nodes.Getattr):
             if isinstance(node.node, nodes.Name) and node.node.name in pats:
                 kind = pats[node.node.name].kind
                 if node.attr not in FACT_KINDS[kind].model_fields:
-                    self.err((pos[0] + node.lineno - 1, pos[1]),
-                             f"evidence uses '{node.node.name}.{node.attr}', but '{kind}' has no field '{node.attr}'",
-                             code="evidence-template", hint=_suggest(node.attr, FACT_KINDS[kind].model_fields))
+                    self.err(
+                        (pos[0] + node.lineno - 1, pos[1]),
+                        f"evidence uses '{node.node.name}.{node.attr}', but '{kind}' has no field '{node.attr}'",
+                        code="evidence-template",
+                        hint=_suggest(node.attr, FACT_KINDS[kind].model_fields),
+                    )
 
     # -- tests
     def check_tests(self, tests: Any) -> tuple[list[S.TestCase], list[S.TestCase]]:
@@ -544,14 +666,22 @@ class _RuleChecker:
             return [], []
         for key in tests:
             if key not in ("fires", "quiet"):
-                self.err(self._kpos(tests, key), f"unknown key '{key}' in tests", expected="fires, quiet",
-                         hint=_suggest(key, ("fires", "quiet")))
+                self.err(
+                    self._kpos(tests, key),
+                    f"unknown key '{key}' in tests",
+                    expected="fires, quiet",
+                    hint=_suggest(key, ("fires", "quiet")),
+                )
         out: list[list[S.TestCase]] = []
         for key in ("fires", "quiet"):
             cases = tests.get(key)
             if not isinstance(cases, list) or not cases:
-                self.err(self._vpos(tests, key, tpos), f"rule '{self.rule_id}' has no '{key}' test case",
-                         code="rule-tests", expected=f"tests.{key}: a list of at least one case")
+                self.err(
+                    self._vpos(tests, key, tpos),
+                    f"rule '{self.rule_id}' has no '{key}' test case",
+                    code="rule-tests",
+                    expected=f"tests.{key}: a list of at least one case",
+                )
                 out.append([])
                 continue
             parsed = []
@@ -568,8 +698,12 @@ class _RuleChecker:
             return None
         for key in case:
             if key not in S.TEST_CASE_KEYS:
-                self.err(self._kpos(case, key), f"unknown key '{key}' in a test case", expected=", ".join(S.TEST_CASE_KEYS),
-                         hint=_suggest(key, S.TEST_CASE_KEYS))
+                self.err(
+                    self._kpos(case, key),
+                    f"unknown key '{key}' in a test case",
+                    expected=", ".join(S.TEST_CASE_KEYS),
+                    hint=_suggest(key, S.TEST_CASE_KEYS),
+                )
         name = case.get("name")
         if not isinstance(name, str) or not name:
             self.err(pos, "a test case needs a 'name'")
@@ -582,12 +716,18 @@ class _RuleChecker:
         for i, f in enumerate(facts_raw):
             fpos = facts_raw.pos[i] if isinstance(facts_raw, PosList) else pos
             if not isinstance(f, dict) or len(f) != 1:
-                self.err(fpos, "a test fact is a mapping of one fact kind to its fields, like {loss_curve: {split: train}}")
+                self.err(
+                    fpos, "a test fact is a mapping of one fact kind to its fields, like {loss_curve: {split: train}}"
+                )
                 continue
             kind, fields = next(iter(f.items()))
             if kind not in FACT_KINDS:
-                self.err(self._kpos(f, kind), f"unknown fact kind '{kind}' in test case '{name}'",
-                         expected="one of: " + ", ".join(FACT_KINDS), hint=_suggest(kind, FACT_KINDS))
+                self.err(
+                    self._kpos(f, kind),
+                    f"unknown fact kind '{kind}' in test case '{name}'",
+                    expected="one of: " + ", ".join(FACT_KINDS),
+                    hint=_suggest(kind, FACT_KINDS),
+                )
                 continue
             fields = fields or {}
             if not isinstance(fields, dict):
@@ -598,14 +738,24 @@ class _RuleChecker:
             except ValidationError as exc:
                 for e in exc.errors():
                     loc = e["loc"][0] if e["loc"] else None
-                    epos = self._vpos(fields, loc, self._vpos(f, kind, fpos)) if loc in fields else self._vpos(f, kind, fpos)
+                    epos = (
+                        self._vpos(fields, loc, self._vpos(f, kind, fpos))
+                        if loc in fields
+                        else self._vpos(f, kind, fpos)
+                    )
                     msg = e["msg"]
                     if e["type"] == "extra_forbidden":
                         msg = f"fact kind '{kind}' has no field '{loc}'"
                     elif e["type"] == "missing":
                         msg = f"'{kind}' needs field '{loc}'"
-                    self.err(epos, f"test case '{name}': {msg}", code="rule-tests",
-                             hint=_suggest(str(loc), FACT_KINDS[kind].model_fields) if e["type"] == "extra_forbidden" else None)
+                    self.err(
+                        epos,
+                        f"test case '{name}': {msg}",
+                        code="rule-tests",
+                        hint=_suggest(str(loc), FACT_KINDS[kind].model_fields)
+                        if e["type"] == "extra_forbidden"
+                        else None,
+                    )
         ev = case.get("evidence_has")
         if ev is not None and not isinstance(ev, str):
             self.err(self._vpos(case, "evidence_has", pos), "'evidence_has' must be a text")
@@ -622,45 +772,75 @@ def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[
     except yaml.YAMLError as exc:  # a control character: the reader refuses the text before parsing
         at = getattr(exc, "position", 0) or 0
         line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
-        return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
-                               message=f"not valid YAML: {str(exc).splitlines()[0]}")]
+        return [], [
+            Diagnostic(
+                path=path, line=line, column=col, code="yaml", message=f"not valid YAML: {str(exc).splitlines()[0]}"
+            )
+        ]
     try:
         data = loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         if "another document" in str(exc.problem or ""):
-            return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
-                                   message="the file holds several YAML documents ('---')",
-                                   hint="put one rule per file, or a YAML list of rules in one document")]
-        return [], [Diagnostic(path=path, line=line, column=col, code="yaml",
-                               message=f"not valid YAML: {exc.problem or exc}")]
+            return [], [
+                Diagnostic(
+                    path=path,
+                    line=line,
+                    column=col,
+                    code="yaml",
+                    message="the file holds several YAML documents ('---')",
+                    hint="put one rule per file, or a YAML list of rules in one document",
+                )
+            ]
+        return [], [
+            Diagnostic(path=path, line=line, column=col, code="yaml", message=f"not valid YAML: {exc.problem or exc}")
+        ]
     except yaml.YAMLError as exc:
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {exc}")]
     except RecursionError:
         return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message="not valid YAML: nested too deep")]
     except (ValueError, OverflowError) as exc:  # a value no constructor can build (a date out of range...)
-        return [], [Diagnostic(path=path, line=1, column=1, code="yaml",
-                               message=f"not valid YAML: {str(exc).splitlines()[0][:200]}")]
+        return [], [
+            Diagnostic(
+                path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {str(exc).splitlines()[0][:200]}"
+            )
+        ]
     finally:
         loader.dispose()
     if not trusted:  # aliases that multiply a structure ("billion laughs") are refused before any walk
         size = _expanded_size(data, {})
         if size > MAX_EXPANDED_NODES:
-            return [], [Diagnostic(path=path, line=1, column=1, code="yaml",
-                                   message=f"expands to {size} values once YAML aliases are expanded "
-                                           f"(limit {MAX_EXPANDED_NODES}): an anchor bomb?")]
+            return [], [
+                Diagnostic(
+                    path=path,
+                    line=1,
+                    column=1,
+                    code="yaml",
+                    message=f"expands to {size} values once YAML aliases are expanded "
+                    f"(limit {MAX_EXPANDED_NODES}): an anchor bomb?",
+                )
+            ]
     for pos, code, msg in loader.problems:
         diags.append(Diagnostic(path=path, line=pos[0], column=pos[1], code=code, message=msg))
     if data is None:
-        return [], diags + [Diagnostic(path=path, line=1, column=1, code="rule-schema", message="the file holds no rule")]
+        return [], diags + [
+            Diagnostic(path=path, line=1, column=1, code="rule-schema", message="the file holds no rule")
+        ]
     docs = data if isinstance(data, list) else [data]
     rules = []
     for i, d in enumerate(docs):
         if not isinstance(d, PosDict):
             pos = data.pos[i] if isinstance(data, PosList) else (1, 1)
-            diags.append(Diagnostic(path=path, line=pos[0], column=pos[1], code="rule-schema",
-                                    message="a rule must be a mapping (id, cause, title, ...)"))
+            diags.append(
+                Diagnostic(
+                    path=path,
+                    line=pos[0],
+                    column=pos[1],
+                    code="rule-schema",
+                    message="a rule must be a mapping (id, cause, title, ...)",
+                )
+            )
             continue
         rule = _RuleChecker(path, d, diags, trusted).check()
         if rule is not None:
@@ -684,8 +864,9 @@ def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
     return files, diags
 
 
-def load_rules(paths: Iterable[str | Path], display_root: Path | None = None,
-               trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
+def load_rules(
+    paths: Iterable[str | Path], display_root: Path | None = None, trusted: bool = False
+) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Every rule in the files/folders given; all problems (including duplicate ids) at once."""
     files, diags = rule_files(paths)
     rules: list[S.Rule] = []
@@ -694,7 +875,11 @@ def load_rules(paths: Iterable[str | Path], display_root: Path | None = None,
         try:
             raw = f.read_bytes()
             if len(raw) > MAX_RULE_FILE_BYTES:
-                diags.append(Diagnostic(path=shown, code="rule-file", message=f"rule file larger than {MAX_RULE_FILE_BYTES} bytes"))
+                diags.append(
+                    Diagnostic(
+                        path=shown, code="rule-file", message=f"rule file larger than {MAX_RULE_FILE_BYTES} bytes"
+                    )
+                )
                 continue
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -706,7 +891,9 @@ def load_rules(paths: Iterable[str | Path], display_root: Path | None = None,
     return merge_rule_sets([(rules, diags)])
 
 
-def merge_rule_sets(groups: Iterable[tuple[Iterable[S.Rule], Iterable[Diagnostic]]]) -> tuple[list[S.Rule], list[Diagnostic]]:
+def merge_rule_sets(
+    groups: Iterable[tuple[Iterable[S.Rule], Iterable[Diagnostic]]],
+) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Rules of several loads in order; a repeated id is an error at its second place and is dropped."""
     rules: list[S.Rule] = []
     diags: list[Diagnostic] = []
@@ -716,9 +903,17 @@ def merge_rule_sets(groups: Iterable[tuple[Iterable[S.Rule], Iterable[Diagnostic
         for r in group_rules:
             if r.id in seen:
                 first = seen[r.id]
-                diags.append(Diagnostic(path=r.path, line=r.pos[0], column=r.pos[1], code="duplicate-id", rule=r.id,
-                                        message=f"rule id '{r.id}' is already used",
-                                        hint=f"first defined at {first.path}:{first.pos[0]}"))
+                diags.append(
+                    Diagnostic(
+                        path=r.path,
+                        line=r.pos[0],
+                        column=r.pos[1],
+                        code="duplicate-id",
+                        rule=r.id,
+                        message=f"rule id '{r.id}' is already used",
+                        hint=f"first defined at {first.path}:{first.pos[0]}",
+                    )
+                )
                 continue
             seen[r.id] = r
             rules.append(r)

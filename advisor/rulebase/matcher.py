@@ -117,6 +117,7 @@ def index_by_kind(facts: list[dict]) -> dict[str, list[int]]:
 
 def _value_test(c: S.Condition, params: dict) -> Callable[[Any], bool]:
     """A condition without references as a test of the field's value (what ``_cond`` decides)."""
+
     def res(v: S.Value) -> Any:
         return v.value if isinstance(v, S.Literal_) else params[v.name] if isinstance(v, S.Param) else None
 
@@ -148,7 +149,12 @@ def _value_test(c: S.Condition, params: dict) -> Callable[[Any], bool]:
     raise ValueError(op)
 
 
-_ORDER: dict[str, Callable[[Any, Any], bool]] = {"gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le}
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "lt": operator.lt,
+    "le": operator.le,
+}
 
 
 def _key(v: Any) -> tuple[str, Any]:
@@ -170,17 +176,29 @@ class FactIndex:
         conds = []
         for c in local.conditions:
             vals = c.value if isinstance(c.value, tuple) else (c.value,)
-            conds.append((c.field, c.op, tuple(_key(v.value if isinstance(v, S.Literal_) else params[v.name])
-                                               for v in vals if isinstance(v, (S.Literal_, S.Param)))))
+            conds.append(
+                (
+                    c.field,
+                    c.op,
+                    tuple(
+                        _key(v.value if isinstance(v, S.Literal_) else params[v.name])
+                        for v in vals
+                        if isinstance(v, (S.Literal_, S.Param))
+                    ),
+                )
+            )
         key = (local.kind, tuple(conds))
         hit = self._selected.get(key)
         if hit is None:
             tests = [(c.field, _value_test(c, params)) for c in local.conditions]
             any_side = any(c.field == "side" for c in local.conditions)
             facts = self.facts
-            hit = [i for i in self.candidates(local, params)
-                   if (any_side or facts[i].get("side", "run") == "run")
-                   and all(test(facts[i].get(f)) for f, test in tests)]
+            hit = [
+                i
+                for i in self.candidates(local, params)
+                if (any_side or facts[i].get("side", "run") == "run")
+                and all(test(facts[i].get(f)) for f, test in tests)
+            ]
             self._selected[key] = hit
         return hit
 
@@ -210,7 +228,9 @@ class FactIndex:
 class _Slot:
     """One positive place of a rule: a pattern, or the alternatives of an ``any:``."""
 
-    alternatives: tuple[tuple[S.Pattern, S.Pattern, frozenset[str]], ...]  # (pattern, its local part, aliases it refers to)
+    alternatives: tuple[
+        tuple[S.Pattern, S.Pattern, frozenset[str]], ...
+    ]  # (pattern, its local part, aliases it refers to)
 
 
 @dataclass(frozen=True)
@@ -245,7 +265,9 @@ def compile_rules(rules: list[S.Rule], params: dict[str, dict[str, Any]]) -> lis
 
 
 # --------------------------------------------------------------------------- evaluation
-NotCandidates = list[tuple[S.Pattern, bool, list[int]]]  # (negated pattern, has references, facts matching its own conditions)
+NotCandidates = list[
+    tuple[S.Pattern, bool, list[int]]
+]  # (negated pattern, has references, facts matching its own conditions)
 
 
 def not_candidates(nots: tuple[tuple[S.Pattern, S.Pattern], ...], index: FactIndex, params: dict) -> NotCandidates:
@@ -269,8 +291,11 @@ def _evaluate_rule(rule: CompiledRule, index: FactIndex) -> list[Binding]:
         out: list[Binding] = []
         for slot in rule.slots:
             for p, local, _ in slot.alternatives:
-                out.extend({p.alias: i} for i in index.selected(local, params)
-                           if not has_refs(p) or matches(p, facts[i], params, {}))
+                out.extend(
+                    {p.alias: i}
+                    for i in index.selected(local, params)
+                    if not has_refs(p) or matches(p, facts[i], params, {})
+                )
         return out
     # candidates of each slot on the patterns' own conditions
     cands: list[list[tuple[S.Pattern, frozenset[str], int]]] = []
@@ -291,8 +316,7 @@ def _evaluate_rule(rule: CompiledRule, index: FactIndex) -> list[Binding]:
     def extend(depth: int) -> None:
         if depth == len(order):
             # a reference to a fact no slot bound (another alternative of an `any:`) matches nothing
-            if all(ready(qrefs) for _, qrefs, _ in chosen) and \
-                    not negated(nots, binding, facts, params, bound):
+            if all(ready(qrefs) for _, qrefs, _ in chosen) and not negated(nots, binding, facts, params, bound):
                 out.append(dict(binding))
             return
         for p, refs, i in cands[order[depth]]:
@@ -300,8 +324,11 @@ def _evaluate_rule(rule: CompiledRule, index: FactIndex) -> list[Binding]:
                 continue  # one fact fills one pattern
             bound[p.alias], binding[p.alias] = facts[i], i
             # check every pattern whose references just became complete
-            ok = all(matches(q, facts[j], params, bound) for q, qrefs, j in chosen + [(p, refs, i)]
-                     if qrefs and ready(qrefs) and (q is p or p.alias in qrefs))
+            ok = all(
+                matches(q, facts[j], params, bound)
+                for q, qrefs, j in chosen + [(p, refs, i)]
+                if qrefs and ready(qrefs) and (q is p or p.alias in qrefs)
+            )
             if ok:
                 chosen.append((p, refs, i))
                 extend(depth + 1)
@@ -336,14 +363,16 @@ def plain_evaluate(rule: S.Rule, facts: list[dict], params: dict | None = None) 
         return out
     positives = [i for i in rule.items if isinstance(i, S.Pattern)]
     anys = [i for i in rule.items if isinstance(i, S.AnyOf)]
-    nots = not_candidates(tuple((i.pattern, local_pattern(i.pattern)) for i in rule.items if isinstance(i, S.Not)),
-                          index, params)
+    nots = not_candidates(
+        tuple((i.pattern, local_pattern(i.pattern)) for i in rule.items if isinstance(i, S.Not)), index, params
+    )
 
     def local(p: S.Pattern, f: dict) -> bool:
         return matches(local_pattern(p), f, params, {})
 
     slots: list[list[tuple[S.Pattern, int]]] = [
-        [(p, i) for i in by_kind.get(p.kind, []) if local(p, facts[i])] for p in positives]
+        [(p, i) for i in by_kind.get(p.kind, []) if local(p, facts[i])] for p in positives
+    ]
     slots += [[(p, i) for p in a.items for i in by_kind.get(p.kind, []) if local(p, facts[i])] for a in anys]
     out = []
     for combo in itertools.product(*slots):

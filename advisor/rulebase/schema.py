@@ -12,8 +12,21 @@ from typing import Any, Literal, Union
 SEVERITIES = ("low", "medium", "high")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 OPERATORS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "contains", "between", "exists")
-TOP_KEYS = ("id", "cause", "finding", "title", "severity", "confidence", "params", "when",
-            "evidence", "remedies", "doc", "tests", "tags")
+TOP_KEYS = (
+    "id",
+    "cause",
+    "finding",
+    "title",
+    "severity",
+    "confidence",
+    "params",
+    "when",
+    "evidence",
+    "remedies",
+    "doc",
+    "tests",
+    "tags",
+)
 REQUIRED_KEYS = ("id", "title", "severity", "confidence", "when", "evidence", "doc", "tests")
 DOC_KEYS = ("what", "why", "fix")
 DOC_OPTIONAL = ("references",)
@@ -116,56 +129,119 @@ class Rule:
 
 def json_schema(fact_kinds: dict[str, Any]) -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) of a rule file, with the known fact kinds and fields."""
-    value = {"anyOf": [{"type": ["number", "string", "boolean"]},
-                       {"type": "object", "properties": {"ref": {"type": "string", "pattern": r"^\w+\.\w+$"}},
-                        "required": ["ref"], "additionalProperties": False}]}
+    value = {
+        "anyOf": [
+            {"type": ["number", "string", "boolean"]},
+            {
+                "type": "object",
+                "properties": {"ref": {"type": "string", "pattern": r"^\w+\.\w+$"}},
+                "required": ["ref"],
+                "additionalProperties": False,
+            },
+        ]
+    }
     ops = {
-        "eq": value, "ne": value, "gt": value, "ge": value, "lt": value, "le": value,
-        "in": {"type": "array", "items": value}, "contains": {"type": "string"},
+        "eq": value,
+        "ne": value,
+        "gt": value,
+        "ge": value,
+        "lt": value,
+        "le": value,
+        "in": {"type": "array", "items": value},
+        "contains": {"type": "string"},
         "between": {"type": "array", "items": value, "minItems": 2, "maxItems": 2},
         "exists": {"type": "boolean"},
     }
     cond = {"anyOf": [value, {"type": "object", "properties": ops, "additionalProperties": False}]}
     patterns = []
     for kind, model in fact_kinds.items():
-        props = {name: {**cond, "description": (f.description or "")}
-                 for name, f in model.model_fields.items() if name not in ("kind", "source")}
-        patterns.append({"type": "object", "properties": {
-            kind: {"type": "object", "properties": props, "additionalProperties": False,
-                   "description": getattr(model, "doc", "")},
-            "as": {"type": "string"}}, "required": [kind], "additionalProperties": False})
+        props = {
+            name: {**cond, "description": (f.description or "")}
+            for name, f in model.model_fields.items()
+            if name not in ("kind", "source")
+        }
+        patterns.append(
+            {
+                "type": "object",
+                "properties": {
+                    kind: {
+                        "type": "object",
+                        "properties": props,
+                        "additionalProperties": False,
+                        "description": getattr(model, "doc", ""),
+                    },
+                    "as": {"type": "string"},
+                },
+                "required": [kind],
+                "additionalProperties": False,
+            }
+        )
     pattern = {"anyOf": patterns}
-    item = {"anyOf": [pattern,
-                      {"type": "object", "properties": {"not": pattern}, "required": ["not"], "additionalProperties": False},
-                      {"type": "object", "properties": {"any": {"type": "array", "items": pattern}},
-                       "required": ["any"], "additionalProperties": False}]}
-    fact_item = {"anyOf": [{"type": "object", "properties": {k: {"type": "object"}}, "required": [k],
-                            "additionalProperties": False} for k in fact_kinds]}
-    case = {"type": "object", "properties": {"name": {"type": "string"}, "facts": {"type": "array", "items": fact_item},
-                                             "evidence_has": {"type": "string"}},
-            "required": ["name", "facts"], "additionalProperties": False}
+    item = {
+        "anyOf": [
+            pattern,
+            {"type": "object", "properties": {"not": pattern}, "required": ["not"], "additionalProperties": False},
+            {
+                "type": "object",
+                "properties": {"any": {"type": "array", "items": pattern}},
+                "required": ["any"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+    fact_item = {
+        "anyOf": [
+            {"type": "object", "properties": {k: {"type": "object"}}, "required": [k], "additionalProperties": False}
+            for k in fact_kinds
+        ]
+    }
+    case = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "facts": {"type": "array", "items": fact_item},
+            "evidence_has": {"type": "string"},
+        },
+        "required": ["name", "facts"],
+        "additionalProperties": False,
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "advisor rule",
         "type": "object",
         "properties": {
             "id": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_.-]*$"},
-            "cause": {"type": "string"}, "finding": {"type": "string"},
+            "cause": {"type": "string"},
+            "finding": {"type": "string"},
             "title": {"type": "string"},
             "severity": {"enum": list(SEVERITIES)},
             "confidence": {"type": "number", "minimum": -1, "maximum": 1},
             "params": {"type": "object", "additionalProperties": {"type": ["number", "string", "boolean"]}},
-            "when": {"type": "object", "properties": {"all": {"type": "array", "items": item},
-                                                      "any": {"type": "array", "items": pattern}},
-                     "minProperties": 1, "maxProperties": 1, "additionalProperties": False},
+            "when": {
+                "type": "object",
+                "properties": {"all": {"type": "array", "items": item}, "any": {"type": "array", "items": pattern}},
+                "minProperties": 1,
+                "maxProperties": 1,
+                "additionalProperties": False,
+            },
             "evidence": {"type": "string"},
             "remedies": {"type": "array", "items": {"type": "string"}},
-            "doc": {"type": "object", "properties": {k: {"type": "string"} for k in DOC_KEYS} | {
-                "references": {"type": "array", "items": {"type": "string"}}},
-                "required": list(DOC_KEYS), "additionalProperties": False},
-            "tests": {"type": "object", "properties": {"fires": {"type": "array", "items": case, "minItems": 1},
-                                                       "quiet": {"type": "array", "items": case, "minItems": 1}},
-                      "required": ["fires", "quiet"], "additionalProperties": False},
+            "doc": {
+                "type": "object",
+                "properties": {k: {"type": "string"} for k in DOC_KEYS}
+                | {"references": {"type": "array", "items": {"type": "string"}}},
+                "required": list(DOC_KEYS),
+                "additionalProperties": False,
+            },
+            "tests": {
+                "type": "object",
+                "properties": {
+                    "fires": {"type": "array", "items": case, "minItems": 1},
+                    "quiet": {"type": "array", "items": case, "minItems": 1},
+                },
+                "required": ["fires", "quiet"],
+                "additionalProperties": False,
+            },
             "tags": {"type": "array", "items": {"type": "string"}},
         },
         "required": list(REQUIRED_KEYS),

@@ -34,8 +34,9 @@ def run_case(rulebase: RuleBase, rule: Rule, expect: str, case: TestCase) -> Cas
         if not mine:
             return CaseResult(rule, expect, case, False, "expected the rule to fire; it did not")
         if case.evidence_has and not any(case.evidence_has in f.evidence for f in mine):
-            return CaseResult(rule, expect, case, False,
-                              f"evidence {mine[0].evidence!r} does not contain {case.evidence_has!r}")
+            return CaseResult(
+                rule, expect, case, False, f"evidence {mine[0].evidence!r} does not contain {case.evidence_has!r}"
+            )
         return CaseResult(rule, expect, case, True)
     if mine:
         return CaseResult(rule, expect, case, False, f"expected no firing; it fired: {mine[0].evidence!r}")

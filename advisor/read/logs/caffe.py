@@ -23,7 +23,7 @@ _OUTPUT_RE = re.compile(r"\b(Train|Test) net output #\d+: (\S+) = (" + NUM + r")
 class CaffeState:
     def __init__(self) -> None:
         self.iter: float | None = None
-        self.loss_iter: float | None = None      # iteration whose "loss = " the Iteration line gave
+        self.loss_iter: float | None = None  # iteration whose "loss = " the Iteration line gave
         self.test_iter: float | None = None
 
 
@@ -52,7 +52,7 @@ def parse(line: str, lineno: int, col: Collector, state: CaffeState) -> bool:
         return True
     if which == "Train":
         if name == "loss" and state.loss_iter is not None and state.loss_iter == state.iter:
-            return True                                   # the Iteration line's loss: same iteration, one point
+            return True  # the Iteration line's loss: same iteration, one point
         col.add_record({name: val}, lineno, step=state.iter)
     else:
         col.add_record({name: val}, lineno, step=state.test_iter, split="eval")

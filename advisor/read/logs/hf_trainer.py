@@ -40,9 +40,12 @@ def parse_print(line: str, lineno: int, col: Collector) -> bool:
             values[key] = val
     if "train_runtime" in values or not values:
         return bool(values)
-    if step is None and epoch is None and not any(
-            (info := classify_key(k)) is not None and info.metric in ("loss", "score") for k in values):
-        return False                       # a settings dict ({'lr': 3e-05, ...}), not logged values
+    if (
+        step is None
+        and epoch is None
+        and not any((info := classify_key(k)) is not None and info.metric in ("loss", "score") for k in values)
+    ):
+        return False  # a settings dict ({'lr': 3e-05, ...}), not logged values
     if col.add_record(values, lineno, step=step, epoch=epoch):
         col.read.formats.add("hf_trainer_print")
         return True
@@ -71,11 +74,18 @@ def read_state(path: Path, shown: str) -> LogRead:
     for i, entry in enumerate(history, 1):
         if not isinstance(entry, dict) or "train_runtime" in entry:
             continue
-        values = {k: float(v) for k, v in entry.items()
-                  if k not in ("step", "epoch") and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        values = {
+            k: float(v)
+            for k, v in entry.items()
+            if k not in ("step", "epoch") and isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
         step = entry.get("step")
         epoch = entry.get("epoch")
-        col.add_record(values, i, step=step if isinstance(step, (int, float)) else None,
-                       epoch=epoch if isinstance(epoch, (int, float)) else None)
+        col.add_record(
+            values,
+            i,
+            step=step if isinstance(step, (int, float)) else None,
+            epoch=epoch if isinstance(epoch, (int, float)) else None,
+        )
         col.read.lines = i
     return col.read

@@ -39,7 +39,7 @@ class KerasState:
         self.last_n = 0
         #: (values, line, epoch, split) of the latest progress line not yet recorded
         self.pending: tuple[dict[str, float], int, float | None, str | None] | None = None
-        self.seen = False                    # any Keras output seen (makes "Test loss:" a test point)
+        self.seen = False  # any Keras output seen (makes "Test loss:" a test point)
 
 
 def flush(col: Collector, state: KerasState) -> None:
@@ -72,17 +72,22 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
         return False
     n, total = int(m.group(1)), int(m.group(2))
     at = line.find("Invalid loss")
-    if at >= 0:                # TerminateOnNaN's "Batch 3: Invalid loss, terminating training", glued to the bar
-        col.add_event(LogEvent(kind="nonfinite_message", line=lineno, text=line[max(0, at - 12):].strip()[:300]))
-    values, _, _, _ = split_record(parse_pairs(line[m.end(2):]))
+    if at >= 0:  # TerminateOnNaN's "Batch 3: Invalid loss, terminating training", glued to the bar
+        col.add_event(LogEvent(kind="nonfinite_message", line=lineno, text=line[max(0, at - 12) :].strip()[:300]))
+    values, _, _, _ = split_record(parse_pairs(line[m.end(2) :]))
     pend = state.pending
     # the same count again with the values it had and more: the epoch's last line, after validation added val_*
-    again = (n == state.last_n and state.phase == "tail" and pend is not None and pend[3] is None
-             and set(pend[0]) <= set(values))
+    again = (
+        n == state.last_n
+        and state.phase == "tail"
+        and pend is not None
+        and pend[3] is None
+        and set(pend[0]) <= set(values)
+    )
     if state.phase == "outside" and n > state.last_n and pend is not None and pend[3] is None:
-        state.phase = "tail"                 # the epoch's counter going on past its total after another line
+        state.phase = "tail"  # the epoch's counter going on past its total after another line
     if n <= state.last_n and state.phase != "fit" and not again:
-        flush(col, state)                    # the counter starts again: a new bar (model.evaluate)
+        flush(col, state)  # the counter starts again: a new bar (model.evaluate)
         state.phase = "outside"
     if state.phase == "fit" and n < state.last_n:
         flush(col, state)

@@ -15,23 +15,45 @@ import re
 
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, classify_key, parse_number
 
-NUM = (r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[nN][aA][nN](?:\([iI][nN][dD]\))?"
-       r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|1\.#(?:INF|QNAN|IND)\d*)")
+NUM = (
+    r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[nN][aA][nN](?:\([iI][nN][dD]\))?"
+    r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|1\.#(?:INF|QNAN|IND)\d*)"
+)
 #: key, separator (':', '=', 'is', or blanks), optional '[' or 'tensor(', number, optional '%'; key and value
 #: may be quoted (PaddleDetection 1.x ``'loss': '1.024392'``)
 #: (possessive quantifiers: a key never gives characters back, which keeps the scan linear and fast)
 KV_RE = re.compile(
     r"(?<![\w./'\"-])['\"]?+([A-Za-z_][\w./-]*+)(?:['\"]?+\s*+[:=]\s*+['\"]?+|\s++is\s++|\s++)(?:\[\s*|tensor\()?("
-    + NUM + r")(%?)['\"]?+(?![\w.#(])")
+    + NUM
+    + r")(%?)['\"]?+(?![\w.#(])"
+)
 #: words printed apart that name one key (Megatron, fairseq, people)
-_PHRASE_RE = re.compile(r"\b(learning|loss|grad|gradient|lm|total|train|val|valid|eval|test|global)[ _]"
-                        r"(rate|scale|norm|loss|step|acc|accuracy)\b", re.I)
+_PHRASE_RE = re.compile(
+    r"\b(learning|loss|grad|gradient|lm|total|train|val|valid|eval|test|global)[ _]"
+    r"(rate|scale|norm|loss|step|acc|accuracy)\b",
+    re.I,
+)
 
 
 _POSITION_KEYS = STEP_KEYS | EPOCH_KEYS
-_PHRASES = ("learning rate", "loss scale", "grad norm", "gradient norm", "lm loss", "total loss", "train loss",
-            "val loss", "valid loss", "eval loss", "test loss", "train acc", "val acc", "eval acc", "test acc",
-            "global step")
+_PHRASES = (
+    "learning rate",
+    "loss scale",
+    "grad norm",
+    "gradient norm",
+    "lm loss",
+    "total loss",
+    "train loss",
+    "val loss",
+    "valid loss",
+    "eval loss",
+    "test loss",
+    "train acc",
+    "val acc",
+    "eval acc",
+    "test acc",
+    "global step",
+)
 
 
 def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str]]:
@@ -51,7 +73,7 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
         if role == "?":
             role = _role(key)
         if role is None:
-            continue                       # eta, time, data_time, max_mem...: not read, not converted
+            continue  # eta, time, data_time, max_mem...: not read, not converted
         try:
             val = float(num)
         except ValueError:

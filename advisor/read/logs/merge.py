@@ -80,7 +80,7 @@ def _map_epochs_to_steps(out: MergedRun) -> None:
         return
     last = np.array([st[ep == e].max() for e in uniq[:10_000]])
     if np.any(np.diff(last) < 0):
-        return                                  # steps do not grow with epochs: no consistent map
+        return  # steps do not grow with epochs: no consistent map
     for s in out.series.values():
         if s.x_kind() == "epoch":
             s.epoch_map = (uniq[: last.size], last)
@@ -104,16 +104,22 @@ def _sum_components(out: MergedRun, split: str) -> None:
         return
     other = {s.key.base for s in out.series.values() if s.key.split != split and s.key.metric == "loss_part"}
     if any(s.key.base in other for s in parts):
-        return          # the other split logs the same components: compare those, like with like (first one)
+        return  # the other split logs the same components: compare those, like with like (first one)
     first = parts[0]
     steps, epochs, _, lines = first.buf.arrays()
     total = np.sum([s.buf.arrays()[2] for s in parts], axis=0)
     buf = Buffer(cap=max(first.buf.cap, len(first.buf) + 1))
     for i in range(total.size):
         buf.add(float(steps[i]), float(epochs[i]), float(total[i]), int(lines[i]))
-    buf.count = first.buf.count               # the parts were thinned alike: the same count of logged points
+    buf.count = first.buf.count  # the parts were thinned alike: the same count of logged points
     name = f"{split}/loss_sum"
     out.series[name] = MetricSeries(
         key=KeyInfo(series=name, split=split, metric="loss", base="loss_sum"),  # type: ignore[arg-type]
-        raw_key=" + ".join(s.raw_key for s in parts), path=first.path, order=first.order, buf=buf,
-        restarts=list(first.restarts), resumes=first.resumes, epoch_map=first.epoch_map)
+        raw_key=" + ".join(s.raw_key for s in parts),
+        path=first.path,
+        order=first.order,
+        buf=buf,
+        restarts=list(first.restarts),
+        resumes=first.resumes,
+        epoch_map=first.epoch_map,
+    )

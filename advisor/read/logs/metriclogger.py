@@ -25,7 +25,8 @@ import re
 
 _EPOCH_ITER_RE = re.compile(
     r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*,?\s*((?:Step|Iter(?:ation)?|Batch)\s*)?"
-    r"\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+    r"\[\s*(\d+)\s*/\s*(\d+)\s*\]"
+)
 #: pytorch/examples mnist: ``Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}`` (samples seen of the epoch)
 _EXAMPLE_RE = re.compile(r"Train Epoch:\s*(\d+)\s*\[(\d+)/(\d+)\s*\(")
 _TQDM_RE = re.compile(r"\|\s*(\d+)/(\d+)\s*\[[\d:]+<[\d:?]+")
@@ -40,15 +41,22 @@ def position(line: str) -> tuple[float | None, float | None, str | None, str | N
     if m:
         mode, epoch, i, n = m.group(1), int(m.group(2)), int(m.group(4)), int(m.group(5))
         split = "eval" if mode in ("val", "test") else None
-        fam = ("mmengine" if mode else "epoch_step" if m.group(3) else
-               "mmdet" if line.find("Epoch [") >= 0 else "metriclogger")
+        fam = (
+            "mmengine"
+            if mode
+            else "epoch_step"
+            if m.group(3)
+            else "mmdet"
+            if line.find("Epoch [") >= 0
+            else "metriclogger"
+        )
         if split == "eval":
             return None, float(epoch), split, fam
         # MetricLogger epochs start at 0, mmdet/mmengine at 1
         base = epoch if fam == "metriclogger" else epoch - 1
         return float(base * n + i), float(epoch), split, fam
     m = _EXAMPLE_RE.search(line) if "Train Epoch" in line else None
-    if m:       # epochs from 1; x counts samples: (epoch - 1) * dataset size + samples seen in the epoch
+    if m:  # epochs from 1; x counts samples: (epoch - 1) * dataset size + samples seen in the epoch
         epoch, n, total = int(m.group(1)), int(m.group(2)), int(m.group(3))
         return float((epoch - 1) * total + n), float(epoch), None, "pytorch_example"
     if "it/s" in line or "s/it" in line:
@@ -56,7 +64,7 @@ def position(line: str) -> tuple[float | None, float | None, str | None, str | N
         if m:
             return float(m.group(1)), None, None, "tqdm"
         m = _RICH_RE.search(line)
-        if m:           # epochs from 0: x = epoch * batches per epoch + batch; counter 0: no batch yet (None)
+        if m:  # epochs from 0: x = epoch * batches per epoch + batch; counter 0: no batch yet (None)
             epoch, i, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
             return (float(epoch * n + i) if i else None), float(epoch), None, "rich"
     m = _ITER_RE.search(line)

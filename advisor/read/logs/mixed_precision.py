@@ -17,8 +17,11 @@ from advisor.read.logs.keyvalue import NUM
 from advisor.read.logs.records import Collector, LogEvent, parse_number
 
 _DS_RE = re.compile(r"Attempted loss scale:\s*(" + NUM + r")(?:,\s*reducing to\s*(" + NUM + r"))?", re.I)
-_TO_RE = re.compile(r"(?:reducing|setting|reduced|decreas\w*|lower\w*|set)\s+(?:the\s+)?loss[ _]?scale\w*"
-                    r"(?:\s+(?:to|from\s+" + NUM + r"\s+to))?:?\s*(" + NUM + r")", re.I)
+_TO_RE = re.compile(
+    r"(?:reducing|setting|reduced|decreas\w*|lower\w*|set)\s+(?:the\s+)?loss[ _]?scale\w*"
+    r"(?:\s+(?:to|from\s+" + NUM + r"\s+to))?:?\s*(" + NUM + r")",
+    re.I,
+)
 _SKIP_RE = re.compile(r"overflow.{0,80}skip|skip.{0,80}overflow|overflow detected", re.I)
 
 
@@ -46,8 +49,9 @@ def _record(col: Collector, lineno: int, line: str, before: float | None, after:
     scale = col.read.series.get("train/loss_scale")
     if before is not None and (scale is None or not len(scale.buf)):
         col.add_record({"loss_scale": before}, lineno, step=_step(col))
-    col.add_event(LogEvent(kind="overflow", line=lineno, text=line.strip()[:200], scale_before=before,
-                           scale_after=after))
+    col.add_event(
+        LogEvent(kind="overflow", line=lineno, text=line.strip()[:200], scale_before=before, scale_after=after)
+    )
     if after is not None:
         col.add_record({"loss_scale": after}, lineno, step=_step(col))
 

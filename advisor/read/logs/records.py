@@ -33,31 +33,108 @@ Split = Literal["train", "eval", "test"]
 Metric = Literal["loss", "loss_part", "score", "lr", "grad_norm", "loss_scale"]
 
 # -- key vocabulary ------------------------------------------------------------
-_EVAL_PREFIXES = ("validation_", "validation/", "valid_", "valid/", "val_", "val/", "val-", "eval_", "eval/",
-                  "test_", "test/", "metrics/", "dev_", "dev/")
+_EVAL_PREFIXES = (
+    "validation_",
+    "validation/",
+    "valid_",
+    "valid/",
+    "val_",
+    "val/",
+    "val-",
+    "eval_",
+    "eval/",
+    "test_",
+    "test/",
+    "metrics/",
+    "dev_",
+    "dev/",
+)
 _EVAL_INFIXES = frozenset(("val", "valid", "validation", "eval"))
 _TRAIN_PREFIXES = ("training_", "training/", "train_", "train/", "train-")
 #: main training-loss names, best first (a file with several picks the first)
-LOSS_NAMES = ("loss", "total_loss", "lm_loss", "loss_total", "objective", "avg_loss", "mean_loss", "nll_loss", "cost",
-              "loss_sum")
+LOSS_NAMES = (
+    "loss",
+    "total_loss",
+    "lm_loss",
+    "loss_total",
+    "objective",
+    "avg_loss",
+    "mean_loss",
+    "nll_loss",
+    "cost",
+    "loss_sum",
+)
 _LR = {"lr", "learning_rate", "lr/pg0", "lr_pg0", "lr0", "base_lr", "current_lr", "lr-adam", "lr-sgd", "lr-adamw"}
-_GRAD = {"grad_norm", "gnorm", "gradient_norm", "grad_norm_total", "total_grad_norm", "global_grad_norm",
-         "grad-norm", "total_norm", "grad_norm_clip"}
-_SCALE = {"loss_scale", "loss_scaler", "scale", "cur_scale", "scaling_factor", "scale_sense", "lossscale",
-          "loss-scale", "amp_scale", "grad_scale"}
-_SCORE_WORDS = ("acc", "accuracy", "top1", "top5", "acc1", "acc5", "f1", "map", "map50", "map50-95", "precision",
-                "recall", "auc", "bleu", "rouge", "wer", "cer", "iou", "miou", "dice", "perplexity", "ppl")
-STEP_KEYS = {"step", "global_step", "iter", "iteration", "it", "num_updates", "updates", "steps", "total_steps",
-             "global_iter", "cur_iter", "trainer/global_step"}
+_GRAD = {
+    "grad_norm",
+    "gnorm",
+    "gradient_norm",
+    "grad_norm_total",
+    "total_grad_norm",
+    "global_grad_norm",
+    "grad-norm",
+    "total_norm",
+    "grad_norm_clip",
+}
+_SCALE = {
+    "loss_scale",
+    "loss_scaler",
+    "scale",
+    "cur_scale",
+    "scaling_factor",
+    "scale_sense",
+    "lossscale",
+    "loss-scale",
+    "amp_scale",
+    "grad_scale",
+}
+_SCORE_WORDS = (
+    "acc",
+    "accuracy",
+    "top1",
+    "top5",
+    "acc1",
+    "acc5",
+    "f1",
+    "map",
+    "map50",
+    "map50-95",
+    "precision",
+    "recall",
+    "auc",
+    "bleu",
+    "rouge",
+    "wer",
+    "cer",
+    "iou",
+    "miou",
+    "dice",
+    "perplexity",
+    "ppl",
+)
+STEP_KEYS = {
+    "step",
+    "global_step",
+    "iter",
+    "iteration",
+    "it",
+    "num_updates",
+    "updates",
+    "steps",
+    "total_steps",
+    "global_iter",
+    "cur_iter",
+    "trainer/global_step",
+}
 EPOCH_KEYS = {"epoch", "ep", "epochs", "cur_epoch"}
 
 
 @dataclass(frozen=True)
 class KeyInfo:
-    series: str          # e.g. "train/loss", "eval/accuracy", "train/loss@epoch"
+    series: str  # e.g. "train/loss", "eval/accuracy", "train/loss@epoch"
     split: Split
     metric: Metric
-    base: str            # the name without split prefix / aggregation suffix
+    base: str  # the name without split prefix / aggregation suffix
 
 
 _KEY_CACHE: dict[str, KeyInfo | None] = {}
@@ -72,16 +149,16 @@ def classify_key(raw: str) -> KeyInfo | None:
     split: Split = "train"
     for p in _EVAL_PREFIXES:
         if k.startswith(p) and len(k) > len(p):
-            split, k = "eval", k[len(p):]
+            split, k = "eval", k[len(p) :]
             break
     else:
         for p in _TRAIN_PREFIXES:
             if k.startswith(p) and len(k) > len(p):
-                k = k[len(p):]
+                k = k[len(p) :]
                 break
         else:
             parts = k.split("_")
-            if len(parts) > 2 and any(t in _EVAL_INFIXES for t in parts[1:-1]):   # total_val_loss
+            if len(parts) > 2 and any(t in _EVAL_INFIXES for t in parts[1:-1]):  # total_val_loss
                 split, k = "eval", "_".join(t for t in parts if t not in _EVAL_INFIXES)
     agg = ""
     if k.endswith("_step") and len(k) > 5:
@@ -98,11 +175,15 @@ def classify_key(raw: str) -> KeyInfo | None:
         metric, k = "grad_norm", "grad_norm"
     elif k in _SCALE:
         metric, k = "loss_scale", "loss_scale"
-    elif ((k.endswith("loss") or k.startswith("loss_")) and "." not in k
-          and not any(w in k for w in ("scale", "weight", "type", "func", "fn", "coef", "ratio"))):
+    elif (
+        (k.endswith("loss") or k.startswith("loss_"))
+        and "." not in k
+        and not any(w in k for w in ("scale", "weight", "type", "func", "fn", "coef", "ratio"))
+    ):
         metric = "loss_part"
-    elif any(k == w or k.endswith("_" + w) or (k.startswith(w) and k[len(w):].lstrip("@_-").isdigit())
-             for w in _SCORE_WORDS):
+    elif any(
+        k == w or k.endswith("_" + w) or (k.startswith(w) and k[len(w) :].lstrip("@_-").isdigit()) for w in _SCORE_WORDS
+    ):
         metric = "score"
     else:
         metric = None
@@ -119,7 +200,7 @@ _NONFINITE_RE = re.compile(r"^([-+]?)(?:nan(?:\(ind\))?|1\.#(?:qnan|ind)|(inf(?:
 def parse_number(text: str) -> float | None:
     """A logged number in any spelling (``1e-3``, ``nan``, ``-inf``, ``1.#INF``, ``tensor(0.5)``), or None."""
     t = text.strip()
-    if t[:1] in ("'", '"'):                          # PaddleDetection 1.x, recent transformers: 'loss': '1.0243'
+    if t[:1] in ("'", '"'):  # PaddleDetection 1.x, recent transformers: 'loss': '1.0243'
         t = t.strip("'\"")
     if t.startswith("tensor("):
         t = t[7:].split(",", 1)[0].rstrip(")")
@@ -144,7 +225,7 @@ class Buffer:
         self.epoch = array("d")
         self.value = array("d")
         self.line = array("q")
-        self.count = 0          # points seen (after resume de-duplication)
+        self.count = 0  # points seen (after resume de-duplication)
         self.stride = 1
         self._phase = 0
         self.nonfinite = 0
@@ -183,10 +264,12 @@ class Buffer:
             del getattr(self, name)[keep:]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return (np.frombuffer(self.step, dtype=np.float64).copy() if len(self.step) else np.zeros(0),
-                np.frombuffer(self.epoch, dtype=np.float64).copy() if len(self.epoch) else np.zeros(0),
-                np.frombuffer(self.value, dtype=np.float64).copy() if len(self.value) else np.zeros(0),
-                np.frombuffer(self.line, dtype=np.int64).copy() if len(self.line) else np.zeros(0, np.int64))
+        return (
+            np.frombuffer(self.step, dtype=np.float64).copy() if len(self.step) else np.zeros(0),
+            np.frombuffer(self.epoch, dtype=np.float64).copy() if len(self.epoch) else np.zeros(0),
+            np.frombuffer(self.value, dtype=np.float64).copy() if len(self.value) else np.zeros(0),
+            np.frombuffer(self.line, dtype=np.int64).copy() if len(self.line) else np.zeros(0, np.int64),
+        )
 
 
 @dataclass
@@ -196,10 +279,10 @@ class MetricSeries:
     key: KeyInfo
     raw_key: str
     path: str
-    order: int                                  # order of first appearance in the file
+    order: int  # order of first appearance in the file
     buf: Buffer = field(default_factory=Buffer)
-    restarts: list[int] = field(default_factory=list)   # stored-point indices where a new run starts
-    resumes: int = 0                                    # times a run resumed from an earlier step
+    restarts: list[int] = field(default_factory=list)  # stored-point indices where a new run starts
+    resumes: int = 0  # times a run resumed from an earlier step
     #: (epochs, steps) known from other series of the run, to put an epoch-only series on steps (set by merge)
     epoch_map: tuple[np.ndarray, np.ndarray] | None = None
     #: per position kind (0: step, 1: epoch only): last x seen and first x of the current run
@@ -214,18 +297,18 @@ class MetricSeries:
         kind, x = (0, step) if step == step else (1, epoch)
         last, first = self._last[kind], self._first[kind]
         if x == x and x < last and len(self.buf):
-            if x <= first:                                  # a new run from the beginning: keep both
+            if x <= first:  # a new run from the beginning: keep both
                 if len(self.restarts) < MAX_RESTARTS:
                     self.restarts.append(len(self.buf))
                 self._first = [math.nan, math.nan]
-            else:                                           # resumed from a checkpoint: the new lines win
+            else:  # resumed from a checkpoint: the new lines win
                 start = self.restarts[-1] if self.restarts else 0
                 xs = self.buf.step if kind == 0 else self.buf.epoch
-                keep = bisect.bisect_left(xs, x, start, len(self.buf))   # x is sorted within a run
+                keep = bisect.bisect_left(xs, x, start, len(self.buf))  # x is sorted within a run
                 if len(self.buf) - keep <= 0.5 * (len(self.buf) - start):
                     self.resumes += 1
                     self.buf.truncate(keep)
-                elif len(self.restarts) < MAX_RESTARTS:     # would drop most of the run: call it a new run
+                elif len(self.restarts) < MAX_RESTARTS:  # would drop most of the run: call it a new run
                     self.restarts.append(len(self.buf))
                     self._first = [math.nan, math.nan]
         if x == x:
@@ -234,7 +317,7 @@ class MetricSeries:
                 self._first[kind] = x
         stride = self.buf.stride
         self.buf.add(step, epoch, value, line)
-        if self.buf.stride != stride and self.restarts:     # the buffer kept every second point
+        if self.buf.stride != stride and self.restarts:  # the buffer kept every second point
             self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
 
     def x_kind(self) -> Literal["step", "epoch", "index"]:
@@ -265,16 +348,16 @@ class LogRead:
     """Everything read from one file."""
 
     path: str
-    formats: set[str] = field(default_factory=set)     # format families recognised, e.g. {"keyvalue", "deepspeed"}
+    formats: set[str] = field(default_factory=set)  # format families recognised, e.g. {"keyvalue", "deepspeed"}
     series: dict[str, MetricSeries] = field(default_factory=dict)
     events: list[LogEvent] = field(default_factory=list)
     event_counts: dict[str, int] = field(default_factory=dict)
     lines: int = 0
-    bad_lines: int = 0                    # lines that looked like metrics but could not be read
+    bad_lines: int = 0  # lines that looked like metrics but could not be read
     bad_examples: list[tuple[int, str]] = field(default_factory=list)
     overlong_lines: int = 0
     encoding: str = "utf-8"
-    problem: str | None = None            # why the file could not be used at all
+    problem: str | None = None  # why the file could not be used at all
     notes: list[str] = field(default_factory=list)
     last_step: float = math.nan
 
@@ -292,14 +375,14 @@ class Collector:
             self.read.formats.add(fmt)
         # steps counted inside each epoch (MindSpore LossMonitor, mmdet "iter"): found when the step falls back
         # while the epoch goes up; then global step = (epoch - first epoch) * steps per epoch + step
-        self._prev: tuple[float, float] | None = None      # (epoch, step) of the last record with both
+        self._prev: tuple[float, float] | None = None  # (epoch, step) of the last record with both
         self._first_epoch = math.nan
         self._min_step = math.inf
         self._max_step = -math.inf
         self._per_epoch: float | None = None
         #: (raw key, split) -> its series (None: a key we do not track)
         self._by_key: dict[tuple[str, str | None], MetricSeries | None] = {}
-        self._open_events: list[LogEvent] = []      # tracebacks not yet followed by a logged value
+        self._open_events: list[LogEvent] = []  # tracebacks not yet followed by a logged value
 
     def _global_step(self, step: float, epoch: float) -> float:
         if not (math.isfinite(epoch) and math.isfinite(step)) or epoch != int(epoch):
@@ -318,8 +401,14 @@ class Collector:
                 return step
         return (epoch - self._first_epoch) * self._per_epoch + step
 
-    def add_record(self, values: dict[str, float], line: int, step: float | None = None,
-                   epoch: float | None = None, split: Split | None = None) -> bool:
+    def add_record(
+        self,
+        values: dict[str, float],
+        line: int,
+        step: float | None = None,
+        epoch: float | None = None,
+        split: Split | None = None,
+    ) -> bool:
         """One logged record: metric values at a step/epoch. Returns whether anything was kept."""
         if step is not None and epoch is not None and step == step and epoch == epoch:
             step = self._global_step(float(step), float(epoch))
@@ -347,8 +436,9 @@ class Collector:
         if info is None:
             return None
         if split in ("eval", "test") and info.split != split:
-            info = KeyInfo(series=f"{split}/" + info.series.split("/", 1)[1], split=split, metric=info.metric,
-                           base=info.base)
+            info = KeyInfo(
+                series=f"{split}/" + info.series.split("/", 1)[1], split=split, metric=info.metric, base=info.base
+            )
         series = self.read.series
         s = series.get(info.series)
         if s is None:

@@ -49,7 +49,7 @@ def _encoding(sample: bytes) -> tuple[str | None, str | None]:
         sample.decode("utf-8")
         return "utf-8", None
     except UnicodeDecodeError as exc:
-        if exc.start >= len(sample) - 4:          # a character cut by the sample's end
+        if exc.start >= len(sample) - 4:  # a character cut by the sample's end
             return "utf-8", None
         return "latin-1", None
 
@@ -84,10 +84,11 @@ def sniff(path: Path) -> Sniff:
     head = text.lstrip()
     if head.startswith("{") and '"log_history"' in text:
         first = _json_obj(lines[0]) if lines and lines[0].endswith("}") else None
-        if first is None or "log_history" in first:        # pretty-printed, or one line holding the state
+        if first is None or "log_history" in first:  # pretty-printed, or one line holding the state
             return Sniff("trainer_state", enc)
-    if lines and sum(ln.startswith("{") and ln.endswith("}") and _json_obj(ln) is not None
-                     for ln in lines) >= 0.6 * len(lines):
+    if lines and sum(
+        ln.startswith("{") and ln.endswith("}") and _json_obj(ln) is not None for ln in lines
+    ) >= 0.6 * len(lines):
         return Sniff("jsonl", enc)
     if len(lines) >= 2 and lines[0].count(",") >= 1:
         try:  # quoted cells may hold commas ("a, b"); a text column beside the numbers is fine
@@ -97,8 +98,11 @@ def sniff(path: Path) -> Sniff:
         header = [c.strip() for c in parsed[0]]
         rows = [[c.strip() for c in r] for r in parsed[1:4]]
         numeric = [sum(_is_number(c) for c in r) >= max(1, 0.5 * len(r)) for r in rows]
-        if (all(c and not _is_number(c) for c in header) and all(len(r) == len(header) for r in rows)
-                and sum(numeric) >= max(1, 0.5 * len(rows))):
+        if (
+            all(c and not _is_number(c) for c in header)
+            and all(len(r) == len(header) for r in rows)
+            and sum(numeric) >= max(1, 0.5 * len(rows))
+        ):
             return Sniff("csv", enc)
     return Sniff("text", enc)
 

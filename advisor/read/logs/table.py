@@ -42,12 +42,12 @@ MAX_COLUMNS = 24
 class TableState:
     def __init__(self) -> None:
         self.columns: list[str] | None = None
-        self.roles: list[str | None] = []          # "step", "epoch", "metric" or None per column
-        self.is_val = False                        # a YOLOv5 validation table (Class Images ... mAP50-95)
+        self.roles: list[str | None] = []  # "step", "epoch", "metric" or None per column
+        self.is_val = False  # a YOLOv5 validation table (Class Images ... mAP50-95)
         self.pending: tuple[dict[str, float], int, float | None, float | None, str | None] | None = None
         self.last_epoch: float | None = None
-        self.indexed = False                       # a pandas DataFrame print: an index column before the header's
-        self.tabs = False                          # cells separated by tabs (a notebook's table, copied)
+        self.indexed = False  # a pandas DataFrame print: an index column before the header's
+        self.tabs = False  # cells separated by tabs (a notebook's table, copied)
 
 
 def _head(line: str) -> str:
@@ -68,7 +68,7 @@ def header(line: str, state: TableState) -> bool:
     head = _head(line)
     if "=" in head or ":" in head or "," in head:
         return False
-    tabs = "\t" in head.strip()            # a table copied from a notebook: cells of several words
+    tabs = "\t" in head.strip()  # a table copied from a notebook: cells of several words
     cells = ["_".join(c.split()) for c in head.strip().split("\t")] if tabs else head.split()
     if not 2 <= len(cells) <= MAX_COLUMNS or not all(_WORD_RE.match(c) for c in cells):
         return False
@@ -86,9 +86,11 @@ def header(line: str, state: TableState) -> bool:
         else:
             info = classify_key(name)
             roles.append("metric" if info is not None else None)
-    if tabs and "validation_loss" in low:      # the Trainer's notebook table: the other metrics are eval metrics
-        names = [f"eval_{n}" if r == "metric" and not n.lower().startswith(("training", "validation")) else n
-                 for n, r in zip(names, roles)]
+    if tabs and "validation_loss" in low:  # the Trainer's notebook table: the other metrics are eval metrics
+        names = [
+            f"eval_{n}" if r == "metric" and not n.lower().startswith(("training", "validation")) else n
+            for n, r in zip(names, roles)
+        ]
     is_val = low[0] == "class" and "metric" in roles
     has_pos = "step" in roles or "epoch" in roles
     indexed = not has_pos and not is_val and roles.count("metric") >= 2 and None not in roles
@@ -96,7 +98,7 @@ def header(line: str, state: TableState) -> bool:
         return False
     flush(state, None)
     state.columns, state.roles, state.is_val, state.tabs = names, roles, is_val, tabs
-    if indexed:          # pandas prints a DataFrame with its index first: the epoch (Keras history.history)
+    if indexed:  # pandas prints a DataFrame with its index first: the epoch (Keras history.history)
         state.columns, state.roles = ["epoch", *names], ["epoch", *roles]
         state.indexed = True
     else:
@@ -119,27 +121,27 @@ def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
         return False
     cells = _cells(line, state.tabs)
     if state.indexed and cells and all(c.strip(".") == "" for c in cells):
-        return True                                  # the rows pandas leaves out of a long frame
+        return True  # the rows pandas leaves out of a long frame
     if len(cells) != len(cols):
         if cells:
             flush(state, col)
             state.columns = None
         return not cells
     if state.is_val and any(parse_number(c) is None for c in cells[1:]):
-        state.columns = None                         # a new header (the next epoch's), not a row
+        state.columns = None  # a new header (the next epoch's), not a row
         return False
     values: dict[str, float] = {}
     step = epoch = None
     for i, (cell, role) in enumerate(zip(cells, state.roles)):
         if role is None:
             if i == 0 and state.is_val and cell != "all":
-                return True                          # a per-class row of the validation table
+                return True  # a per-class row of the validation table
             continue
         if role == "epoch" and "/" in cell:
-            cell = cell.split("/", 1)[0]                 # YOLO "3/299": epoch 3 of 0..299
+            cell = cell.split("/", 1)[0]  # YOLO "3/299": epoch 3 of 0..299
         v = parse_number(cell)
         if v is None and state.tabs and role == "metric":
-            continue                                 # "No log": the Trainer had no value for that column yet
+            continue  # "No log": the Trainer had no value for that column yet
         if v is None:
             flush(state, col)
             state.columns = None

@@ -11,23 +11,53 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import (caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table,
-                               timm)
+from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table, timm
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 from advisor.read.safe import clean_log_line
 
 MAX_LINE = 65536
 #: a line without one of these (lower-cased) cannot hold anything we read
-TRIGGER_WORDS = ("loss", "lr", "learn", "acc", "overflow", "scale", "norm", "epoch", "step", "iter", "nan", "inf",
-                 "traceback", "{", "top1", "top5", "map", "f1", "wer", "bleu", "precision", "recall", "perplex",
-                 "ppl", "auc", "iou", "dice", "error")
-_EVAL_LINE_RE = re.compile(r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluation|eval)\b:|^\s*(?:val|valid|eval|test)\b",
-                           re.I)
+TRIGGER_WORDS = (
+    "loss",
+    "lr",
+    "learn",
+    "acc",
+    "overflow",
+    "scale",
+    "norm",
+    "epoch",
+    "step",
+    "iter",
+    "nan",
+    "inf",
+    "traceback",
+    "{",
+    "top1",
+    "top5",
+    "map",
+    "f1",
+    "wer",
+    "bleu",
+    "precision",
+    "recall",
+    "perplex",
+    "ppl",
+    "auc",
+    "iou",
+    "dice",
+    "error",
+)
+_EVAL_LINE_RE = re.compile(
+    r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluation|eval)\b:|^\s*(?:val|valid|eval|test)\b", re.I
+)
 _EXC_RE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit)\b")
-_NONFINITE_MSG_RE = re.compile(r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
-                               r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b"
-                               r"|\binvalid loss, terminating", re.I)      # Keras TerminateOnNaN
+_NONFINITE_MSG_RE = re.compile(
+    r"\b(?:loss|gradient|grad)s?\b.{0,60}\b(?:nan|infinite|non-finite|inf)\b"
+    r"|\b(?:nan|non-finite|infinite)\b.{0,40}\bloss\b"
+    r"|\binvalid loss, terminating",
+    re.I,
+)  # Keras TerminateOnNaN
 _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)
 #: the loss scaler gave up (apex/fairseq ``FloatingPointError: Minimum loss scale reached (0.0001)``,
 #: DeepSpeed ``Current loss scale already at minimum - cannot decrease scale anymore``)
@@ -54,8 +84,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     tstate = table.TableState()
     bar = _Bar()
     mstate = timm.TimmState()
-    tb_line = 0                  # line of a pending "Traceback (most recent call last):"
-    exc_line = -2                # line of the last exception read
+    tb_line = 0  # line of a pending "Traceback (most recent call last):"
+    exc_line = -2  # line of the last exception read
     epoch_ctx: float | None = None
     cut = False
     lineno = 0
@@ -65,7 +95,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             line = readline(MAX_LINE)
             if not line:
                 break
-            if cut:                      # the rest of an overlong line
+            if cut:  # the rest of an overlong line
                 cut = not line.endswith("\n") and len(line) == MAX_LINE
                 continue
             lineno += 1
@@ -102,18 +132,26 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
                 continue
-            if (("nan" in low or "inf" in low or "scale" in low) and ("error" in low or "exception" in low)
-                    and _EXC_RE.match(line) and (_NONFINITE_MSG_RE.search(line) or _MIN_SCALE_RE.search(line))):
-                _exception(col, lineno, lineno, line.strip())       # the exception line without its traceback
+            if (
+                ("nan" in low or "inf" in low or "scale" in low)
+                and ("error" in low or "exception" in low)
+                and _EXC_RE.match(line)
+                and (_NONFINITE_MSG_RE.search(line) or _MIN_SCALE_RE.search(line))
+            ):
+                _exception(col, lineno, lineno, line.strip())  # the exception line without its traceback
                 exc_line = lineno
                 continue
-            if ("{" in line and ("nan" in low or "inf" in low) and _CRASH_DICT_RE.search(line)
-                    and _NONFINITE_MSG_RE.search(line.replace("{", " loss ", 1))):
-                if lineno != exc_line + 1:     # not the second line of the exception just read (detectron2)
-                    _nonfinite_message(col, lineno, line)             # a crash's loss dict: not a logged point
+            if (
+                "{" in line
+                and ("nan" in low or "inf" in low)
+                and _CRASH_DICT_RE.search(line)
+                and _NONFINITE_MSG_RE.search(line.replace("{", " loss ", 1))
+            ):
+                if lineno != exc_line + 1:  # not the second line of the exception just read (detectron2)
+                    _nonfinite_message(col, lineno, line)  # a crash's loss dict: not a logged point
                 continue
-            if "\x08" in line:     # what the terminal shows: the text after the last backspace (Keras 3 erases
-                line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"   # at the end)
+            if "\x08" in line:  # what the terminal shows: the text after the last backspace (Keras 3 erases
+                line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"  # at the end)
             if "overflow" in low:
                 if mixed_precision.parse(line, lineno, col):
                     continue
@@ -132,8 +170,11 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 continue
             if (" " in line or "\t" in line) and (":" not in line or "%|" in line) and table.header(line, tstate):
                 continue
-            pos = (metriclogger.position(line) if ("Epoch" in line or "Iter(" in line or "it/s" in line
-                                                   or "s/it" in line) else None)
+            pos = (
+                metriclogger.position(line)
+                if ("Epoch" in line or "Iter(" in line or "it/s" in line or "s/it" in line)
+                else None
+            )
             values, step, epoch, strong = split_record(parse_pairs(line, low))
             split = None
             if pos is not None:
@@ -143,10 +184,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 epoch = pepoch if pepoch is not None else epoch
                 strong = strong or bool(values)
                 if fam == "pytorch_example":
-                    epoch_ctx = epoch                # the epoch of the "Test set:" line that follows
+                    epoch_ctx = epoch  # the epoch of the "Test set:" line that follows
                 if fam in ("tqdm", "rich") and values:
-                    if not step:                 # no batch done yet: the postfix still shows the last epoch's,
-                        bar.end_of_epoch(values)     # with the validation run after it
+                    if not step:  # no batch done yet: the postfix still shows the last epoch's,
+                        bar.end_of_epoch(values)  # with the validation run after it
                         continue
                     if bar.pending is not None and bar.pending[2:4] != (step, epoch):
                         bar.flush(col)
@@ -155,12 +196,18 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
             if values and "%)" in line:
-                for m in _FRACTION_RE.finditer(line):       # "Accuracy: 9837/10000 (98%)": the ratio
+                for m in _FRACTION_RE.finditer(line):  # "Accuracy: 9837/10000 (98%)": the ratio
                     if m.group(1) in values and int(m.group(3)):
                         values[m.group(1)] = int(m.group(2)) / int(m.group(3))
-            if pos is None and values and bar.pending is not None and line[:1] in " \t" and step is None \
-                    and epoch is None:
-                bar.pending[0].update(values)    # a bar's metrics wrapped onto the next line (rich, narrow terminal)
+            if (
+                pos is None
+                and values
+                and bar.pending is not None
+                and line[:1] in " \t"
+                and step is None
+                and epoch is None
+            ):
+                bar.pending[0].update(values)  # a bar's metrics wrapped onto the next line (rich, narrow terminal)
                 continue
             if not strong and "loss" in low:
                 token = unreadable_loss(line)
@@ -177,11 +224,11 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 last = read.last_step
                 if mindspore.is_scale_line(line) and last is not None and last == last:
                     col.add_record(values, lineno, step=last)  # the loss scale of the step just logged
-                continue             # e.g. "Namespace(lr=0.01, ...)": a setting, not a logged value
+                continue  # e.g. "Namespace(lr=0.01, ...)": a setting, not a logged value
             if epoch is None and step is None:
                 epoch = epoch_ctx
             elif step is None and "it/s" in line:
-                epoch_ctx = epoch      # a rich progress bar (Lightning): its wrapped metrics line has no epoch
+                epoch_ctx = epoch  # a rich progress bar (Lightning): its wrapped metrics line has no epoch
             if col.add_record(values, lineno, step=step, epoch=epoch, split=split) and pos is None:
                 read.formats.add("mindspore" if "loss is" in low else "keyvalue")
         read.lines = lineno
@@ -219,7 +266,7 @@ class _Bar:
         self.pending = None
         for key in [k for k in values if (info := classify_key(k)) is not None and info.split == "eval"]:
             if self.last_eval.get(key) == values[key]:
-                del values[key]                          # the same value shown again: not a new evaluation
+                del values[key]  # the same value shown again: not a new evaluation
             else:
                 self.last_eval[key] = values[key]
         if values:
@@ -234,5 +281,6 @@ def _exception(col: Collector, tb_line: int, lineno: int, text: str) -> None:
 
 def _nonfinite_message(col: Collector, lineno: int, text: str) -> None:
     m = _AT_ITER_RE.search(text)
-    col.add_event(LogEvent(kind="nonfinite_message", line=lineno, text=text.strip()[:300],
-                           step=float(m.group(1)) if m else None))
+    col.add_event(
+        LogEvent(kind="nonfinite_message", line=lineno, text=text.strip()[:300], step=float(m.group(1)) if m else None)
+    )

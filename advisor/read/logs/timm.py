@@ -24,7 +24,7 @@ _PAIR_RE = re.compile(r"([A-Za-z][\w@]*):\s*(" + NUM + r")\s*\(\s*(" + NUM + r")
 class TimmState:
     def __init__(self) -> None:
         self.epoch: float | None = None
-        self.steps = 0.0                     # x of the last training line
+        self.steps = 0.0  # x of the last training line
 
 
 def parse(line: str, lineno: int, col: Collector, state: TimmState) -> bool:
@@ -49,14 +49,15 @@ def parse(line: str, lineno: int, col: Collector, state: TimmState) -> bool:
     if m is None:
         return False
     if m.group(1) != m.group(2):
-        return True                          # a batch inside the evaluation: running means, not a result
+        return True  # a batch inside the evaluation: running means, not a result
     values = {}
     for key, _, avg in _PAIR_RE.findall(line, m.end()):
         v = parse_number(avg)
         if v is not None and key not in ("Time", "Data"):
             values["val_" + key] = v
     if values:
-        col.add_record(values, lineno, step=state.steps if state.epoch is not None else None, epoch=state.epoch,
-                       split="eval")
+        col.add_record(
+            values, lineno, step=state.steps if state.epoch is not None else None, epoch=state.epoch, split="eval"
+        )
         col.read.formats.add("timm")
     return True
