@@ -391,7 +391,7 @@ class Collector:
             self._first_epoch = epoch
         if self._per_epoch is None:
             prev = self._prev
-            if prev is not None and step < prev[1] and epoch == prev[0] + 1 and step <= self._min_step:
+            if prev is not None and step < prev[1] and epoch == prev[0] + 1:
                 # 0-based counters end at per_epoch - 1; 1-based and interval-logged ones (50, 100, ... 500) at per_epoch
                 self._per_epoch = self._max_step + max(0.0, 1.0 - self._min_step)
             else:

@@ -324,6 +324,15 @@ def test_epoch_step_brackets_give_the_global_step(tmp_path):
     assert _xy(read.series["train/loss"])[0] == [6 * 391 + 200.0, 6 * 391 + 300.0, 7 * 391 + 100.0]
 
 
+def test_an_iteration_counter_logged_at_an_interval_restarts_each_epoch(tmp_path):
+    # every 5th global step, counted inside the epoch: epoch 2 starts at iter 2, above epoch 1's first (1)
+    lines = [f"[epoch 1][iter {i}/43] loss: {2.0 - i / 50:.4f}" for i in (1, 5, 10, 15, 20, 25, 30, 35, 40)]
+    lines += [f"[epoch 2][iter {i}/43] loss: {1.0 - i / 100:.4f}" for i in (2, 7, 12)]
+    x = _xy(_read_text(tmp_path, "\n".join(lines) + "\n").series["train/loss"])[0]
+    assert x == sorted(x) and len(set(x)) == len(x)          # one training run, not a restart at epoch 2
+    assert x[-3:] == [40 + 2.0, 40 + 7.0, 40 + 12.0]
+
+
 @pytest.mark.parametrize("line, series", [
     ("epoch 3 step 300 cost 1.25", "train/cost"),
     ("epoch 3 step 300 IDLoss: 1.25", "train/idloss"),
