@@ -248,6 +248,10 @@ def _int(v: float) -> int | None:
     return int(v) if np.isfinite(v) else None
 
 
+#: share of exact zeros in an activation's output from which, with no module type written, it is read as ReLU-like
+RELU_ZERO_FRAC = 0.9
+
+
 def _activation(name: str, tr: _Track) -> ActivationStats:
     steps, v = tr.arrays()
     zero, sat, bad = v.T
@@ -257,7 +261,9 @@ def _activation(name: str, tr: _Track) -> ActivationStats:
         module_type=mtype,
         steps_recorded=int(steps.size),
         is_saturating_type=(mtype in SATURATING_TYPES) if mtype else bool(np.any(np.isfinite(sat))),
-        is_relu_type=(mtype in RELU_TYPES) if mtype else "relu" in name.lower(),
+        # without a module type: a name that says ReLU, or outputs exactly zero for most units at most steps
+        # (of the common activations only the ReLU family outputs exact zeros at that rate; dropout zeroes p)
+        is_relu_type=(mtype in RELU_TYPES) if mtype else ("relu" in name.lower() or _median(zero) >= RELU_ZERO_FRAC),
         zero_frac_median=_median(zero),
         zero_frac_last=_py(zero[-1]),
         sat_frac_median=_median(sat),

@@ -164,3 +164,15 @@ def test_tie_with_an_embedding_is_marked(tmp_path):
     _, by = run(write(tmp_path, recs))
     (tie,) = by["tied_params"]
     assert (tie.name_a, tie.name_b, tie.involves_embedding) == ("wte.weight", "lm_head.weight", True)
+
+
+def test_an_activation_without_module_type_that_outputs_only_zeros_reads_as_relu(tmp_path):
+    # recorders other than advisor's hook often write no module type; exact zeros at that rate are the ReLU family's
+    def act(step, name, zero):
+        return {"step": step, "name": name, "kind": "activation", "numel": 4096, "mean": 0.0, "std": 0.0,
+                "min": 0.0, "max": 1.0, "norm": 1.0, "zero_frac": zero, "nan": 0, "inf": 0}
+
+    recs = [act(s, "net.1", 1.0) for s in (1, 2, 3)] + [act(s, "net.3", 0.48) for s in (1, 2, 3)]
+    _, by = run(write(tmp_path / "r", recs))
+    kinds = {a.name: a.is_relu_type for a in by["activation_stats"]}
+    assert kinds == {"net.1": True, "net.3": False}          # half zeros: a healthy ReLU or anything else
