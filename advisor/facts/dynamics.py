@@ -187,9 +187,12 @@ class ActivationStats(Fact):
     name: str = Field(description="module name, e.g. features.3")
     module_type: str | None = Field(default=None, description="module class, e.g. ReLU, Sigmoid; None if not written")
     is_saturating_type: bool = Field(default=False, description="sigmoid/tanh-like output (sat_frac recorded)")
-    is_relu_type: bool = Field(default=False, description="ReLU-like output (ReLU, ReLU6, LeakyReLU excluded); with "
-                                                          "no module type, a name with relu or outputs >= 90% "
-                                                          "exact zeros (median over steps)")
+    is_relu_type: bool = Field(
+        default=False,
+        description="ReLU-like output (ReLU, ReLU6, LeakyReLU excluded); with "
+        "no module type, a name with relu or outputs >= 90% "
+        "exact zeros (median over steps)",
+    )
     is_last_module: bool = Field(
         default=False,
         description="the last module recorded in the forward pass: the "
