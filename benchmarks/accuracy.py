@@ -83,8 +83,8 @@ def load_labels(path: Path, prefix: str = "") -> list[tuple[str, dict, Path]]:
     """(name, label, folder the label's paths are relative to) for each entry of a labels file:
     a JSON object of name -> label, or a JSON list of labels (named by their run folder)."""
     labels = json.loads(path.read_text(encoding="utf-8"))
-    if isinstance(labels, list):
-        labels = {Path(lab["run"]).name: lab for lab in labels}
+    if isinstance(labels, list):  # named by the run's path (runs/x/run and runs/y/run are two runs)
+        labels = {Path(lab["run"]).as_posix().removeprefix("runs/"): lab for lab in labels}
     out = []
     for name, lab in sorted(labels.items()):
         base = path.parent

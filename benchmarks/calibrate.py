@@ -135,6 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ECE calibrated, cross-validated:      {ece(cv):.3f}   (runs left out of each fit)")
     print(f"ECE calibrated, fitted on all (opt.): {ece(fitted):.3f}")
     print("knots (raw -> calibrated): " + ", ".join(f"{x:.2f}->{y:.2f}" for x, y in knots))
+    # the map is monotone: top-1 / top-3 do not depend on it; the false alarms are counted with the new map
+    for name in sorted({o.name.split("/")[0] if "/" in o.name else "generated" for o in outcomes}):
+        part = [o for o in outcomes if (o.name.split("/")[0] if "/" in o.name else "generated") == name]
+        faulty, healthy = [o for o in part if o.truth], [o for o in part if not o.truth]
+        top1 = sum(o.top1 for o in faulty) / len(faulty) if faulty else float("nan")
+        top3 = sum(o.top3 for o in faulty) / len(faulty) if faulty else float("nan")
+        alarms = sum(any(calibrate(r, knots) >= 0.5 for r in o.raw) for o in healthy)
+        print(f"{name:12s} faulty {len(faulty):3d}: top-1 {top1:.2f} top-3 {top3:.2f}; healthy {len(healthy):3d}: "
+              f"{alarms} with a cause at 50% or more")
     if args.write:
         write_map(knots, [Path(x).resolve().parent.parent.name for x in args.labels], len(outcomes), len(raw),
                   ece(cv))

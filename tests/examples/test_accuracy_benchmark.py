@@ -71,7 +71,13 @@ def test_also_ok_counts_and_calibration_table(acc):
 
 def test_eval_dev_style_labels_list(acc, tmp_path):
     (tmp_path / "corpus" / "runs" / "r1").mkdir(parents=True)
+    for pair in ("p1", "p2"):
+        (tmp_path / "corpus" / "runs" / pair / "run").mkdir(parents=True)
     (tmp_path / "corpus" / "labels.json").write_text(
-        '[{"run": "runs/r1", "baseline": null, "cause": "overfitting", "also_ok": ["insufficient_epochs"]}]')
-    [(name, label, base)] = acc.load_labels(tmp_path / "corpus" / "labels.json", prefix="set/")
+        '[{"run": "runs/r1", "baseline": null, "cause": "overfitting", "also_ok": ["insufficient_epochs"]},'
+        ' {"run": "runs/p1/run", "baseline": "runs/p1/baseline", "cause": null},'
+        ' {"run": "runs/p2/run", "baseline": "runs/p2/baseline", "cause": null}]')
+    entries = acc.load_labels(tmp_path / "corpus" / "labels.json", prefix="set/")
+    assert [n for n, _, _ in entries] == ["set/p1/run", "set/p2/run", "set/r1"]   # pairs are not merged by name
+    name, label, base = entries[-1]
     assert (name, label["also_ok"], base) == ("set/r1", ["insufficient_epochs"], tmp_path / "corpus")
