@@ -171,21 +171,30 @@ def summarise(outcomes: list[Outcome]) -> dict:
 BINS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0001)
 
 
+def ece(preds: list[tuple[float, bool]]) -> float:
+    """Expected calibration error of (confidence, right) predictions over BINS (nan without predictions)."""
+    return reliability_of(preds)["ece"] if preds else float("nan")
+
+
 def reliability(outcomes: list[Outcome]) -> dict:
     """Every reported cause is a prediction: confidence bins vs observed hit rate, and the ECE."""
-    preds = [(p, o.is_right(c)) for o in outcomes if not o.error for c, p in o.ranked]
+    return reliability_of([(p, o.is_right(c)) for o in outcomes if not o.error for c, p in o.ranked])
+
+
+def reliability_of(preds: list[tuple[float, bool]]) -> dict:
+    """Confidence bins vs observed hit rate, and the ECE = sum of n_bin / n * |hit rate - mean confidence|."""
     rows = []
-    ece = 0.0
+    total = 0.0
     for lo, hi in zip(BINS[:-1], BINS[1:]):
         inside = [(p, hit) for p, hit in preds if lo <= p < hi]
         if not inside:
             continue
         conf = sum(p for p, _ in inside) / len(inside)
         rate = sum(hit for _, hit in inside) / len(inside)
-        ece += len(inside) / len(preds) * abs(rate - conf)
+        total += len(inside) / len(preds) * abs(rate - conf)
         rows.append({"bin": f"{lo:.1f}-{min(hi, 1.0):.1f}", "n": len(inside), "mean_confidence": round(conf, 3),
                      "hit_rate": round(rate, 3)})
-    return {"predictions": len(preds), "ece": round(ece, 4) if preds else None, "bins": rows}
+    return {"predictions": len(preds), "ece": round(total, 4) if preds else None, "bins": rows}
 
 
 def _pct(v: float | None) -> str:

@@ -31,7 +31,6 @@ sys.path.insert(0, str(ROOT))
 from advisor.calibration import calibrate, fit_isotonic  # noqa: E402
 
 MAP_FILE = ROOT / "advisor" / "knowledge" / "calibration_map.py"
-BINS = 10
 FOLDS = 5
 
 
@@ -41,21 +40,6 @@ def _accuracy_module():
     sys.modules["benchmarks_accuracy"] = module
     spec.loader.exec_module(module)
     return module
-
-
-def ece(points: list[tuple[float, bool]]) -> float:
-    """Expected calibration error over equal-width bins: sum of n_bin / n * |hit rate - mean confidence|."""
-    if not points:
-        return float("nan")
-    total = 0.0
-    for b in range(BINS):
-        lo, hi = b / BINS, (b + 1) / BINS
-        inside = [(p, h) for p, h in points if lo <= p < hi or (b == BINS - 1 and p == 1.0)]
-        if inside:
-            conf = sum(p for p, _ in inside) / len(inside)
-            rate = sum(h for _, h in inside) / len(inside)
-            total += len(inside) / len(points) * abs(rate - conf)
-    return total
 
 
 def predictions(outcome) -> list[tuple[float, bool]]:
@@ -106,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help=f"write the fitted map to {MAP_FILE.relative_to(ROOT)}")
     args = ap.parse_args(argv)
     acc = _accuracy_module()
+
+    def ece(points: list[tuple[float, bool]]) -> float:
+        return acc.ece(points)
+
     entries = []
     gen = Path(args.runs) / "labels.json"
     if gen.is_file():

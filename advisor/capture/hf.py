@@ -26,7 +26,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from advisor.capture.hook import Capture
-from advisor.capture.writer import MetricsFile
+from advisor.capture.writer import MetricsFile, checked_every
 
 
 class AdvisorCallback(TrainerCallback):
@@ -42,10 +42,8 @@ class AdvisorCallback(TrainerCallback):
         dump_steps: Iterable[int] = (),
         metrics: bool = True,
     ):
-        if int(every) < 1:
-            raise ValueError(f"every must be >= 1, got {every}")
         self.out_dir = out_dir
-        self.every = int(every)
+        self.every = checked_every(every)
         self.activations = activations
         self.updates = updates
         self.dump_steps = tuple(dump_steps)

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.capture.writer import (
+    checked_every,
     MAX,
     MIN,
     SAT,
@@ -74,11 +75,9 @@ class Capture:
         import torch  # lazily: the advisor itself does not need torch
 
         self._torch = torch
-        if int(every) < 1:
-            raise ValueError(f"every must be >= 1, got {every}")
         self.model = model
         self.optimizer = optimizer
-        self.every = int(every)
+        self.every = checked_every(every)
         self.step = int(start_step)
         # a fresh run starts a fresh file; a resumed one (start_step > 0) appends
         self._file = TensorsFile(out_dir, filename, append=bool(start_step))

@@ -38,6 +38,7 @@ import keras
 import numpy as np
 
 from advisor.capture.writer import (
+    checked_every,
     MetricsFile,
     TensorsFile,
     add_update,
@@ -53,10 +54,8 @@ class AdvisorCallback(keras.callbacks.Callback):
 
     def __init__(self, out_dir: str | Path, every: int = 10, *, updates: bool = True, metrics: bool = True):
         super().__init__()
-        if int(every) < 1:
-            raise ValueError(f"every must be >= 1, got {every}")
         self.out_dir = Path(out_dir)
-        self.every = int(every)
+        self.every = checked_every(every)
         self.updates = updates
         self.metrics = metrics
         self.step = 0

@@ -28,6 +28,7 @@ except ImportError:  # the older package name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef,assignment]
 
 from advisor.capture.hook import Capture
+from advisor.capture.writer import checked_every
 
 
 class AdvisorCallback(Callback):
@@ -42,10 +43,8 @@ class AdvisorCallback(Callback):
         updates: bool = True,
         dump_steps: Iterable[int] = (),
     ):
-        if int(every) < 1:
-            raise ValueError(f"every must be >= 1, got {every}")
         self.out_dir = out_dir
-        self.every = int(every)
+        self.every = checked_every(every)
         self.activations = activations
         self.updates = updates
         self.dump_steps = tuple(dump_steps)

@@ -39,6 +39,7 @@ from mindspore import nn
 from mindspore.train import Callback
 
 from advisor.capture.writer import (
+    checked_every,
     MetricsFile,
     TensorsFile,
     add_update,
@@ -69,10 +70,8 @@ class AdvisorCallback(Callback):
     def __init__(
         self, out_dir: str | Path, every: int = 10, *, grads: bool = True, updates: bool = True, metrics: bool = True
     ):
-        if int(every) < 1:
-            raise ValueError(f"every must be >= 1, got {every}")
         self.out_dir = Path(out_dir)
-        self.every = int(every)
+        self.every = checked_every(every)
         self.grads = grads
         self.updates = updates
         self.metrics = metrics

@@ -31,6 +31,13 @@ SAT_MARGIN = 0.01
 SUM, SUMSQ, MIN, MAX, ZEROS, NAN, INF, SAT = range(8)
 
 
+def checked_every(every: Any) -> int:
+    """The recording interval as an int; ValueError below 1 (shared by the hook and every callback)."""
+    if int(every) < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    return int(every)
+
+
 def numpy_stats(x: Any, limits: tuple[float, float] | None = None) -> list[float]:
     """The statistics vector of an array (accumulated in float64).
 

@@ -17,6 +17,10 @@ from advisor.rulebase.schema import Rule
 from advisor.stages import STAGE_IDS
 
 
+def _problem(r: Rule, shown: str, message: str, **more: str) -> Diagnostic:
+    return Diagnostic(path=shown, line=r.pos[0], column=r.pos[1], code="rule-lint", rule=r.id, message=message, **more)
+
+
 def lint(rules: list[Rule], rules_dir: Path) -> list[Diagnostic]:
     """Problems of built-in rules loaded from ``rules_dir`` (``rules/``)."""
     out = []
@@ -25,29 +29,19 @@ def lint(rules: list[Rule], rules_dir: Path) -> list[Diagnostic]:
         path = Path(r.path)
         full = (path if path.is_absolute() else root.parent / path).resolve()
         shown = full.relative_to(root.parent).as_posix() if full.is_relative_to(root.parent) else r.path
+
         if full.stem != r.id:
             out.append(
-                Diagnostic(
-                    path=shown,
-                    line=r.pos[0],
-                    column=r.pos[1],
-                    code="rule-lint",
-                    rule=r.id,
-                    message=f"file of rule '{r.id}' is named '{full.name}'",
-                    hint=f"rename it to {r.id}.yaml",
-                )
+                _problem(r, shown, f"file of rule '{r.id}' is named '{full.name}'", hint=f"rename it to {r.id}.yaml")
             )
         rel = full.relative_to(root) if full.is_relative_to(root) else Path(full.name)
         stage = rel.parts[0] if len(rel.parts) == 2 else None
         if stage not in STAGE_IDS:
             out.append(
-                Diagnostic(
-                    path=shown,
-                    line=r.pos[0],
-                    column=r.pos[1],
-                    code="rule-lint",
-                    rule=r.id,
-                    message=f"rule '{r.id}' is not in a stage folder (rules/<stage>/{r.id}.yaml)",
+                _problem(
+                    r,
+                    shown,
+                    f"rule '{r.id}' is not in a stage folder (rules/<stage>/{r.id}.yaml)",
                     expected="one of: " + ", ".join(STAGE_IDS),
                     hint="move it to the folder of the stage that looks at its evidence",
                 )
