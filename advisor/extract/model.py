@@ -11,7 +11,9 @@ and ``task`` facts.
    hyper-parameter file; it is mapped to what it expects of the model output and the targets
    (documented behaviour of each framework's loss classes).
 3. The task, decided from every source that says it, in this order: a Hugging Face
-   ``problem_type``/``num_labels``, a ``task``/``num_classes`` setting, the metrics logged or
+   ``problem_type``/``num_labels``, a ``task``/``num_classes`` setting (else a well-known data set the
+   config names exactly, with its documented class count: ``advisor.knowledge.datasets``), the labels of a
+   data sample, the metrics logged or
    configured (accuracy: classification; mae/rmse/r2 alone: regression), the output layer
    (softmax over k >= 2 units: k classes), and last the loss's name. The fact says which source
    decided and whether it was only the loss or only a metric, so rules that judge the loss or the
