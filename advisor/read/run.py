@@ -12,7 +12,8 @@ What is read, in the order the folder lists its files:
 - ``logs``: training logs and metrics files (text logs, CSV, JSONL,
   ``trainer_state.json``, TensorBoard events) as ``LogRead`` (read.logs);
 - ``log_settings``: settings printed in text logs (mmdetection config dumps,
-  argparse ``Namespace(...)``, command lines; read.log_settings);
+  argparse ``Namespace(...)``, command lines; read.log_settings), from the same
+  read of a log's first bytes as ``model_texts``;
 - ``hparams`` and ``trainer_states``: hyper-parameter/config files and
   Hugging Face ``trainer_state.json`` parsed to their top-level mapping (read.hparams);
 - ``model_jsons``, ``model_texts``, ``csv_headers``: Keras/Hugging Face model
@@ -39,7 +40,7 @@ import numpy as np
 from advisor.inventory import InputRecord, RunFolder, Side
 from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
 from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, load_mapping
-from advisor.read.log_settings import LogSettings, read_log_settings
+from advisor.read.log_settings import HEAD_BYTES, LogSettings, settings_in_text
 from advisor.read.logs import read_file
 from advisor.read.logs.records import LogRead
 from advisor.read.safe import file_problem
@@ -236,7 +237,7 @@ def read_run(folder: RunFolder) -> RunRead:
     for what, step in (
         ("logs", _read_logs),
         ("hparams", _read_mappings),
-        ("log settings", _read_log_settings),
+        ("log texts", _read_texts),
         ("model descriptions", _read_model_files),
     ):
         try:
@@ -270,13 +271,21 @@ def _read_mappings(run: RunRead) -> None:
     run.trainer_states = [_mapping(run, rel, hparams=False) for rel in run.folder.glob(["trainer_state.json"])]
 
 
-def _read_log_settings(run: RunRead) -> None:
-    for rel in _settings_logs(run.folder):
-        try:
-            found = read_log_settings(run.folder.abs(rel))
-        except OSError:
+def _read_texts(run: RunRead) -> None:
+    """The start of each text log, read once: settings printed in it, and a model it may print."""
+    folder = run.folder
+    settings, models = set(_settings_logs(folder)), set(_model_texts(folder))
+    for rel in folder.files:
+        if rel not in settings and rel not in models:
+            continue
+        head = _head(folder.abs(rel))
+        if head is None:
             continue  # the log readers report an unreadable log
-        run.log_settings.append(SettingsPrint(rel, run.shown(rel), found))
+        if rel in settings:
+            found = settings_in_text(head[:HEAD_BYTES].decode("utf-8", errors="replace"))
+            run.log_settings.append(SettingsPrint(rel, run.shown(rel), found))
+        if rel in models:
+            run.model_texts.append(TextHead(rel, head[:MAX_TEXT_BYTES].decode("utf-8", errors="replace")))
 
 
 def _read_model_files(run: RunRead) -> None:
@@ -286,11 +295,6 @@ def _read_model_files(run: RunRead) -> None:
             got = _model_json(folder, rel)
             if got is not None:
                 run.model_jsons.append(got)
-    for rel in _model_texts(folder):
-        try:
-            run.model_texts.append(TextHead(rel, _text_head(folder, rel)))
-        except OSError:
-            continue
     for rel in folder.glob(["metrics.csv", "*.csv"]):
         if any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1]):
             continue
@@ -382,14 +386,16 @@ def _model_texts(folder: RunFolder) -> list[Path]:
     ]
 
 
-def _text_head(folder: RunFolder, rel: Path) -> str:
-    path = folder.abs(rel)
-    problem = file_problem(path)
-    if problem is not None:
-        raise OSError(problem)
-    with open(path, "rb") as fh:  # a file held in memory (stdin) raises OSError: not searched for a model
-        data = fh.read(MAX_TEXT_BYTES)
-    return data.decode("utf-8", errors="replace")
+def _head(path: Path) -> bytes | None:
+    """The first bytes of a text file (enough for the settings and the model searches); None when it cannot
+    be read. A file held in memory (standard input) is not searched: it is read as a log only."""
+    try:
+        if file_problem(path) is not None:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(max(HEAD_BYTES, MAX_TEXT_BYTES))
+    except OSError:
+        return None
 
 
 def _npz_labels(path: Path) -> tuple[str, np.ndarray] | None:

@@ -54,7 +54,7 @@ def _counting(monkeypatch, name: str, calls: Counter) -> None:
 
 def test_each_file_is_read_once_by_all_the_extractors(monkeypatch):
     calls: Counter = Counter()
-    for name in ("read_file", "load_mapping", "read_log_settings", "find_samples", "read_dump", "_npz_labels"):
+    for name in ("read_file", "load_mapping", "_head", "find_samples", "read_dump", "_npz_labels"):
         _counting(monkeypatch, name, calls)
     for name in ("healthy", "mindspore_port"):
         root = EXAMPLES / name
@@ -66,7 +66,7 @@ def test_each_file_is_read_once_by_all_the_extractors(monkeypatch):
         assert not [i for i in ex.inputs if i.kind == "internal"]
     assert calls and max(calls.values()) == 1, calls
     readers = {name for name, _ in calls}
-    assert {"read_file", "load_mapping", "read_log_settings", "find_samples", "read_dump", "_npz_labels"} <= readers
+    assert {"read_file", "load_mapping", "_head", "find_samples", "read_dump", "_npz_labels"} <= readers
 
 
 def test_an_unreadable_file_is_named_and_the_rest_is_read(tmp_path):
