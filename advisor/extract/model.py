@@ -1,12 +1,13 @@
 """Model descriptions, loss settings and task hints -> ``model_layer``, ``model_summary``, ``loss_setup``
 and ``task`` facts.
 
-1. Every model description read of a folder (``advisor.read.run``) is parsed (``advisor.read.model_desc``): Keras configs
-   (``*.json`` with a Sequential/Functional model, the ``config.json`` of a ``.keras`` zip),
-   PyTorch/MindSpore module trees and Keras summaries printed in logs or ``model.txt``, a Hugging
-   Face ``config.json``, the model keys of a hyper-parameter file. The most complete one gives the
-   layers (a Keras config, then a printed module tree, then a summary, then hparams keys); an
-   output activation stated elsewhere (``output_activation:`` in a config) fills a gap.
+1. Every model description read of a folder (``advisor.read.run``) is parsed
+   (``advisor.read.model_desc``): Keras configs (``*.json`` with a Sequential/Functional model,
+   the ``config.json`` of a ``.keras`` zip), PyTorch/MindSpore module trees and Keras summaries
+   printed in logs or ``model.txt``, a Hugging Face ``config.json``, the model keys of a
+   hyper-parameter file. The most complete one gives the layers (a Keras config, then a printed
+   module tree, then a summary, then hparams keys); an output activation stated elsewhere
+   (``output_activation:`` in a config) fills a gap.
 2. The loss as configured: a Keras ``compile_config``, a loss printed in a log, the ``loss`` key of a
    hyper-parameter file; it is mapped to what it expects of the model output and the targets
    (documented behaviour of each framework's loss classes).
