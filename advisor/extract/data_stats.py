@@ -13,7 +13,8 @@ Likely label errors: k-nearest-neighbour votes on a subsample of
 when wider), and a confident-learning estimate (Northcutt et al. 2021,
 https://arxiv.org/abs/1911.00068): a sample labelled i is a likely error when
 the vote for another class j reaches the average vote that samples labelled j
-give their own class, while its own vote stays below that average for i.
+give their own class and outvotes i (the label is not the neighbours' plurality, cleanlab's
+"predicted_neq_given" test on top of the class thresholds), while its own vote stays below that average for i.
 """
 
 from __future__ import annotations
@@ -455,7 +456,10 @@ def knn_label_noise(x: np.ndarray, y: np.ndarray, k: int = KNN_K) -> tuple[float
     p = votes / k
     own = p[np.arange(n), y]
     thresholds = np.array([p[y == j, j].mean() if (y == j).any() else 1.0 for j in range(n_cls)])
-    above = p >= thresholds[None, :]
+    # another class's vote reaches the average vote that class's own samples give it, and outvotes the label:
+    # under class imbalance a minority class whose samples sit among the majority has an average self-vote near
+    # its prior, so one minority neighbour would reach it by chance; a label that still wins the vote is not suspect
+    above = (p >= thresholds[None, :]) & (p > own[:, None])
     above[np.arange(n), y] = False
     suspect = above.any(axis=1) & (own < thresholds[y])
     disagree = p.argmax(axis=1) != y

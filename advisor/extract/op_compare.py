@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compare.engine import Comparison, compare_dumps, scan_dump
-from advisor.compare.localise import Localisation, OpView, flushed_to_zero, half_dtype, localise
+from advisor.compare.localise import (
+    Localisation,
+    OpView,
+    flushed_to_zero,
+    half_dtype,
+    localise,
+    normaliser_narrows_whole_numbers,
+)
 from advisor.compare.op_kinds import op_kind
 from advisor.compare.tolerances import tolerance_for
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
@@ -419,6 +426,7 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
                 abs_max=_num(s.abs_max),
                 integer_ratio=1.0 if all_zero else _num(s.integer_ratio),
                 is_all_zero=all_zero,
+                from_integer_inputs=anomaly == "integer_valued_output" and normaliser_narrows_whole_numbers(v),
                 baseline_integer_ratio=_num(b.integer_ratio),
                 baseline_has_nonfinite=b.has_nonfinite,
                 baseline_abs_max=_num(b.abs_max),
