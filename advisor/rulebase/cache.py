@@ -12,7 +12,8 @@ calls ``parse`` and stores what it returned.
   edit to one of them gives a new key.
 - The cache is JSON, read back by the code below into the same dataclasses; it is
   never unpickled or evaluated. Test facts are rebuilt with ``model_construct``
-  from what their model validated when the cache was written.
+  from the fields their model validated when the cache was written (the others
+  take their defaults again).
 - The cache folder is ``$ADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/advisor``, else
   ``~/.cache/advisor``, never the run folder. ``ADVISOR_NO_CACHE=1`` turns it off.
   A cache that cannot be read or written is skipped without a word (the rules
@@ -24,14 +25,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections import UserList
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from advisor.errors import Diagnostic
 from advisor.rulebase import schema as S
 
-FORMAT = 1
+FORMAT = 4
 _DATACLASSES: dict[str, type] = {
     c.__name__: c for c in (S.Literal_, S.Param, S.Ref, S.Condition, S.Pattern, S.Not, S.AnyOf, S.TestCase, S.Rule)
 }
@@ -90,11 +92,13 @@ def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -
     except (OSError, UnicodeDecodeError):
         raw = None
     if raw is not None:
-        try:
-            data = json.loads(raw)
-            if data.get("key") == key and data.get("format") == FORMAT:
-                return [_decode(r) for r in data["rules"]], [Diagnostic(**d) for d in data["diagnostics"]]
-        except (ValueError, TypeError, KeyError, AttributeError):
+        try:  # line 1: the rules; then one line of JSON per test-case list, read when first used
+            head, _, rest = raw.partition("\n")
+            data = json.loads(head)
+            lazy = rest.split("\n") if rest else []
+            if data.get("key") == key and data.get("format") == FORMAT and len(lazy) == data["lazy_lines"]:
+                return [_decode(r, lazy) for r in data["rules"]], [Diagnostic(**d) for d in data["diagnostics"]]
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             pass  # a damaged or foreign file: parse, and write it again
     rules, diags = parse()
     _store(path, key, rules, diags)
@@ -102,15 +106,15 @@ def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -
 
 
 def _store(path: Path, key: str, rules: list[S.Rule], diags: list[Diagnostic]) -> None:
+    lazy: list[str] = []
     try:
-        text = json.dumps(
-            {
-                "format": FORMAT,
-                "key": key,
-                "rules": [_encode(r) for r in rules],
-                "diagnostics": [d.model_dump() for d in diags],
-            }
-        )
+        head = {
+            "format": FORMAT,
+            "key": key,
+            "rules": [_encode(r, lazy) for r in rules],
+            "diagnostics": [d.model_dump() for d in diags],
+        }
+        text = "\n".join([json.dumps({**head, "lazy_lines": len(lazy)}), *lazy])
     except (TypeError, ValueError):  # a value JSON cannot hold: no cache, the rules are fine
         return
     try:
@@ -125,15 +129,43 @@ def _store(path: Path, key: str, rules: list[S.Rule], diags: list[Diagnostic]) -
         return
 
 
+class LazyCases(UserList):
+    """A rule's test cases, decoded from the cache's JSON text on first use (they are only needed by
+    ``advisor rules test``, the rule docs and the test suite; a diagnosis never reads them). Compares equal
+    to the list of the same cases."""
+
+    def __init__(self, initial: str | Iterable[Any] = ()) -> None:
+        self._raw: str | None = initial if isinstance(initial, str) else None
+        self._data: list[Any] | None = None if self._raw is not None else list(initial)  # type: ignore[arg-type]
+
+    @property  # type: ignore[override]
+    def data(self) -> list[Any]:
+        if self._data is None:
+            self._data = _decode(json.loads(self._raw or "[]"), [])
+            self._raw = None
+        return self._data
+
+    @data.setter
+    def data(self, value: list[Any]) -> None:
+        self._data, self._raw = value, None
+
+
 # -- JSON <-> rule dataclasses ---------------------------------------------------------------
-def _encode(obj: Any) -> Any:
+def _encode(obj: Any, lazy: list[str]) -> Any:
+    """``obj`` as JSON values; a rule's test cases go to ``lazy`` (one line of JSON each)."""
     from pydantic import BaseModel
 
     if isinstance(obj, (str, int, float, bool)) or obj is None:
         return obj
     name = type(obj).__name__
+    if type(obj) is S.Rule:  # its test cases as JSON text, read when first used (a diagnosis never does)
+        fields = {k: _encode(v, lazy) for k, v in vars(obj).items() if k not in ("fires", "quiet")}
+        for k in ("fires", "quiet"):
+            lazy.append(json.dumps(_encode(list(getattr(obj, k)), lazy)))
+            fields[k] = {"$lazy": len(lazy) - 1}
+        return {"$dc": name, "f": fields}
     if name in _DATACLASSES and type(obj) is _DATACLASSES[name]:
-        return {"$dc": name, "f": {k: _encode(v) for k, v in vars(obj).items()}}
+        return {"$dc": name, "f": {k: _encode(v, lazy) for k, v in vars(obj).items()}}
     if isinstance(obj, BaseModel):  # a test case's fact (or its source), as its model validated it
         from advisor.facts import FACT_KINDS, Source
 
@@ -144,38 +176,37 @@ def _encode(obj: Any) -> Any:
             tag = "$fact"
         else:
             raise TypeError(f"cannot cache a {name}")
-        return {
-            tag: kind or "",
-            "f": {k: _encode(v) for k, v in obj.__dict__.items()},
-            "set": sorted(obj.model_fields_set),
-        }
+        # the fields given: the others hold their defaults, which model_construct fills in again
+        return {tag: kind or "", "f": {k: _encode(getattr(obj, k), lazy) for k in sorted(obj.model_fields_set)}}
     if isinstance(obj, tuple):
-        return {"$tuple": [_encode(v) for v in obj]}
+        return {"$tuple": [_encode(v, lazy) for v in obj]}
     if isinstance(obj, list):
-        return [_encode(v) for v in obj]
+        return [_encode(v, lazy) for v in obj]
     if isinstance(obj, dict):
         if all(isinstance(k, str) for k in obj):
             if any(k.startswith("$") for k in obj):
-                return {"$dict": [[k, _encode(v)] for k, v in obj.items()]}
-            return {k: _encode(v) for k, v in obj.items()}
-        return {"$dict": [[_encode(k), _encode(v)] for k, v in obj.items()]}
+                return {"$dict": [[k, _encode(v, lazy)] for k, v in obj.items()]}
+            return {k: _encode(v, lazy) for k, v in obj.items()}
+        return {"$dict": [[_encode(k, lazy), _encode(v, lazy)] for k, v in obj.items()]}
     raise TypeError(f"cannot cache a {name}")
 
 
-def _decode(obj: Any) -> Any:
+def _decode(obj: Any, lazy: list[str]) -> Any:
     if isinstance(obj, list):
-        return [_decode(v) for v in obj]
+        return [_decode(v, lazy) for v in obj]
     if not isinstance(obj, dict):
         return obj
     if "$dc" in obj:
-        return _DATACLASSES[obj["$dc"]](**{k: _decode(v) for k, v in obj["f"].items()})
+        return _DATACLASSES[obj["$dc"]](**{k: _decode(v, lazy) for k, v in obj["f"].items()})
     if "$fact" in obj or "$source" in obj:
         from advisor.facts import FACT_KINDS, Source
 
         model = Source if "$source" in obj else FACT_KINDS[obj["$fact"]]
-        return model.model_construct(_fields_set=set(obj["set"]), **{k: _decode(v) for k, v in obj["f"].items()})
+        return model.model_construct(**{k: _decode(v, lazy) for k, v in obj["f"].items()})
+    if "$lazy" in obj:
+        return LazyCases(lazy[obj["$lazy"]])
     if "$tuple" in obj:
-        return tuple(_decode(v) for v in obj["$tuple"])
+        return tuple(_decode(v, lazy) for v in obj["$tuple"])
     if "$dict" in obj:
-        return {_decode(k): _decode(v) for k, v in obj["$dict"]}
-    return {k: _decode(v) for k, v in obj.items()}
+        return {_decode(k, lazy): _decode(v, lazy) for k, v in obj["$dict"]}
+    return {k: _decode(v, lazy) for k, v in obj.items()}

@@ -40,7 +40,8 @@ def test_cached_rule_base_equals_a_fresh_parse(cache_at):
     assert parsed == 1
     written = list(cache_at.glob("rules-*.json"))
     assert len(written) == 1
-    json.loads(written[0].read_text(encoding="utf-8"))  # plain JSON, nothing else
+    for line in written[0].read_text(encoding="utf-8").split("\n"):  # lines of plain JSON, nothing else
+        json.loads(line)
     cached, cached_diags, parsed = _load(folder)
     assert parsed == 0
     assert len(cached) == len(fresh) > 100
@@ -78,7 +79,7 @@ def test_a_damaged_cache_file_is_replaced(cache_at, tmp_path):
     folder = _copy_rules(tmp_path)
     fresh, _, _ = _load(folder)
     (entry,) = cache_at.glob("rules-*.json")
-    entry.write_text('{"format": 1, "key": "', encoding="utf-8")
+    entry.write_text('{"format": 4, "key": "', encoding="utf-8")
     rules, _, parsed = _load(folder)
     assert parsed == 1 and rules == fresh
     _, _, parsed = _load(folder)
