@@ -249,10 +249,14 @@ class Buffer:
         self.value.append(value)
         self.line.append(line)
         if len(self.value) >= self.cap:
-            for name in ("step", "epoch", "value", "line"):
-                arr = getattr(self, name)
-                setattr(self, name, array(arr.typecode, arr[::2]))
-            self.stride *= 2
+            self.decimate()
+
+    def decimate(self) -> None:
+        """Keep every second stored point, and from now on every ``2 * stride``-th new one."""
+        for name in ("step", "epoch", "value", "line"):
+            arr = getattr(self, name)
+            setattr(self, name, array(arr.typecode, arr[::2]))
+        self.stride *= 2
 
     def truncate(self, keep: int) -> None:
         """Keep only the first ``keep`` stored points (a resumed run overwrites the rest)."""
@@ -295,30 +299,50 @@ class MetricSeries:
 
     def add(self, step: float, epoch: float, value: float, line: int) -> None:
         kind, x = (0, step) if step == step else (1, epoch)
-        last, first = self._last[kind], self._first[kind]
-        if x == x and x < last and len(self.buf):
-            if x <= first:  # a new run from the beginning: keep both
-                if len(self.restarts) < MAX_RESTARTS:
-                    self.restarts.append(len(self.buf))
-                self._first = [math.nan, math.nan]
-            else:  # resumed from a checkpoint: the new lines win
-                start = self.restarts[-1] if self.restarts else 0
-                xs = self.buf.step if kind == 0 else self.buf.epoch
-                keep = bisect.bisect_left(xs, x, start, len(self.buf))  # x is sorted within a run
-                if len(self.buf) - keep <= 0.5 * (len(self.buf) - start):
-                    self.resumes += 1
-                    self.buf.truncate(keep)
-                elif len(self.restarts) < MAX_RESTARTS:  # would drop most of the run: call it a new run
-                    self.restarts.append(len(self.buf))
-                    self._first = [math.nan, math.nan]
         if x == x:
+            if x < self._last[kind] and len(self.buf.value):
+                self._went_back(kind, x)
             self._last[kind] = x
-            if self._first[kind] != self._first[kind]:
-                self._first[kind] = x
-        stride = self.buf.stride
-        self.buf.add(step, epoch, value, line)
-        if self.buf.stride != stride and self.restarts:  # the buffer kept every second point
-            self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
+            first = self._first
+            if first[kind] != first[kind]:
+                first[kind] = x
+        buf = self.buf
+        # Buffer.add, inlined for the common case (a point not stored, or stored with room left)
+        buf.count += 1
+        if value - value != 0.0:  # NaN or +-inf
+            buf.nonfinite += 1
+            if buf.first_nonfinite is None:
+                buf.first_nonfinite = (step, epoch, line)
+        buf._phase += 1
+        if buf._phase < buf.stride:
+            return
+        buf._phase = 0
+        buf.step.append(step)
+        buf.epoch.append(epoch)
+        buf.value.append(value)
+        buf.line.append(line)
+        if len(buf.value) >= buf.cap:
+            buf.decimate()
+            if self.restarts:  # the buffer kept every second point
+                self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
+
+    def _went_back(self, kind: int, x: float) -> None:
+        """A position below the last one: a new run from the beginning, or a resume from a checkpoint."""
+        first = self._first[kind]
+        if x <= first:  # a new run from the beginning: keep both
+            if len(self.restarts) < MAX_RESTARTS:
+                self.restarts.append(len(self.buf))
+            self._first = [math.nan, math.nan]
+        else:  # resumed from a checkpoint: the new lines win
+            start = self.restarts[-1] if self.restarts else 0
+            xs = self.buf.step if kind == 0 else self.buf.epoch
+            keep = bisect.bisect_left(xs, x, start, len(self.buf))  # x is sorted within a run
+            if len(self.buf) - keep <= 0.5 * (len(self.buf) - start):
+                self.resumes += 1
+                self.buf.truncate(keep)
+            elif len(self.restarts) < MAX_RESTARTS:  # would drop most of the run: call it a new run
+                self.restarts.append(len(self.buf))
+                self._first = [math.nan, math.nan]
 
     def x_kind(self) -> Literal["step", "epoch", "index"]:
         steps, epochs, _, _ = self.buf.arrays()
@@ -380,8 +404,8 @@ class Collector:
         self._min_step = math.inf
         self._max_step = -math.inf
         self._per_epoch: float | None = None
-        #: (raw key, split) -> its series (None: a key we do not track)
-        self._by_key: dict[tuple[str, str | None], MetricSeries | None] = {}
+        #: split -> raw key -> its series (None: a key we do not track)
+        self._by_key: dict[str | None, dict[str, MetricSeries | None]] = {}
         self._open_events: list[LogEvent] = []  # tracebacks not yet followed by a logged value
 
     def _global_step(self, step: float, epoch: float) -> float:
@@ -415,11 +439,13 @@ class Collector:
         st = math.nan if step is None else float(step)
         ep = math.nan if epoch is None else float(epoch)
         kept = False
-        cache = self._by_key
+        cache = self._by_key.get(split)
+        if cache is None:
+            cache = self._by_key[split] = {}
         for raw, val in values.items():
-            s = cache.get((raw, split), self)
+            s = cache.get(raw, self)
             if s is self:
-                s = cache[(raw, split)] = self._series_for(raw, split)
+                s = cache[raw] = self._series_for(raw, split)
             if s is not None:
                 s.add(st, ep, val, line)
                 kept = True
