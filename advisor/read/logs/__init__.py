@@ -25,7 +25,7 @@ def read_file(path: Path, shown: str | None = None) -> LogRead:
         pre = override(path, shown or path.name)
         if pre is not None:
             return pre
-    from advisor.read import metrics_csv, metrics_jsonl, tensorboard
+    from advisor.read.logs import metrics_csv, metrics_jsonl, tensorboard
     from advisor.read.logs import hf_trainer, text
 
     shown = shown or path.name

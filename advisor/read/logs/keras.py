@@ -10,7 +10,7 @@ in-progress updates were captured too or not, and whether the batch counter stop
 epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch,
 unless they carry ``val_*`` values or no ``Epoch`` header was seen at all (an excerpt of fit's epoch lines).
 ``TerminateOnNaN``'s ``Batch 3: Invalid loss, terminating training``, printed into the bar, is a non-finite event.
-(Keras ``CSVLogger`` files are CSV: see ``advisor.read.metrics_csv``.)
+(Keras ``CSVLogger`` files are CSV: see ``advisor.read.logs.metrics_csv``.)
 """
 
 from __future__ import annotations

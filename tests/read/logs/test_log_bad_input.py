@@ -8,7 +8,7 @@ import math
 from advisor.extract.base import RunPair
 from advisor.extract.loss_curve import curve_xy, extract
 from advisor.inventory import RunFolder
-from advisor.read import tensorboard
+from advisor.read.logs import tensorboard
 from advisor.read.logs import read_file
 from advisor.read.logs.records import Buffer
 from advisor.read.logs.text import MAX_LINE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.read import tensorboard as tb_reader
+from advisor.read.logs import tensorboard as tb_reader
 from advisor.read.logs import read_file
 
 
