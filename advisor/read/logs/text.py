@@ -11,7 +11,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table, timm
+from advisor.read.logs import (
+    caffe,
+    hf_trainer,
+    keras,
+    metriclogger,
+    mindspore,
+    mixed_precision,
+    mxnet,
+    repeat,
+    table,
+    timm,
+)
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 from advisor.read.safe import clean_log_line
@@ -89,6 +100,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     epoch_ctx: float | None = None
     cut = False
     lineno = 0
+    rows = repeat.Rows()  # lines with the shape of a key/value line read before (repeat.py)
+    templates = rows.templates
+    credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
     with path.open("r", encoding=encoding, errors="replace", newline=None) as fh:
         readline = fh.readline
         while True:
@@ -102,6 +116,25 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if len(line) == MAX_LINE and not line.endswith("\n"):
                 read.overlong_lines += 1
                 cut = True
+            if templates and len(line) <= repeat.MAX_CHARS and not tb_line and tstate.columns is None:
+                if kstate.phase != "tail":  # (else a line ends a Keras epoch)
+                    for tpl in templates:
+                        m = tpl.regex.fullmatch(line)
+                        if m is not None:
+                            if tpl is not rows.tpl:
+                                rows.flush(col)
+                                rows.tpl = tpl
+                            rows.rows.append((m.groups(), lineno))
+                            if len(rows.rows) >= repeat.MAX_ROWS:
+                                rows.flush(col)
+                            credit = min(8.0, credit + 0.05)
+                            break
+                    else:
+                        m = None
+                    if m is not None:
+                        continue
+            if rows.rows:
+                rows.flush(col)
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
             if len(line) > _LONG_DIGITS_MIN and _LONG_DIGITS_RE.search(line):
@@ -229,8 +262,18 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 epoch = epoch_ctx
             elif step is None and "it/s" in line:
                 epoch_ctx = epoch  # a rich progress bar (Lightning): its wrapped metrics line has no epoch
+            fmt = "mindspore" if "loss is" in low else "keyvalue"
             if col.add_record(values, lineno, step=step, epoch=epoch, split=split) and pos is None:
-                read.formats.add("mindspore" if "loss is" in low else "keyvalue")
+                read.formats.add(fmt)
+            if pos is None and strong:
+                credit = min(8.0, credit + 0.005)
+                if credit >= 1.0:
+                    tpl = repeat.learn(line, low, values, step, epoch, split, fmt)
+                    if tpl is not None:
+                        credit -= 1.0
+                        rows.add_template(tpl)
+                        templates = rows.templates
+        rows.flush(col)
         read.lines = lineno
     keras.flush(col, kstate)
     bar.flush(col)

@@ -1,0 +1,168 @@
+"""Lines that repeat the shape of a key/value line already read: read with one regex match each.
+
+Most of a training log is the same print again and again with other numbers
+(``step 120 loss 0.4312 lr 0.01``). When the text reader has read such a line
+through the whole family chain and found a plain record (values with a step or
+an epoch, no state of a stateful family involved), ``learn`` turns the line into
+a *template*: a regex that is the line's text literally, except that
+
+- each number the key/value scan read becomes a capture group of the same
+  spelling class (``0.4312`` -> ``\\d+\\.\\d+``, ``1e-05`` -> ``\\d+e-\\d+``), and
+- each other stand-alone run of digits (a clock, a counter's total) becomes ``\\d+``.
+
+A later line that the template matches in full has the same keys, separators
+and punctuation as the learned one, and its digits sit in runs of the same
+classes, so every substring test, regex and branch of the reader (none of which
+looks at which digits a number has, only at where digit runs are) takes the
+same path for it: the record is the learned one's with the new numbers. Digits
+inside words (``top1``, ``lr/pg0``) stay literal, as the key they belong to
+decides how it is named; lines that a family reads statefully, or whose
+reading depends on something beyond the line (``Test ...`` after Keras output,
+a ``{`` dict, an overflow message, a phrase such as ``learning rate``, a tqdm
+bar, a fraction ``9837/10000 (98%)``, colour codes, very long lines), are never
+learned.
+
+``Rows`` collects consecutive matched lines and hands them to the collector as
+records in file order before any other line is read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from advisor.read.logs.keyvalue import _PHRASES, KV_RE, _role
+from advisor.read.logs.records import Collector, Split
+
+#: the longest line a template is learned from or matched on (the text reader rewrites digit runs of more
+#: than 320 characters; a line this short cannot hold one)
+MAX_CHARS = 300
+#: templates kept (several prints interleave: train and eval lines)
+MAX_TEMPLATES = 4
+#: rows held before they are handed to the collector
+MAX_ROWS = 4096
+#: text that makes a line's reading depend on more than the line, or on a family's state
+_NEVER = ("{", "#", "%)", "%|", "it/s", "s/it", "\x1b", "\x00", "\x08")
+_DIGITS_RE = re.compile(r"\d+")
+#: the finite spellings of the key/value scan's numbers
+_FINITE_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Template:
+    regex: re.Pattern[str]
+    #: (key, group index, is a percentage) of each value, in the order the line gives them
+    values: tuple[tuple[str, int, bool], ...]
+    step: int | None  # group of the step, if any
+    epoch: int | None
+    split: Split | None
+    fmt: str  # the format family a kept record adds ("keyvalue" or "mindspore")
+
+
+def learn(
+    line: str,
+    low: str,
+    values: dict[str, float],
+    step: float | None,
+    epoch: float | None,
+    split: Split | None,
+    fmt: str,
+) -> Template | None:
+    """The template of a line the reader took as a plain key/value record, or None when it cannot have one."""
+    if len(line) > MAX_CHARS or line.startswith("Test") or "overflow" in low or (step is None and epoch is None):
+        return None
+    if any(s in line for s in _NEVER) or any(p in low for p in _PHRASES):
+        return None
+    found: list[tuple[str, int, bool]] = []  # (key, group, pct) of every pair the key/value scan reads
+    spans: list[tuple[int, int, bool]] = []  # (start, end, is a value) of every digit run made a wildcard
+    keys: list[tuple[int, int]] = []
+    for m in KV_RE.finditer(line):
+        if not _FINITE_RE.fullmatch(m.group(2)):
+            return None  # a number spelled otherwise (nan, 1.#INF): not a template line
+        keys.append(m.span(1))
+        spans.append((m.start(2), m.end(2), True))
+        found.append((m.group(1), len(spans), bool(m.group(3))))
+    values_at = [(a, b) for a, b, _ in spans]
+    for d in _DIGITS_RE.finditer(line):
+        at = d.start()
+        if any(a <= at < b for a, b in values_at) or any(a <= at < b for a, b in keys):
+            continue  # inside a value (handled with it) or a key (literal: the key's name)
+        if at and (line[at - 1].isalpha() or line[at - 1] == "_"):
+            continue  # part of a word: literal
+        spans.append((at, d.end(), False))
+    spans.sort()
+    parts: list[str] = []
+    pos = 0
+    group = 0
+    groups: dict[int, int] = {}  # index in found order -> regex group
+    order = {a: i + 1 for i, (a, _) in enumerate(values_at)}
+    for start, end, is_value in spans:
+        parts.append(re.escape(line[pos:start]))
+        if is_value:
+            group += 1
+            groups[order[start]] = group
+            parts.append("(" + _DIGITS_RE.sub(r"\\d+", re.escape(line[start:end])) + ")")
+        else:
+            parts.append(r"\d+")
+        pos = end
+    parts.append(re.escape(line[pos:]))
+    found = [(k, groups[i], pct) for k, i, pct in found]
+    # which group gives each output: as split_record takes them (the first of each key wins)
+    out_values: list[tuple[str, int, bool]] = []
+    seen: set[str] = set()
+    step_g = epoch_g = None
+    for key, g, pct in found:
+        role = _role(key)
+        if role is None:
+            continue
+        if role == "step":
+            step_g = g if step_g is None else step_g
+        elif role == "epoch":
+            epoch_g = g if epoch_g is None else epoch_g
+        elif key not in seen:
+            seen.add(key)
+            out_values.append((key, g, pct))
+    tpl = Template(re.compile("".join(parts)), tuple(out_values), step_g, epoch_g, split, fmt)
+    check = tpl.regex.fullmatch(line)
+    if check is None or _as_items(read_row(tpl, check.groups())) != _as_items((values, step, epoch)):
+        return None  # not the reader's own record of the line: never replay it
+    return tpl
+
+
+def _as_items(row: tuple[dict[str, float], float | None, float | None]) -> tuple:
+    return list(row[0].items()), row[1], row[2]
+
+
+def read_row(tpl: Template, groups: tuple[str, ...]) -> tuple[dict[str, float], float | None, float | None]:
+    """(values, step, epoch) of a matched line."""
+    values = {}
+    for key, g, pct in tpl.values:
+        v = float(groups[g - 1])
+        values[key] = v / 100.0 if pct else v
+    step = float(groups[tpl.step - 1]) if tpl.step is not None else None
+    epoch = float(groups[tpl.epoch - 1]) if tpl.epoch is not None else None
+    return values, step, epoch
+
+
+class Rows:
+    """Matched lines waiting to be recorded, all of one template, in file order."""
+
+    def __init__(self) -> None:
+        self.templates: list[Template] = []
+        self.tpl: Template | None = None
+        self.rows: list[tuple[tuple[str, ...], int]] = []
+
+    def add_template(self, tpl: Template) -> None:
+        self.templates = [tpl, *[t for t in self.templates if t.regex.pattern != tpl.regex.pattern]][:MAX_TEMPLATES]
+
+    def flush(self, col: Collector) -> None:
+        tpl, rows = self.tpl, self.rows
+        if tpl is None or not rows:
+            return
+        self.rows = []
+        kept = False
+        for groups, lineno in rows:
+            values, step, epoch = read_row(tpl, groups)
+            kept = col.add_record(values, lineno, step=step, epoch=epoch, split=tpl.split) or kept
+        if kept:
+            col.read.formats.add(tpl.fmt)
