@@ -19,8 +19,9 @@ inside words (``top1``, ``lr/pg0``) stay literal, as the key they belong to
 decides how it is named; lines that a family reads statefully, or whose
 reading depends on something beyond the line (``Test ...`` after Keras output,
 a ``{`` dict, an overflow message, a phrase such as ``learning rate``, a tqdm
-bar, a fraction ``9837/10000 (98%)``, colour codes, very long lines), are never
-learned.
+bar, a fraction ``9837/10000 (98%)``, colour codes, very long lines, an error
+line naming NaN or a loss scale, which the reader tells by how many characters
+apart its words are) are never learned.
 
 ``Rows`` collects consecutive matched lines and hands them to the collector as
 records in file order before any other line is read.
@@ -73,6 +74,8 @@ def learn(
         return None
     if any(s in line for s in _NEVER) or any(p in low for p in _PHRASES):
         return None
+    if ("error" in low or "exception" in low) and ("nan" in low or "inf" in low or "scale" in low):
+        return None  # an exception line is told by how far words are apart (text.py): numbers' lengths count
     found: list[tuple[str, int, bool]] = []  # (key, group, pct) of every pair the key/value scan reads
     spans: list[tuple[int, int, bool]] = []  # (start, end, is a value) of every digit run made a wildcard
     keys: list[tuple[int, int]] = []

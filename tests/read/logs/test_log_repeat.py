@@ -98,7 +98,13 @@ def test_template_keeps_keys_and_number_spellings():
         None,
     )
     # lines whose reading depends on more than the line are never learned
-    for other in ("{'loss': 0.5, 'step': 3}\n", "Test step 3 loss 0.5\n", "step 3 learning rate 0.1 loss 0.5\n"):
+    never = (
+        "{'loss': 0.5, 'step': 3}\n",
+        "Test step 3 loss 0.5\n",  # a test point once Keras output was seen
+        "step 3 learning rate 0.1 loss 0.5\n",  # a phrase made one key
+        "RuntimeError: step 3 loss 0.5 went to inf\n",  # told by how far 'loss' and 'inf' are apart
+    )
+    for other in never:
         assert repeat.learn(other, other.lower(), {"loss": 0.5}, 3.0, None, None, "keyvalue") is None
 
 
@@ -138,6 +144,13 @@ _FORMATS = (
     lambda a, b, c: 'Traceback (most recent call last):\n  File "x.py", line 3\nFloatingPointError: loss is nan',
     lambda a, b, c: f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}",
     lambda a, b, c: "INFO some text without numbers",
+    lambda a, b, c: f"RuntimeError: step {a} loss {b} went to inf {c}",
+    lambda a, b, c: f"Warning: step {a} grad {b} scale {c} error {a}{b} inf",
+    lambda a, b, c: f"loss_dict = {{'loss_cls': {a}, 'step': {b}}} inf",
+    lambda a, b, c: f"{{'loss': {a}, 'grad_norm': {b}, 'epoch': {c}}}",
+    lambda a, b, c: f"Epoch: [{len(a) % 3}]  [{len(b)}/100]  eta: 0:00:0{len(c) % 9}  loss: {a} ({b})  lr: {c}",
+    lambda a, b, c: f"step {a} learning rate {b} loss {c}",
+    lambda a, b, c: f"Accuracy: {len(a)}/{len(b) + 10} ({c}%) step {a} loss {b}",
 )
 
 
