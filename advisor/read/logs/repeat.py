@@ -163,9 +163,13 @@ class Rows:
         if tpl is None or not rows:
             return
         self.rows = []
-        kept = False
+        spec = tpl.values
+        sg, eg = tpl.step, tpl.epoch
+        records = []
         for groups, lineno in rows:
-            values, step, epoch = read_row(tpl, groups)
-            kept = col.add_record(values, lineno, step=step, epoch=epoch, split=tpl.split) or kept
-        if kept:
+            values = [float(groups[g - 1]) / 100.0 if pct else float(groups[g - 1]) for _, g, pct in spec]
+            step = float(groups[sg - 1]) if sg is not None else None
+            epoch = float(groups[eg - 1]) if eg is not None else None
+            records.append((values, lineno, step, epoch))
+        if col.add_rows([key for key, _, _ in spec], records, tpl.split):
             col.read.formats.add(tpl.fmt)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.read.logs import repeat, text
+from advisor.read.logs import records, repeat, text
 from advisor.read.logs.records import LogRead
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -79,6 +79,20 @@ def test_a_repeated_line_is_read_by_its_template(tmp_path, monkeypatch):
     assert steps[:3].tolist() == [0.0, 1.0, 2.0] and line_numbers[199] == 200
     assert values[10] == float(f"{2.0 / 11:.5f}")
     monkeypatch.undo()
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_steps_counted_inside_epochs_become_global_in_bulk(tmp_path, monkeypatch):
+    """MindSpore LossMonitor counts steps inside each epoch: the collector finds the epoch length when the counter
+    falls back, and the template rows (added column by column) get the same global steps as line by line."""
+    lines = [f"epoch: {e} step: {i}, loss is {1.0 / (e * 100 + i):.6f}\n" for e in (1, 2, 3) for i in range(1, 81)]
+    path = tmp_path / "ms.log"
+    path.write_text("noise line\n".join(lines[:5]) + "".join(lines[5:]), encoding="utf-8")
+    read = text.read_text(path, path.name)
+    steps = read.series["train/loss"].buf.arrays()[0]
+    assert steps[:3].tolist() == [1.0, 2.0, 3.0]
+    assert steps[80:83].tolist() == [81.0, 82.0, 83.0] and steps[-1] == 240.0
     fast, slow = _both(path, monkeypatch)
     assert fast == slow
 
@@ -154,14 +168,30 @@ _FORMATS = (
 )
 
 
+_COUNTER = st.integers(0, 30).map(str)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_generated_logs_read_the_same_with_templates(tmp_path_factory, monkeypatch, data):
+    # small buffers, so that thinning happens inside the column-by-column path too
+    monkeypatch.setattr(records, "MAX_POINTS", data.draw(st.sampled_from([4, 7, 100_000])))
     lines = []
-    for _ in range(data.draw(st.integers(1, 12))):
+    k = 0
+    for _ in range(data.draw(st.integers(1, 10))):
         fmt = data.draw(st.sampled_from(_FORMATS))
-        for _ in range(data.draw(st.integers(1, 8))):  # a shape repeated with other numbers, as logs do
-            lines.append(fmt(data.draw(_NUMBER), data.draw(_NUMBER), data.draw(_NUMBER)))
+        # numbers as drawn; small counters that go up, fall back and repeat; or a counter going up by 0-2 with
+        # its epoch (k // 7) and sometimes starting again (a restart or a resume)
+        mode = data.draw(st.sampled_from(["any", "small", "up"]))
+        if mode == "up" and data.draw(st.booleans()):
+            k = data.draw(st.integers(0, k))
+        for _ in range(data.draw(st.integers(1, 40))):  # a shape repeated with other numbers, as logs do
+            if mode == "up":
+                k += data.draw(st.integers(0, 2))
+                lines.append(fmt(str(k // 7), str(k), data.draw(_NUMBER)))
+            else:
+                number = _COUNTER if mode == "small" else _NUMBER
+                lines.append(fmt(data.draw(number), data.draw(number), data.draw(_NUMBER)))
     path = tmp_path_factory.mktemp("logs") / "train.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     fast, slow = _both(path, monkeypatch)
