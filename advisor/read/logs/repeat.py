@@ -32,8 +32,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from advisor.read.logs import hf_trainer
 from advisor.read.logs.keyvalue import _PHRASES, KV_RE, _role
-from advisor.read.logs.records import Collector, Split
+from advisor.read.logs.records import Collector, Split, parse_number
 
 #: the longest line a template is learned from or matched on (the text reader rewrites digit runs of more
 #: than 320 characters; a line this short cannot hold one)
@@ -76,39 +77,16 @@ def learn(
         return None
     if ("error" in low or "exception" in low) and ("nan" in low or "inf" in low or "scale" in low):
         return None  # an exception line is told by how far words are apart (text.py): numbers' lengths count
-    found: list[tuple[str, int, bool]] = []  # (key, group, pct) of every pair the key/value scan reads
-    spans: list[tuple[int, int, bool]] = []  # (start, end, is a value) of every digit run made a wildcard
+    found: list[tuple[str, int, bool]] = []  # (key, value index, pct) of every pair the key/value scan reads
+    values_at: list[tuple[int, int]] = []
     keys: list[tuple[int, int]] = []
     for m in KV_RE.finditer(line):
         if not _FINITE_RE.fullmatch(m.group(2)):
             return None  # a number spelled otherwise (nan, 1.#INF): not a template line
         keys.append(m.span(1))
-        spans.append((m.start(2), m.end(2), True))
-        found.append((m.group(1), len(spans), bool(m.group(3))))
-    values_at = [(a, b) for a, b, _ in spans]
-    for d in _DIGITS_RE.finditer(line):
-        at = d.start()
-        if any(a <= at < b for a, b in values_at) or any(a <= at < b for a, b in keys):
-            continue  # inside a value (handled with it) or a key (literal: the key's name)
-        if at and (line[at - 1].isalpha() or line[at - 1] == "_"):
-            continue  # part of a word: literal
-        spans.append((at, d.end(), False))
-    spans.sort()
-    parts: list[str] = []
-    pos = 0
-    group = 0
-    groups: dict[int, int] = {}  # index in found order -> regex group
-    order = {a: i + 1 for i, (a, _) in enumerate(values_at)}
-    for start, end, is_value in spans:
-        parts.append(re.escape(line[pos:start]))
-        if is_value:
-            group += 1
-            groups[order[start]] = group
-            parts.append("(" + _DIGITS_RE.sub(r"\\d+", re.escape(line[start:end])) + ")")
-        else:
-            parts.append(r"\d+")
-        pos = end
-    parts.append(re.escape(line[pos:]))
+        values_at.append(m.span(2))
+        found.append((m.group(1), len(values_at), bool(m.group(3))))
+    pattern, groups = _pattern(line, values_at, keys)
     found = [(k, groups[i], pct) for k, i, pct in found]
     # which group gives each output: as split_record takes them (the first of each key wins)
     out_values: list[tuple[str, int, bool]] = []
@@ -125,10 +103,80 @@ def learn(
         elif key not in seen:
             seen.add(key)
             out_values.append((key, g, pct))
-    tpl = Template(re.compile("".join(parts)), tuple(out_values), step_g, epoch_g, split, fmt)
+    tpl = Template(re.compile(pattern), tuple(out_values), step_g, epoch_g, split, fmt)
     check = tpl.regex.fullmatch(line)
     if check is None or _as_items(read_row(tpl, check.groups())) != _as_items((values, step, epoch)):
         return None  # not the reader's own record of the line: never replay it
+    return tpl
+
+
+def _pattern(line: str, values_at: list[tuple[int, int]], keys: list[tuple[int, int]]) -> tuple[str, dict[int, int]]:
+    """The line as a regex: each value span a group of its spelling class, other free digit runs ``\\d+``, the rest
+    literal; and value index (1-based) -> group."""
+    spans = [(a, b, True) for a, b in values_at]
+    for d in _DIGITS_RE.finditer(line):
+        at = d.start()
+        if any(a <= at < b for a, b in values_at) or any(a <= at < b for a, b in keys):
+            continue  # inside a value (handled with it) or a key (literal: the key's name)
+        if at and (line[at - 1].isalpha() or line[at - 1] == "_"):
+            continue  # part of a word: literal
+        spans.append((at, d.end(), False))
+    spans.sort()
+    parts: list[str] = []
+    pos = 0
+    group = 0
+    groups: dict[int, int] = {}
+    order = {a: i + 1 for i, (a, _) in enumerate(values_at)}
+    for start, end, is_value in spans:
+        parts.append(re.escape(line[pos:start]))
+        if is_value:
+            group += 1
+            groups[order[start]] = group
+            parts.append("(" + _DIGITS_RE.sub(r"\\d+", re.escape(line[start:end])) + ")")
+        else:
+            parts.append(r"\d+")
+        pos = end
+    parts.append(re.escape(line[pos:]))
+    return "".join(parts), groups
+
+
+def learn_dict(
+    line: str, low: str, values: dict[str, float], step: float | None, epoch: float | None
+) -> Template | None:
+    """The template of a printed metrics dict (``{'loss': 0.4, 'epoch': 1.2}``) the reader recorded, or None."""
+    if len(line) > MAX_CHARS or "overflow" in low or "nan" in low or "inf" in low:
+        return None  # (a crash's loss dict is told by how far words are apart)
+    if any(s in line for s in _NEVER if s != "{") or (("error" in low or "exception" in low) and "scale" in low):
+        return None
+    start = line.find("{")
+    items = list(hf_trainer._ITEM_RE.finditer(line, start))
+    names = [m.group(1) for m in items]
+    if len(set(names)) != len(names):
+        return None  # a key twice: the last value, at the first one's place
+    values_at: list[tuple[int, int]] = []
+    keys: list[tuple[int, int]] = []
+    outputs: list[tuple[str, int]] = []  # (name, value index) of each number
+    for m in items:
+        keys.append(m.span(1))
+        if _FINITE_RE.fullmatch(m.group(2)):
+            values_at.append(m.span(2))
+            outputs.append((m.group(1), len(values_at)))
+        elif parse_number(m.group(2)) is not None:
+            return None  # a number spelled otherwise ('0.5', tensor(0.5), nan)
+    pattern, groups = _pattern(line, values_at, keys)
+    step_g = epoch_g = None
+    out_values: list[tuple[str, int, bool]] = []
+    for name, i in outputs:
+        if name in ("step", "global_step"):
+            step_g = groups[i]
+        elif name == "epoch":
+            epoch_g = groups[i]
+        else:
+            out_values.append((name, groups[i], False))
+    tpl = Template(re.compile(pattern), tuple(out_values), step_g, epoch_g, None, "hf_trainer_print")
+    check = tpl.regex.fullmatch(line)
+    if check is None or _as_items(read_row(tpl, check.groups())) != _as_items((values, step, epoch)):
+        return None
     return tpl
 
 

@@ -103,6 +103,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     rows = repeat.Rows()  # lines with the shape of a key/value line read before (repeat.py)
     templates = rows.templates
     credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
+    dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
     with path.open("r", encoding=encoding, errors="replace", newline=None) as fh:
         readline = fh.readline
         while True:
@@ -189,7 +190,16 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 if mixed_precision.parse(line, lineno, col):
                     continue
                 mindspore.parse(line, lineno, col)
-            if "{" in line and hf_trainer.parse_print(line, lineno, col):
+            if "{" in line and hf_trainer.parse_print(line, lineno, col, dict_record):
+                if dict_record:
+                    credit = min(8.0, credit + 0.005)
+                    if credit >= 1.0:
+                        tpl = repeat.learn_dict(line, low, *dict_record[0])
+                        if tpl is not None:
+                            credit -= 1.0
+                            rows.add_template(tpl)
+                            templates = rows.templates
+                    dict_record.clear()
                 continue
             if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
                 continue
