@@ -134,8 +134,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                         m = None
                     if m is not None:
                         continue
-            if rows.rows:
-                rows.flush(col)
+            # (template rows still waiting are recorded once this line passes the trigger words: until then
+            # nothing below changes any state, as no traceback, table or ended Keras epoch is open)
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
             if len(line) > _LONG_DIGITS_MIN and _LONG_DIGITS_RE.search(line):
@@ -163,6 +163,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     break
             else:
                 continue
+            if rows.rows:
+                rows.flush(col)
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
                 continue
