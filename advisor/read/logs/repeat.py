@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from advisor.read.logs import hf_trainer
+from advisor.read.logs import hf_trainer, metriclogger
 from advisor.read.logs.keyvalue import _PHRASES, KV_RE, _role
 from advisor.read.logs.records import Collector, Split, parse_number
 
@@ -58,7 +58,9 @@ class Template:
     step: int | None  # group of the step, if any
     epoch: int | None
     split: Split | None
-    fmt: str  # the format family a kept record adds ("keyvalue" or "mindspore")
+    fmt: str  # the format family a kept record adds ("keyvalue", "mindspore", or the position prefix's)
+    #: the line has a framework logger's position prefix (metriclogger.py): its step and epoch come from that
+    position: bool = False
 
 
 def learn(
@@ -69,8 +71,11 @@ def learn(
     epoch: float | None,
     split: Split | None,
     fmt: str,
+    position: bool = False,
 ) -> Template | None:
-    """The template of a line the reader took as a plain key/value record, or None when it cannot have one."""
+    """The template of a line the reader took as a plain key/value record, or None when it cannot have one.
+    ``position``: the line has a position prefix, of family ``fmt`` (not a progress bar's or the PyTorch
+    examples', whose reading keeps state)."""
     if len(line) > MAX_CHARS or line.startswith("Test") or "overflow" in low or (step is None and epoch is None):
         return None
     if any(s in line for s in _NEVER) or any(p in low for p in _PHRASES):
@@ -103,9 +108,9 @@ def learn(
         elif key not in seen:
             seen.add(key)
             out_values.append((key, g, pct))
-    tpl = Template(re.compile(pattern), tuple(out_values), step_g, epoch_g, split, fmt)
+    tpl = Template(re.compile(pattern), tuple(out_values), step_g, epoch_g, split, fmt, position)
     check = tpl.regex.fullmatch(line)
-    if check is None or _as_items(read_row(tpl, check.groups())) != _as_items((values, step, epoch)):
+    if check is None or _as_items(read_row(tpl, check.groups(), line)) != _as_items((values, step, epoch)):
         return None  # not the reader's own record of the line: never replay it
     return tpl
 
@@ -175,7 +180,7 @@ def learn_dict(
             out_values.append((name, groups[i], False))
     tpl = Template(re.compile(pattern), tuple(out_values), step_g, epoch_g, None, "hf_trainer_print")
     check = tpl.regex.fullmatch(line)
-    if check is None or _as_items(read_row(tpl, check.groups())) != _as_items((values, step, epoch)):
+    if check is None or _as_items(read_row(tpl, check.groups(), line)) != _as_items((values, step, epoch)):
         return None
     return tpl
 
@@ -184,15 +189,25 @@ def _as_items(row: tuple[dict[str, float], float | None, float | None]) -> tuple
     return list(row[0].items()), row[1], row[2]
 
 
-def read_row(tpl: Template, groups: tuple[str, ...]) -> tuple[dict[str, float], float | None, float | None]:
+def read_row(tpl: Template, groups: tuple[str, ...], line: str) -> tuple[dict[str, float], float | None, float | None]:
     """(values, step, epoch) of a matched line."""
     values = {}
     for key, g, pct in tpl.values:
         v = float(groups[g - 1])
         values[key] = v / 100.0 if pct else v
+    step, epoch = _position(tpl, groups, line)
+    return values, step, epoch
+
+
+def _position(tpl: Template, groups: tuple[str, ...], line: str | None) -> tuple[float | None, float | None]:
     step = float(groups[tpl.step - 1]) if tpl.step is not None else None
     epoch = float(groups[tpl.epoch - 1]) if tpl.epoch is not None else None
-    return values, step, epoch
+    if tpl.position and line is not None:
+        pos = metriclogger.position(line)
+        if pos is not None:  # always, for a line of the template's shape
+            step = pos[0] if pos[0] is not None else step
+            epoch = pos[1] if pos[1] is not None else epoch
+    return step, epoch
 
 
 class Rows:
@@ -201,7 +216,8 @@ class Rows:
     def __init__(self) -> None:
         self.templates: list[Template] = []
         self.tpl: Template | None = None
-        self.rows: list[tuple[tuple[str, ...], int]] = []
+        #: (groups, line number, the line when its position is read from it)
+        self.rows: list[tuple[tuple[str, ...], int, str | None]] = []
 
     def add_template(self, tpl: Template) -> None:
         self.templates = [tpl, *[t for t in self.templates if t.regex.pattern != tpl.regex.pattern]][:MAX_TEMPLATES]
@@ -212,12 +228,10 @@ class Rows:
             return
         self.rows = []
         spec = tpl.values
-        sg, eg = tpl.step, tpl.epoch
         records = []
-        for groups, lineno in rows:
+        for groups, lineno, line in rows:
             values = [float(groups[g - 1]) / 100.0 if pct else float(groups[g - 1]) for _, g, pct in spec]
-            step = float(groups[sg - 1]) if sg is not None else None
-            epoch = float(groups[eg - 1]) if eg is not None else None
+            step, epoch = _position(tpl, groups, line)
             records.append((values, lineno, step, epoch))
-        if col.add_rows([key for key, _, _ in spec], records, tpl.split):
-            col.read.formats.add(tpl.fmt)
+        if col.add_rows([key for key, _, _ in spec], records, tpl.split) or tpl.position:
+            col.read.formats.add(tpl.fmt)  # (a position prefix names its family whatever is kept)

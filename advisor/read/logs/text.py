@@ -125,7 +125,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                             if tpl is not rows.tpl:
                                 rows.flush(col)
                                 rows.tpl = tpl
-                            rows.rows.append((m.groups(), lineno))
+                            rows.rows.append((m.groups(), lineno, line if tpl.position else None))
                             if len(rows.rows) >= repeat.MAX_ROWS:
                                 rows.flush(col)
                             credit = min(8.0, credit + 0.05)
@@ -277,10 +277,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             fmt = "mindspore" if "loss is" in low else "keyvalue"
             if col.add_record(values, lineno, step=step, epoch=epoch, split=split) and pos is None:
                 read.formats.add(fmt)
-            if pos is None and strong:
+            if strong and (pos is None or pos[3] not in ("tqdm", "rich", "pytorch_example")):
                 credit = min(8.0, credit + 0.005)
                 if credit >= 1.0:
-                    tpl = repeat.learn(line, low, values, step, epoch, split, fmt)
+                    if pos is not None:
+                        tpl = repeat.learn(line, low, values, step, epoch, split, pos[3], position=True)
+                    else:
+                        tpl = repeat.learn(line, low, values, step, epoch, split, fmt)
                     if tpl is not None:
                         credit -= 1.0
                         rows.add_template(tpl)

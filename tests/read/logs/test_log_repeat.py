@@ -106,7 +106,8 @@ def test_template_keeps_keys_and_number_spellings():
     assert not tpl.regex.fullmatch("step 7 top5: 0.75 loss 3.5e-02 eta 1:02:03\n")  # another key
     assert not tpl.regex.fullmatch("step 7 top1: 0.75 loss 0.035 eta 1:02:03\n")  # another spelling
     assert not tpl.regex.fullmatch("step 7 top1: 0.75 loss nan eta 1:02:03\n")
-    assert repeat.read_row(tpl, tpl.regex.fullmatch("step 7 top1: 0.75 loss 3.5e-02 eta 1:02:03\n").groups()) == (
+    again = "step 7 top1: 0.75 loss 3.5e-02 eta 1:02:03\n"
+    assert repeat.read_row(tpl, tpl.regex.fullmatch(again).groups(), again) == (
         {"top1": 0.75, "loss": 0.035},
         7.0,
         None,
@@ -167,6 +168,13 @@ _FORMATS = (
     lambda a, b, c: f"{{'train_runtime': {a}, 'train_loss': {b}}}",
     lambda a, b, c: f"{{'lr': {a}, 'optimizer': 'adamw_{len(b)}'}}",
     lambda a, b, c: f"Epoch: [{len(a) % 3}]  [{len(b)}/100]  eta: 0:00:0{len(c) % 9}  loss: {a} ({b})  lr: {c}",
+    lambda a, b, c: f"Epoch: [{a}]  [{b}/100]  eta: 0:00:01  lr: 0.02  loss: {c} (0.5)  time: 0.5",
+    lambda a, b, c: f"Epoch [{a}][{b}/50]\tlr: 1.0e-02, eta: 0:01:00, loss_cls: {c}, loss: {c}",
+    lambda a, b, c: f"Epoch(train)  [{a}][{b}/50]  lr: 1e-02  loss: {c}",
+    lambda a, b, c: f"Epoch(val)  [{a}][{b}/10]  accuracy/top1: {c}",
+    lambda a, b, c: f"Iter(train) [{b}/900]  lr: 1e-02  loss: {c}",
+    lambda a, b, c: f"Epoch [{a}/30], Step [{b}/391], Loss: {c}",
+    lambda a, b, c: f"Train Epoch: {a} [{b}/60000 (10%)]\tLoss: {c}",
     lambda a, b, c: f"step {a} learning rate {b} loss {c}",
     lambda a, b, c: f"Accuracy: {len(a)}/{len(b) + 10} ({c}%) step {a} loss {b}",
 )
