@@ -19,7 +19,7 @@ import math
 import re
 from array import array
 from dataclasses import dataclass, field
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -466,6 +466,9 @@ class Collector:
         #: split -> raw key -> its series (None: a key we do not track)
         self._by_key: dict[str | None, dict[str, MetricSeries | None]] = {}
         self._open_events: list[LogEvent] = []  # tracebacks not yet followed by a logged value
+        #: called before anything is recorded (records, events, bad lines): a reader that holds records back
+        #: (text.py's template rows) hands them over then, so that everything stays in file order
+        self.before_change: Callable[[], None] | None = None
 
     def _global_step(self, step: float, epoch: float) -> float:
         if not (math.isfinite(epoch) and math.isfinite(step)) or epoch != int(epoch):
@@ -520,6 +523,8 @@ class Collector:
         split: Split | None = None,
     ) -> bool:
         """One logged record: metric values at a step/epoch. Returns whether anything was kept."""
+        if self.before_change is not None:
+            self.before_change()
         if step is not None and epoch is not None and step == step and epoch == epoch:
             step = self._global_step(float(step), float(epoch))
         st = math.nan if step is None else float(step)
@@ -613,6 +618,8 @@ class Collector:
         return s
 
     def add_event(self, event: LogEvent) -> None:
+        if self.before_change is not None:
+            self.before_change()
         counts = self.read.event_counts
         counts[event.kind] = counts.get(event.kind, 0) + 1
         if event.step is None and self.read.last_step == self.read.last_step:
@@ -623,6 +630,8 @@ class Collector:
                 self._open_events.append(event)
 
     def bad(self, line: int, text: str) -> None:
+        if self.before_change is not None:
+            self.before_change()
         self.read.bad_lines += 1
         if len(self.read.bad_examples) < 5:
             self.read.bad_examples.append((line, text[:120]))

@@ -23,8 +23,10 @@ bar, a fraction ``9837/10000 (98%)``, colour codes, very long lines, an error
 line naming NaN or a loss scale, which the reader tells by how many characters
 apart its words are) are never learned.
 
-``Rows`` collects consecutive matched lines and hands them to the collector as
-records in file order before any other line is read.
+``Rows`` holds matched lines back and hands them to the collector as records,
+in file order, before the collector records anything else (its
+``before_change``), so that lines which record nothing (noise, warnings) do not
+cut a block; the records of a block go in column by column.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from advisor.read.logs.records import Collector, Split, parse_number
 #: the longest line a template is learned from or matched on (the text reader rewrites digit runs of more
 #: than 320 characters; a line this short cannot hold one)
 MAX_CHARS = 300
-#: templates kept (several prints interleave: train and eval lines)
+#: templates kept (several prints interleave: train and eval lines), and of lines without effect
 MAX_TEMPLATES = 4
+MAX_INERT = 2
 #: rows held before they are handed to the collector
 MAX_ROWS = 4096
 #: text that makes a line's reading depend on more than the line, or on a family's state
@@ -61,6 +64,8 @@ class Template:
     fmt: str  # the format family a kept record adds ("keyvalue", "mindspore", or the position prefix's)
     #: the line has a framework logger's position prefix (metriclogger.py): its step and epoch come from that
     position: bool = False
+    #: a line that records nothing and changes nothing (``learn_inert``): skipped
+    inert: bool = False
 
 
 def learn(
@@ -115,7 +120,9 @@ def learn(
     return tpl
 
 
-def _pattern(line: str, values_at: list[tuple[int, int]], keys: list[tuple[int, int]]) -> tuple[str, dict[int, int]]:
+def _pattern(
+    line: str, values_at: list[tuple[int, int]], keys: list[tuple[int, int]], word_digits: bool = False
+) -> tuple[str, dict[int, int]]:
     """The line as a regex: each value span a group of its spelling class, other free digit runs ``\\d+``, the rest
     literal; and value index (1-based) -> group."""
     spans = [(a, b, True) for a, b in values_at]
@@ -123,8 +130,8 @@ def _pattern(line: str, values_at: list[tuple[int, int]], keys: list[tuple[int, 
         at = d.start()
         if any(a <= at < b for a, b in values_at) or any(a <= at < b for a, b in keys):
             continue  # inside a value (handled with it) or a key (literal: the key's name)
-        if at and (line[at - 1].isalpha() or line[at - 1] == "_"):
-            continue  # part of a word: literal
+        if not word_digits and at and (line[at - 1].isalpha() or line[at - 1] == "_"):
+            continue  # part of a word: literal (it may name a key)
         spans.append((at, d.end(), False))
     spans.sort()
     parts: list[str] = []
@@ -185,6 +192,18 @@ def learn_dict(
     return tpl
 
 
+def learn_inert(line: str, low: str) -> Template | None:
+    """The template of a line the whole chain read without any effect (no value, event, format or state: an
+    ``INFO`` line passes the trigger words by its "inf"), or None when lines of its shape could have one."""
+    if len(line) > MAX_CHARS or line.startswith(("Test", "Traceback")) or any(s in line for s in _NEVER):
+        return None
+    if any(w in low for w in ("loss", "grad", "error", "exception", "overflow", "nan", "scale")):
+        return None  # (words some reader looks at, or looks for how far apart they are)
+    keys = [m.span(1) for m in KV_RE.finditer(line)]  # (their digits stay: 'top7: 0.5' is not 'top1: 0.5')
+    pattern, _ = _pattern(line, [], keys, word_digits=True)  # model_5.pth, step_12.ckpt
+    return Template(re.compile(pattern), (), None, None, None, "", inert=True)
+
+
 def _as_items(row: tuple[dict[str, float], float | None, float | None]) -> tuple:
     return list(row[0].items()), row[1], row[2]
 
@@ -213,16 +232,34 @@ def _position(tpl: Template, groups: tuple[str, ...], line: str | None) -> tuple
 class Rows:
     """Matched lines waiting to be recorded, all of one template, in file order."""
 
-    def __init__(self) -> None:
+    def __init__(self, col: Collector) -> None:
+        self.col = col
         self.templates: list[Template] = []
         self.tpl: Template | None = None
         #: (groups, line number, the line when its position is read from it)
         self.rows: list[tuple[tuple[str, ...], int, str | None]] = []
 
     def add_template(self, tpl: Template) -> None:
-        self.templates = [tpl, *[t for t in self.templates if t.regex.pattern != tpl.regex.pattern]][:MAX_TEMPLATES]
+        """Keep ``tpl`` first; beyond MAX_TEMPLATES record templates and MAX_INERT inert ones, the oldest go."""
+        others = [t for t in self.templates if t.regex.pattern != tpl.regex.pattern]
+        kept = [t for t in others if t.inert == tpl.inert][: (MAX_INERT if tpl.inert else MAX_TEMPLATES) - 1]
+        self.templates[:] = [tpl, *kept, *[t for t in others if t.inert != tpl.inert]]
 
-    def flush(self, col: Collector) -> None:
+    def add(self, tpl: Template, groups: tuple[str, ...], lineno: int, line: str) -> None:
+        """A matched line, recorded later: before the collector records anything else (``before_change``)."""
+        if tpl is not self.tpl:
+            self.flush()
+            self.tpl = tpl
+        if not self.rows:
+            self.col.before_change = self.flush
+        self.rows.append((groups, lineno, line if tpl.position else None))
+        if len(self.rows) >= MAX_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Record the rows held back, in file order."""
+        col = self.col
+        col.before_change = None
         tpl, rows = self.tpl, self.rows
         if tpl is None or not rows:
             return

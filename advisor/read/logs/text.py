@@ -100,7 +100,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     epoch_ctx: float | None = None
     cut = False
     lineno = 0
-    rows = repeat.Rows()  # lines with the shape of a key/value line read before (repeat.py)
+    rows = repeat.Rows(col)  # lines with the shape of a key/value line read before (repeat.py)
     templates = rows.templates
     credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
     dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
@@ -122,20 +122,14 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     for tpl in templates:
                         m = tpl.regex.fullmatch(line)
                         if m is not None:
-                            if tpl is not rows.tpl:
-                                rows.flush(col)
-                                rows.tpl = tpl
-                            rows.rows.append((m.groups(), lineno, line if tpl.position else None))
-                            if len(rows.rows) >= repeat.MAX_ROWS:
-                                rows.flush(col)
+                            if not tpl.inert:
+                                rows.add(tpl, m.groups(), lineno, line)
                             credit = min(8.0, credit + 0.05)
                             break
                     else:
                         m = None
                     if m is not None:
                         continue
-            # (template rows still waiting are recorded once this line passes the trigger words: until then
-            # nothing below changes any state, as no traceback, table or ended Keras epoch is open)
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
             if len(line) > _LONG_DIGITS_MIN and _LONG_DIGITS_RE.search(line):
@@ -163,8 +157,6 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     break
             else:
                 continue
-            if rows.rows:
-                rows.flush(col)
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
                 continue
@@ -189,6 +181,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if "\x08" in line:  # what the terminal shows: the text after the last backspace (Keras 3 erases
                 line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"  # at the end)
             if "overflow" in low:
+                rows.flush()  # (the loss-scale readers look at the series and the last step)
                 if mixed_precision.parse(line, lineno, col):
                     continue
                 mindspore.parse(line, lineno, col)
@@ -262,10 +255,19 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if not values:
                 if epoch is not None and step is None:
                     epoch_ctx = epoch
+                elif pos is None and credit >= 1.0:
+                    # a line that had no effect at all (INFO lines, which pass the trigger words by "inf"):
+                    # lines of its shape are skipped from now on
+                    tpl = repeat.learn_inert(line, low)
+                    if tpl is not None:
+                        credit -= 1.0
+                        rows.add_template(tpl)
+                        templates = rows.templates
                 if ("nan" in low or "inf" in low or "invalid loss" in low) and _NONFINITE_MSG_RE.search(line):
                     _nonfinite_message(col, lineno, line)
                 continue
             if not strong and step is None and epoch is None:
+                rows.flush()
                 last = read.last_step
                 if mindspore.is_scale_line(line) and last is not None and last == last:
                     col.add_record(values, lineno, step=last)  # the loss scale of the step just logged
@@ -288,7 +290,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                         credit -= 1.0
                         rows.add_template(tpl)
                         templates = rows.templates
-        rows.flush(col)
+        rows.flush()
         read.lines = lineno
     keras.flush(col, kstate)
     bar.flush(col)

@@ -65,9 +65,9 @@ def test_a_repeated_line_is_read_by_its_template(tmp_path, monkeypatch):
     calls = []
     real = repeat.Rows.flush
 
-    def flush(self, col):
+    def flush(self):
         calls.append(len(self.rows))
-        real(self, col)
+        real(self)
 
     monkeypatch.setattr(repeat.Rows, "flush", flush)
     read = text.read_text(path, path.name)
@@ -93,6 +93,19 @@ def test_steps_counted_inside_epochs_become_global_in_bulk(tmp_path, monkeypatch
     steps = read.series["train/loss"].buf.arrays()[0]
     assert steps[:3].tolist() == [1.0, 2.0, 3.0]
     assert steps[80:83].tolist() == [81.0, 82.0, 83.0] and steps[-1] == 240.0
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_lines_without_effect_are_skipped_by_shape_but_keys_stay(tmp_path, monkeypatch):
+    """INFO lines pass the trigger words ("inf") and record nothing: lines of their shape are skipped, but a digit
+    of a key is not a wildcard ('top7' is not a score, 'top1' is)."""
+    lines = [f"INFO:root:saving checkpoint to /ckpt/model_{i}.pth\n" for i in range(30)]
+    lines += ["INFO: top7: 0.5\n", "INFO: top7: 0.6\n", "INFO: top1: 0.7\n"]
+    path = tmp_path / "train.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    read = text.read_text(path, path.name)
+    assert read.series["train/top1"].buf.count == 1
     fast, slow = _both(path, monkeypatch)
     assert fast == slow
 
@@ -159,6 +172,11 @@ _FORMATS = (
     lambda a, b, c: 'Traceback (most recent call last):\n  File "x.py", line 3\nFloatingPointError: loss is nan',
     lambda a, b, c: f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}",
     lambda a, b, c: "INFO some text without numbers",
+    lambda a, b, c: f"INFO:root:saving checkpoint to /ckpt/model_{a}.pth ({b} MB)",
+    lambda a, b, c: f"INFO: top{len(a) % 9}: {b}",
+    lambda a, b, c: f"INFO: epoch {a} started, eta: {b}",
+    lambda a, b, c: f"INFO: step_{a} info {b}",
+    lambda a, b, c: f"Infinity{a} info{b}: {c}",
     lambda a, b, c: f"RuntimeError: step {a} loss {b} went to inf {c}",
     lambda a, b, c: f"Warning: step {a} grad {b} scale {c} error {a}{b} inf",
     lambda a, b, c: f"loss_dict = {{'loss_cls': {a}, 'step': {b}}} inf",
