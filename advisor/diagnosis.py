@@ -24,7 +24,7 @@ from advisor.rank import rank
 from advisor.report.model import Chart, CheckReport, CrashReport, FindingReport, Report, Summary
 from advisor.rulebase import builtin_rules_dir
 from advisor.rulebase.infer import RuleBase
-from advisor.rulebase.load import load_rules, merge_rule_sets
+from advisor.rulebase.load import load_rules, merge_rule_sets, rule_files
 from advisor.rulebase.schema import Rule
 from advisor.stages import STAGES
 
@@ -44,7 +44,13 @@ CHART_TITLES = {
 
 @lru_cache(maxsize=2)
 def _load_builtin(path: str) -> tuple[tuple[Rule, ...], tuple[Diagnostic, ...]]:
-    rules, diags = load_rules([Path(path)], display_root=Path(path).parent, trusted=True)
+    from advisor.rulebase import cache
+
+    folder = Path(path)
+    files, _ = rule_files([folder])
+    rules, diags = cache.load_builtin(  # checked once per content, kept in the user's cache folder
+        folder, files, lambda: load_rules([folder], display_root=folder.parent, trusted=True)
+    )
     return tuple(rules), tuple(diags)
 
 
