@@ -49,7 +49,7 @@ Side = Literal["run", "baseline"]
 class Fact(BaseModel):
     """Base class of all facts. Subclasses set ``kind`` as a Literal field."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     #: filled by subclasses: the fact kind name used in rules
     kind: str

@@ -18,8 +18,13 @@ _ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
 MAX_STATE_BYTES = 300_000_000
 
 
-def parse_print(line: str, lineno: int, col: Collector) -> bool:
-    """A printed metrics dict; True when the line was one."""
+def parse_print(
+    line: str,
+    lineno: int,
+    col: Collector,
+    record: list[tuple[dict[str, float], float | None, float | None]] | None = None,
+) -> bool:
+    """A printed metrics dict; True when the line was one. ``record``: gets the (values, step, epoch) recorded."""
     start = line.find("{")
     if start < 0 or (line.find("'", start) < 0 and line.find('"', start) < 0):
         return False
@@ -48,6 +53,8 @@ def parse_print(line: str, lineno: int, col: Collector) -> bool:
         return False  # a settings dict ({'lr': 3e-05, ...}), not logged values
     if col.add_record(values, lineno, step=step, epoch=epoch):
         col.read.formats.add("hf_trainer_print")
+        if record is not None:
+            record.append((values, step, epoch))
         return True
     return False
 

@@ -19,6 +19,7 @@ import math
 import re
 from array import array
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -27,6 +28,8 @@ MAX_POINTS = 100_000
 MAX_EVENTS = 500
 MAX_SERIES = 200
 MAX_RESTARTS = 1000
+#: records added column by column (``Collector.add_rows``) from this many on
+BULK_ROWS = 16
 
 #: "test": a final held-out evaluation (Keras ``Test loss:`` after fit), kept apart from the eval curve
 Split = Literal["train", "eval", "test"]
@@ -249,10 +252,14 @@ class Buffer:
         self.value.append(value)
         self.line.append(line)
         if len(self.value) >= self.cap:
-            for name in ("step", "epoch", "value", "line"):
-                arr = getattr(self, name)
-                setattr(self, name, array(arr.typecode, arr[::2]))
-            self.stride *= 2
+            self.decimate()
+
+    def decimate(self) -> None:
+        """Keep every second stored point, and from now on every ``2 * stride``-th new one."""
+        for name in ("step", "epoch", "value", "line"):
+            arr = getattr(self, name)
+            setattr(self, name, array(arr.typecode, arr[::2]))
+        self.stride *= 2
 
     def truncate(self, keep: int) -> None:
         """Keep only the first ``keep`` stored points (a resumed run overwrites the rest)."""
@@ -295,30 +302,106 @@ class MetricSeries:
 
     def add(self, step: float, epoch: float, value: float, line: int) -> None:
         kind, x = (0, step) if step == step else (1, epoch)
-        last, first = self._last[kind], self._first[kind]
-        if x == x and x < last and len(self.buf):
-            if x <= first:  # a new run from the beginning: keep both
-                if len(self.restarts) < MAX_RESTARTS:
-                    self.restarts.append(len(self.buf))
-                self._first = [math.nan, math.nan]
-            else:  # resumed from a checkpoint: the new lines win
-                start = self.restarts[-1] if self.restarts else 0
-                xs = self.buf.step if kind == 0 else self.buf.epoch
-                keep = bisect.bisect_left(xs, x, start, len(self.buf))  # x is sorted within a run
-                if len(self.buf) - keep <= 0.5 * (len(self.buf) - start):
-                    self.resumes += 1
-                    self.buf.truncate(keep)
-                elif len(self.restarts) < MAX_RESTARTS:  # would drop most of the run: call it a new run
-                    self.restarts.append(len(self.buf))
-                    self._first = [math.nan, math.nan]
         if x == x:
+            if x < self._last[kind] and len(self.buf.value):
+                self._went_back(kind, x)
             self._last[kind] = x
-            if self._first[kind] != self._first[kind]:
-                self._first[kind] = x
-        stride = self.buf.stride
-        self.buf.add(step, epoch, value, line)
-        if self.buf.stride != stride and self.restarts:  # the buffer kept every second point
-            self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
+            first = self._first
+            if first[kind] != first[kind]:
+                first[kind] = x
+        buf = self.buf
+        # Buffer.add, inlined for the common case (a point not stored, or stored with room left)
+        buf.count += 1
+        if value - value != 0.0:  # NaN or +-inf
+            buf.nonfinite += 1
+            if buf.first_nonfinite is None:
+                buf.first_nonfinite = (step, epoch, line)
+        buf._phase += 1
+        if buf._phase < buf.stride:
+            return
+        buf._phase = 0
+        buf.step.append(step)
+        buf.epoch.append(epoch)
+        buf.value.append(value)
+        buf.line.append(line)
+        if len(buf.value) >= buf.cap:
+            buf.decimate()
+            if self.restarts:  # the buffer kept every second point
+                self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
+
+    def add_many(self, st: np.ndarray, ep: np.ndarray, values: np.ndarray, lines: np.ndarray) -> bool:
+        """Points in file order, exactly as ``add`` of each, in a few array operations. Only for points on one kind
+        of position that never goes back (no restart, no resume): returns False, having done nothing, otherwise
+        (the caller then adds them one by one)."""
+        n = int(values.size)
+        nan_steps = np.isnan(st)
+        if not nan_steps.any():
+            kind, x = 0, st
+        elif nan_steps.all():
+            kind, x = 1, ep
+        else:
+            return False
+        x_nan = np.isnan(x)
+        if x_nan.all():
+            tracked = False
+        elif x_nan.any() or (n > 1 and bool((np.diff(x) < 0).any())):
+            return False
+        else:
+            tracked = True
+            if x[0] < self._last[kind] and len(self.buf.value):
+                return False
+        if tracked:
+            self._last[kind] = float(x[-1])
+            first = self._first
+            if first[kind] != first[kind]:
+                first[kind] = float(x[0])
+        buf = self.buf
+        buf.count += n
+        finite = np.isfinite(values)
+        if not finite.all():
+            bad = np.flatnonzero(~finite)
+            buf.nonfinite += int(bad.size)
+            if buf.first_nonfinite is None:
+                i = int(bad[0])
+                buf.first_nonfinite = (float(st[i]), float(ep[i]), int(lines[i]))
+        start = 0
+        while True:  # the points Buffer.add would store: every stride-th, halving the buffer when full
+            at = start + buf.stride - buf._phase - 1
+            if at >= n:
+                buf._phase += n - start
+                return True
+            idx = np.arange(at, n, buf.stride)[: buf.cap - len(buf.value)]
+            buf.step.frombytes(st[idx].tobytes())
+            buf.epoch.frombytes(ep[idx].tobytes())
+            buf.value.frombytes(values[idx].tobytes())
+            buf.line.frombytes(lines[idx].astype(np.int64).tobytes())
+            last = int(idx[-1])
+            if len(buf.value) < buf.cap:
+                buf._phase = n - 1 - last
+                return True
+            buf.decimate()
+            if self.restarts:  # the buffer kept every second point
+                self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
+            buf._phase = 0
+            start = last + 1
+
+    def _went_back(self, kind: int, x: float) -> None:
+        """A position below the last one: a new run from the beginning, or a resume from a checkpoint."""
+        first = self._first[kind]
+        if x <= first:  # a new run from the beginning: keep both
+            if len(self.restarts) < MAX_RESTARTS:
+                self.restarts.append(len(self.buf))
+            self._first = [math.nan, math.nan]
+        else:  # resumed from a checkpoint: the new lines win
+            start = self.restarts[-1] if self.restarts else 0
+            xs = self.buf.step if kind == 0 else self.buf.epoch
+            keep = bisect.bisect_left(xs, x, start, len(self.buf))  # x is sorted within a run
+            if len(self.buf) - keep <= 0.5 * (len(self.buf) - start):
+                self.resumes += 1
+                self.buf.truncate(keep)
+            elif len(self.restarts) < MAX_RESTARTS:  # would drop most of the run: call it a new run
+                self.restarts.append(len(self.buf))
+                self._first = [math.nan, math.nan]
 
     def x_kind(self) -> Literal["step", "epoch", "index"]:
         steps, epochs, _, _ = self.buf.arrays()
@@ -382,9 +465,12 @@ class Collector:
         self._min_step = math.inf
         self._max_step = -math.inf
         self._per_epoch: float | None = None
-        #: (raw key, split) -> its series (None: a key we do not track)
-        self._by_key: dict[tuple[str, str | None], MetricSeries | None] = {}
+        #: split -> raw key -> its series (None: a key we do not track)
+        self._by_key: dict[str | None, dict[str, MetricSeries | None]] = {}
         self._open_events: list[LogEvent] = []  # tracebacks not yet followed by a logged value
+        #: called before anything is recorded (records, events, bad lines): a reader that holds records back
+        #: (text.py's template rows) hands them over then, so that everything stays in file order
+        self.before_change: Callable[[], None] | None = None
 
     def _global_step(self, step: float, epoch: float) -> float:
         if not (math.isfinite(epoch) and math.isfinite(step)) or epoch != int(epoch):
@@ -403,6 +489,33 @@ class Collector:
                 return step
         return (epoch - self._first_epoch) * self._per_epoch + step
 
+    def _global_steps(self, st: np.ndarray, ep: np.ndarray) -> np.ndarray:
+        """``_global_step`` of each (step, epoch) row in order (rows without both keep their step), as arrays."""
+        both = np.isfinite(st) & np.isfinite(ep)
+        both &= ep == np.floor(ep)
+        rows = np.flatnonzero(both)
+        if rows.size == 0:
+            return st
+        out = st.copy()
+        s, e = st[rows], ep[rows]
+        if self._first_epoch != self._first_epoch:
+            self._first_epoch = float(e[0])
+        start = 0
+        if self._per_epoch is None:
+            prev_s = np.concatenate(([self._prev[1] if self._prev else math.nan], s[:-1]))
+            prev_e = np.concatenate(([self._prev[0] if self._prev else math.nan], e[:-1]))
+            falls = np.flatnonzero((s < prev_s) & (e == prev_e + 1))  # the counter restarts as the epoch goes up
+            start = int(falls[0]) if falls.size else s.size
+            if start:
+                self._min_step = min(self._min_step, float(s[:start].min()))
+                self._max_step = max(self._max_step, float(s[:start].max()))
+                self._prev = (float(e[start - 1]), float(s[start - 1]))
+            if start == s.size:
+                return out
+            self._per_epoch = self._max_step + max(0.0, 1.0 - self._min_step)
+        out[rows[start:]] = (e[start:] - self._first_epoch) * self._per_epoch + s[start:]
+        return out
+
     def add_record(
         self,
         values: dict[str, float],
@@ -412,16 +525,20 @@ class Collector:
         split: Split | None = None,
     ) -> bool:
         """One logged record: metric values at a step/epoch. Returns whether anything was kept."""
+        if self.before_change is not None:
+            self.before_change()
         if step is not None and epoch is not None and step == step and epoch == epoch:
             step = self._global_step(float(step), float(epoch))
         st = math.nan if step is None else float(step)
         ep = math.nan if epoch is None else float(epoch)
         kept = False
-        cache = self._by_key
+        cache = self._by_key.get(split)
+        if cache is None:
+            cache = self._by_key[split] = {}
         for raw, val in values.items():
-            s = cache.get((raw, split), self)
+            s = cache.get(raw, self)
             if s is self:
-                s = cache[(raw, split)] = self._series_for(raw, split)
+                s = cache[raw] = self._series_for(raw, split)
             if s is not None:
                 s.add(st, ep, val, line)
                 kept = True
@@ -432,6 +549,59 @@ class Collector:
                 ev.followed_by_points = True
             self._open_events.clear()
         return kept
+
+    def add_rows(
+        self,
+        keys: Sequence[str],
+        rows: Iterable[tuple[Sequence[float], int, float | None, float | None]],
+        split: Split | None = None,
+    ) -> bool:
+        """Records that all hold ``keys`` (distinct, in this order), one after another: exactly as ``add_record``
+        of each (values, line, step, epoch) row, without building a dict per row. Returns whether any was kept."""
+        cache = self._by_key.get(split)
+        if cache is None:
+            cache = self._by_key[split] = {}
+        kept: list[tuple[MetricSeries, int]] = []
+        for i, raw in enumerate(keys):
+            s = cache.get(raw, self)
+            if s is self:
+                s = cache[raw] = self._series_for(raw, split)
+            if s is not None:
+                kept.append((s, i))
+        if not kept:
+            return False
+        read = self.read
+        rows = list(rows)
+        if len(rows) < BULK_ROWS:
+            for values, line, step, epoch in rows:
+                if step is not None and epoch is not None and step == step and epoch == epoch:
+                    step = self._global_step(float(step), float(epoch))
+                st = math.nan if step is None else float(step)
+                ep = math.nan if epoch is None else float(epoch)
+                for s, i in kept:
+                    s.add(st, ep, values[i], line)
+                if st == st:
+                    read.last_step = st
+        else:  # column by column, each series in a few array operations where its positions allow
+            st = np.array([math.nan if r[2] is None else r[2] for r in rows], dtype=np.float64)
+            ep = np.array([math.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
+            st = self._global_steps(st, ep)
+            sts, eps = st.tolist(), ep.tolist()
+            lines = np.array([r[1] for r in rows], dtype=np.int64)
+            table = np.array([r[0] for r in rows], dtype=np.float64)
+            for s, i in kept:
+                column = np.ascontiguousarray(table[:, i])
+                if not s.add_many(st, ep, column, lines):
+                    for j, (values, line, _, _) in enumerate(rows):
+                        s.add(sts[j], eps[j], values[i], line)
+            finite = [v for v in sts if v == v]
+            if finite:
+                read.last_step = finite[-1]
+        if self._open_events:
+            for ev in self._open_events:
+                ev.followed_by_points = True
+            self._open_events.clear()
+        return True
 
     def _series_for(self, raw: str, split: Split | None) -> MetricSeries | None:
         info = classify_key(raw)
@@ -450,6 +620,8 @@ class Collector:
         return s
 
     def add_event(self, event: LogEvent) -> None:
+        if self.before_change is not None:
+            self.before_change()
         counts = self.read.event_counts
         counts[event.kind] = counts.get(event.kind, 0) + 1
         if event.step is None and self.read.last_step == self.read.last_step:
@@ -460,6 +632,8 @@ class Collector:
                 self._open_events.append(event)
 
     def bad(self, line: int, text: str) -> None:
+        if self.before_change is not None:
+            self.before_change()
         self.read.bad_lines += 1
         if len(self.read.bad_examples) < 5:
             self.read.bad_examples.append((line, text[:120]))

@@ -11,7 +11,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from advisor.read.logs import caffe, hf_trainer, keras, metriclogger, mindspore, mixed_precision, mxnet, table, timm
+from advisor.read.logs import (
+    caffe,
+    hf_trainer,
+    keras,
+    metriclogger,
+    mindspore,
+    mixed_precision,
+    mxnet,
+    repeat,
+    table,
+    timm,
+)
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 from advisor.read.safe import clean_log_line
@@ -89,6 +100,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     epoch_ctx: float | None = None
     cut = False
     lineno = 0
+    rows = repeat.Rows(col)  # lines with the shape of a key/value line read before (repeat.py)
+    templates = rows.templates
+    credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
+    dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
     with path.open("r", encoding=encoding, errors="replace", newline=None) as fh:
         readline = fh.readline
         while True:
@@ -102,6 +117,19 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if len(line) == MAX_LINE and not line.endswith("\n"):
                 read.overlong_lines += 1
                 cut = True
+            if templates and len(line) <= repeat.MAX_CHARS and not tb_line and tstate.columns is None:
+                if kstate.phase != "tail":  # (else a line ends a Keras epoch)
+                    for tpl in templates:
+                        m = tpl.regex.fullmatch(line)
+                        if m is not None:
+                            if not tpl.inert:
+                                rows.add(tpl, m.groups(), lineno, line)
+                            credit = min(8.0, credit + 0.05)
+                            break
+                    else:
+                        m = None
+                    if m is not None:
+                        continue
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
             if len(line) > _LONG_DIGITS_MIN and _LONG_DIGITS_RE.search(line):
@@ -153,10 +181,20 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if "\x08" in line:  # what the terminal shows: the text after the last backspace (Keras 3 erases
                 line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"  # at the end)
             if "overflow" in low:
+                rows.flush()  # (the loss-scale readers look at the series and the last step)
                 if mixed_precision.parse(line, lineno, col):
                     continue
                 mindspore.parse(line, lineno, col)
-            if "{" in line and hf_trainer.parse_print(line, lineno, col):
+            if "{" in line and hf_trainer.parse_print(line, lineno, col, dict_record):
+                if dict_record:
+                    credit = min(8.0, credit + 0.005)
+                    if credit >= 1.0:
+                        tpl = repeat.learn_dict(line, low, *dict_record[0])
+                        if tpl is not None:
+                            credit -= 1.0
+                            rows.add_template(tpl)
+                            templates = rows.templates
+                    dict_record.clear()
                 continue
             if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
                 continue
@@ -217,10 +255,19 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
             if not values:
                 if epoch is not None and step is None:
                     epoch_ctx = epoch
+                elif pos is None and credit >= 1.0:
+                    # a line that had no effect at all (INFO lines, which pass the trigger words by "inf"):
+                    # lines of its shape are skipped from now on
+                    tpl = repeat.learn_inert(line, low)
+                    if tpl is not None:
+                        credit -= 1.0
+                        rows.add_template(tpl)
+                        templates = rows.templates
                 if ("nan" in low or "inf" in low or "invalid loss" in low) and _NONFINITE_MSG_RE.search(line):
                     _nonfinite_message(col, lineno, line)
                 continue
             if not strong and step is None and epoch is None:
+                rows.flush()
                 last = read.last_step
                 if mindspore.is_scale_line(line) and last is not None and last == last:
                     col.add_record(values, lineno, step=last)  # the loss scale of the step just logged
@@ -229,8 +276,21 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                 epoch = epoch_ctx
             elif step is None and "it/s" in line:
                 epoch_ctx = epoch  # a rich progress bar (Lightning): its wrapped metrics line has no epoch
+            fmt = "mindspore" if "loss is" in low else "keyvalue"
             if col.add_record(values, lineno, step=step, epoch=epoch, split=split) and pos is None:
-                read.formats.add("mindspore" if "loss is" in low else "keyvalue")
+                read.formats.add(fmt)
+            if strong and (pos is None or pos[3] not in ("tqdm", "rich", "pytorch_example")):
+                credit = min(8.0, credit + 0.005)
+                if credit >= 1.0:
+                    if pos is not None:
+                        tpl = repeat.learn(line, low, values, step, epoch, split, pos[3], position=True)
+                    else:
+                        tpl = repeat.learn(line, low, values, step, epoch, split, fmt)
+                    if tpl is not None:
+                        credit -= 1.0
+                        rows.add_template(tpl)
+                        templates = rows.templates
+        rows.flush()
         read.lines = lineno
     keras.flush(col, kstate)
     bar.flush(col)

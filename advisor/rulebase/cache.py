@@ -1,0 +1,212 @@
+"""A cache of the checked built-in rule base, as JSON in the user's cache folder.
+
+Parsing and checking the ~180 shipped YAML files is most of a small diagnosis's
+time; their checked form is the same on every run until a rule file or advisor
+changes. ``load_builtin(folder, parse)`` returns the rules and diagnostics of the
+folder from ``<cache dir>/rules-<key>.json`` when it is there, and otherwise
+calls ``parse`` and stores what it returned.
+
+- The key is a SHA-256 of advisor's version, the names and contents of the rule
+  files and the sources of the modules that decide what a rule becomes
+  (``rulebase/load.py``, ``schema.py``, this file, ``causes.py``, ``facts/``): any
+  edit to one of them gives a new key.
+- The cache is JSON, read back by the code below into the same dataclasses; it is
+  never unpickled or evaluated. Test facts are rebuilt with ``model_construct``
+  from the fields their model validated when the cache was written (the others
+  take their defaults again).
+- The cache folder is ``$ADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/advisor``, else
+  ``~/.cache/advisor``, never the run folder. ``ADVISOR_NO_CACHE=1`` turns it off.
+  A cache that cannot be read or written is skipped without a word (the rules
+  are then parsed as without it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import UserList
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import Diagnostic
+from advisor.rulebase import schema as S
+
+FORMAT = 4
+_DATACLASSES: dict[str, type] = {
+    c.__name__: c for c in (S.Literal_, S.Param, S.Ref, S.Condition, S.Pattern, S.Not, S.AnyOf, S.TestCase, S.Rule)
+}
+
+Loaded = tuple[list[S.Rule], list[Diagnostic]]
+
+
+def cache_dir() -> Path | None:
+    """Where the cache lives, or None when it is turned off."""
+    if os.environ.get("ADVISOR_NO_CACHE", "").strip() not in ("", "0"):
+        return None
+    explicit = os.environ.get("ADVISOR_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "advisor"
+    try:
+        return Path.home() / ".cache" / "advisor"
+    except RuntimeError:  # no home folder known
+        return None
+
+
+def _code_files() -> list[Path]:
+    pkg = Path(__file__).resolve().parent.parent  # advisor/
+    files = [pkg / "rulebase" / n for n in ("load.py", "schema.py", "cache.py")] + [pkg / "causes.py"]
+    return files + sorted((pkg / "facts").glob("*.py"))
+
+
+def cache_key(folder: Path, files: list[Path]) -> str:
+    """SHA-256 of advisor's version, the rule files (names and contents) and the code that checks them."""
+    from advisor import __version__
+
+    h = hashlib.sha256(f"advisor {__version__} format {FORMAT}\n".encode())
+    for label, paths in (("rule", files), ("code", _code_files())):
+        for f in paths:
+            data = f.read_bytes()
+            name = f.relative_to(folder).as_posix() if label == "rule" else f.name
+            h.update(f"{label} {name} {len(data)}\n".encode())
+            h.update(data)
+    return h.hexdigest()
+
+
+def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -> Loaded:
+    """The rule base of ``folder`` (its rule ``files``): from the cache when it holds it, else ``parse()``."""
+    where = cache_dir()
+    if where is None:
+        return parse()
+    try:
+        key = cache_key(folder, files)
+    except OSError:
+        return parse()
+    path = where / f"rules-{key[:32]}.json"
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raw = None
+    if raw is not None:
+        try:  # line 1: the rules; then one line of JSON per test-case list, read when first used
+            head, _, rest = raw.partition("\n")
+            data = json.loads(head)
+            lazy = rest.split("\n") if rest else []
+            if data.get("key") == key and data.get("format") == FORMAT and len(lazy) == data["lazy_lines"]:
+                return [_decode(r, lazy) for r in data["rules"]], [Diagnostic(**d) for d in data["diagnostics"]]
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+            pass  # a damaged or foreign file: parse, and write it again
+    rules, diags = parse()
+    _store(path, key, rules, diags)
+    return rules, diags
+
+
+def _store(path: Path, key: str, rules: list[S.Rule], diags: list[Diagnostic]) -> None:
+    lazy: list[str] = []
+    try:
+        head = {
+            "format": FORMAT,
+            "key": key,
+            "rules": [_encode(r, lazy) for r in rules],
+            "diagnostics": [d.model_dump() for d in diags],
+        }
+        text = "\n".join([json.dumps({**head, "lazy_lines": len(lazy)}), *lazy])
+    except (TypeError, ValueError):  # a value JSON cannot hold: no cache, the rules are fine
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        for old in path.parent.glob("rules-*.json"):  # rule bases of older versions
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        return
+
+
+class LazyCases(UserList):
+    """A rule's test cases, decoded from the cache's JSON text on first use (they are only needed by
+    ``advisor rules test``, the rule docs and the test suite; a diagnosis never reads them). Compares equal
+    to the list of the same cases."""
+
+    def __init__(self, initial: str | Iterable[Any] = ()) -> None:
+        self._raw: str | None = initial if isinstance(initial, str) else None
+        self._data: list[Any] | None = None if self._raw is not None else list(initial)  # type: ignore[arg-type]
+
+    @property  # type: ignore[override]
+    def data(self) -> list[Any]:
+        if self._data is None:
+            self._data = _decode(json.loads(self._raw or "[]"), [])
+            self._raw = None
+        return self._data
+
+    @data.setter
+    def data(self, value: list[Any]) -> None:
+        self._data, self._raw = value, None
+
+
+# -- JSON <-> rule dataclasses ---------------------------------------------------------------
+def _encode(obj: Any, lazy: list[str]) -> Any:
+    """``obj`` as JSON values; a rule's test cases go to ``lazy`` (one line of JSON each)."""
+    from pydantic import BaseModel
+
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    name = type(obj).__name__
+    if type(obj) is S.Rule:  # its test cases as JSON text, read when first used (a diagnosis never does)
+        fields = {k: _encode(v, lazy) for k, v in vars(obj).items() if k not in ("fires", "quiet")}
+        for k in ("fires", "quiet"):
+            lazy.append(json.dumps(_encode(list(getattr(obj, k)), lazy)))
+            fields[k] = {"$lazy": len(lazy) - 1}
+        return {"$dc": name, "f": fields}
+    if name in _DATACLASSES and type(obj) is _DATACLASSES[name]:
+        return {"$dc": name, "f": {k: _encode(v, lazy) for k, v in vars(obj).items()}}
+    if isinstance(obj, BaseModel):  # a test case's fact (or its source), as its model validated it
+        from advisor.facts import FACT_KINDS, Source
+
+        kind = getattr(obj, "kind", None)
+        if type(obj) is Source:
+            tag = "$source"
+        elif isinstance(kind, str) and FACT_KINDS.get(kind) is type(obj):
+            tag = "$fact"
+        else:
+            raise TypeError(f"cannot cache a {name}")
+        # the fields given: the others hold their defaults, which model_construct fills in again
+        return {tag: kind or "", "f": {k: _encode(getattr(obj, k), lazy) for k in sorted(obj.model_fields_set)}}
+    if isinstance(obj, tuple):
+        return {"$tuple": [_encode(v, lazy) for v in obj]}
+    if isinstance(obj, list):
+        return [_encode(v, lazy) for v in obj]
+    if isinstance(obj, dict):
+        if all(isinstance(k, str) for k in obj):
+            if any(k.startswith("$") for k in obj):
+                return {"$dict": [[k, _encode(v, lazy)] for k, v in obj.items()]}
+            return {k: _encode(v, lazy) for k, v in obj.items()}
+        return {"$dict": [[_encode(k, lazy), _encode(v, lazy)] for k, v in obj.items()]}
+    raise TypeError(f"cannot cache a {name}")
+
+
+def _decode(obj: Any, lazy: list[str]) -> Any:
+    if isinstance(obj, list):
+        return [_decode(v, lazy) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "$dc" in obj:
+        return _DATACLASSES[obj["$dc"]](**{k: _decode(v, lazy) for k, v in obj["f"].items()})
+    if "$fact" in obj or "$source" in obj:
+        from advisor.facts import FACT_KINDS, Source
+
+        model = Source if "$source" in obj else FACT_KINDS[obj["$fact"]]
+        return model.model_construct(**{k: _decode(v, lazy) for k, v in obj["f"].items()})
+    if "$lazy" in obj:
+        return LazyCases(lazy[obj["$lazy"]])
+    if "$tuple" in obj:
+        return tuple(_decode(v, lazy) for v in obj["$tuple"])
+    if "$dict" in obj:
+        return {_decode(k, lazy): _decode(v, lazy) for k, v in obj["$dict"]}
+    return {k: _decode(v, lazy) for k, v in obj.items()}

@@ -1,0 +1,101 @@
+"""End-to-end CPU time of ``advisor diagnose`` on the shipped examples, against a reference in the same run.
+
+For each example folder, runs ``python -m advisor diagnose EXAMPLE --format json -o TMP`` in a fresh
+interpreter and measures the child's CPU time (user + sys, from ``resource.getrusage(RUSAGE_CHILDREN)``);
+the reference is ``python -c "import numpy, pydantic, yaml, jinja2"`` (importing the core dependencies,
+the least any diagnosis costs), measured in the same run. Each command runs ``--repeat`` times and the
+least CPU time is kept (the machine may be shared). The #11 target is a typical small run under 0.5 s.
+
+Before measuring, one diagnosis runs unmeasured: it writes the byte-code caches (``__pycache__``, as an
+installed package has them) and advisor's rule-base cache (``--no-rule-cache`` measures without it).
+
+Usage::
+
+    python benchmarks/e2e_bench.py [--repeat 5] [--examples lr_too_high healthy ...] [--json OUT.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_S = 0.5
+REFERENCE = "import numpy, pydantic, yaml, jinja2"
+
+
+def cpu_of(cmd: list[str], env: dict[str, str]) -> float:
+    """User + sys CPU seconds of one run of ``cmd`` (a fresh child process)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def best_cpu(cmd: list[str], env: dict[str, str], repeat: int) -> float:
+    return min(cpu_of(cmd, env) for _ in range(repeat))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--examples", nargs="*", default=None, help="example folder names (default: all)")
+    ap.add_argument("--no-rule-cache", action="store_true", help="measure with ADVISOR_NO_CACHE=1")
+    ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
+    args = ap.parse_args()
+    names = args.examples or sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir())
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its byte code compiled
+        env["ADVISOR_CACHE_DIR"] = str(Path(tmp) / "cache")
+        if args.no_rule_cache:
+            env["ADVISOR_NO_CACHE"] = "1"
+        out = str(Path(tmp) / "report.json")
+
+        def diagnose(name: str) -> list[str]:
+            return [
+                sys.executable,
+                "-m",
+                "advisor",
+                "diagnose",
+                str(ROOT / "examples" / name),
+                "--format",
+                "json",
+                "-o",
+                out,
+            ]
+
+        cpu_of(diagnose(names[0]), env)  # byte code and rule-base caches written
+        ref = best_cpu([sys.executable, "-c", REFERENCE], env, args.repeat)
+        runs = {name: best_cpu(diagnose(name), env, args.repeat) for name in names}
+    result = {
+        "reference_cmd": f'python -c "{REFERENCE}"',
+        "reference_cpu_s": ref,
+        "diagnose_cpu_s": runs,
+        "ratio_to_reference": {k: v / ref for k, v in runs.items()},
+        "target_s": TARGET_S,
+        "meets_target": {k: v < TARGET_S for k, v in runs.items()},
+        "rule_cache": not args.no_rule_cache,
+        "repeat": args.repeat,
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg()[0],
+    }
+    print(f"reference ({result['reference_cmd']}): {ref:.3f} s CPU")
+    for name, cpu in runs.items():
+        print(
+            f"{name:20s} {cpu:.3f} s CPU  {cpu / ref:.2f}x reference  {'meets' if cpu < TARGET_S else 'misses'} "
+            f"the {TARGET_S} s target"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""Template lines (advisor/read/logs/repeat.py): a line with the shape of a key/value line read before is read
+with one regex match, and the whole read is exactly the one the line-by-line chain gives."""
+
+from __future__ import annotations
+
+import glob
+import math
+from pathlib import Path
+
+import pytest
+
+from advisor.read.logs import records, repeat, text
+from advisor.read.logs.records import LogRead
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+HERE = Path(__file__).parent
+SHARED = HERE.parents[3] / "shared"
+
+
+def _summary(read: LogRead) -> tuple:
+    series = []
+    for name in sorted(read.series):
+        s = read.series[name]
+        arrays = [a.tolist() for a in s.buf.arrays()]
+        arrays = [[("nan" if isinstance(v, float) and math.isnan(v) else v) for v in a] for a in arrays]
+        series.append(
+            (name, s.raw_key, s.order, arrays, s.buf.count, s.buf.nonfinite, repr(s.buf.first_nonfinite))
+            + (s.buf.stride, s.restarts, s.resumes)
+        )
+    events = [
+        (e.kind, e.line, repr(e.step), e.text, repr(e.scale_before), repr(e.scale_after), e.followed_by_points)
+        for e in read.events
+    ]
+    return (
+        series,
+        events,
+        sorted(read.formats),
+        read.event_counts,
+        read.lines,
+        read.bad_lines,
+        read.bad_examples,
+        repr(read.last_step),
+    )
+
+
+def _both(path: Path, monkeypatch) -> tuple[tuple, tuple]:
+    fast = _summary(text.read_text(path, path.name))
+    with monkeypatch.context() as m:
+        m.setattr(repeat, "learn", lambda *a, **k: None)
+        slow = _summary(text.read_text(path, path.name))
+    return fast, slow
+
+
+def test_a_repeated_line_is_read_by_its_template(tmp_path, monkeypatch):
+    lines = [
+        f"[epoch {i // 50}][iter {i}/5000] loss: {2.0 / (i + 1):.5f} lr: 1.0e-03 grad_norm: {i % 7}.25\n"
+        for i in range(200)
+    ]
+    lines[120] = "[epoch 2][iter 120/5000] loss: nan lr: 1.0e-03 grad_norm: 3.25\n"  # not the template: read in full
+    path = tmp_path / "train.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    calls = []
+    real = repeat.Rows.flush
+
+    def flush(self):
+        calls.append(len(self.rows))
+        real(self)
+
+    monkeypatch.setattr(repeat.Rows, "flush", flush)
+    read = text.read_text(path, path.name)
+    assert sum(calls) >= 190  # most lines went through the template
+    loss = read.series["train/loss"]
+    assert loss.buf.count == 200
+    assert loss.buf.nonfinite == 1 and loss.buf.first_nonfinite[2] == 121
+    steps, _, values, line_numbers = loss.buf.arrays()
+    assert steps[:3].tolist() == [0.0, 1.0, 2.0] and line_numbers[199] == 200
+    assert values[10] == float(f"{2.0 / 11:.5f}")
+    monkeypatch.undo()
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_steps_counted_inside_epochs_become_global_in_bulk(tmp_path, monkeypatch):
+    """MindSpore LossMonitor counts steps inside each epoch: the collector finds the epoch length when the counter
+    falls back, and the template rows (added column by column) get the same global steps as line by line."""
+    lines = [f"epoch: {e} step: {i}, loss is {1.0 / (e * 100 + i):.6f}\n" for e in (1, 2, 3) for i in range(1, 81)]
+    path = tmp_path / "ms.log"
+    path.write_text("noise line\n".join(lines[:5]) + "".join(lines[5:]), encoding="utf-8")
+    read = text.read_text(path, path.name)
+    steps = read.series["train/loss"].buf.arrays()[0]
+    assert steps[:3].tolist() == [1.0, 2.0, 3.0]
+    assert steps[80:83].tolist() == [81.0, 82.0, 83.0] and steps[-1] == 240.0
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_lines_without_effect_are_skipped_by_shape_but_keys_stay(tmp_path, monkeypatch):
+    """INFO lines pass the trigger words ("inf") and record nothing: lines of their shape are skipped, but a digit
+    of a key is not a wildcard ('top7' is not a score, 'top1' is)."""
+    lines = [f"INFO:root:saving checkpoint to /ckpt/model_{i}.pth\n" for i in range(30)]
+    lines += ["INFO: top7: 0.5\n", "INFO: top7: 0.6\n", "INFO: top1: 0.7\n"]
+    path = tmp_path / "train.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    read = text.read_text(path, path.name)
+    assert read.series["train/top1"].buf.count == 1
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_template_keeps_keys_and_number_spellings():
+    line = "step 100 top1: 0.5 loss 2.5e-01 eta 0:10:00\n"
+    low = line.lower()
+    tpl = repeat.learn(line, low, {"top1": 0.5, "loss": 0.25}, 100.0, None, None, "keyvalue")
+    assert tpl is not None
+    assert tpl.regex.fullmatch("step 7 top1: 0.75 loss 3.5e-02 eta 1:02:03\n")
+    assert not tpl.regex.fullmatch("step 7 top5: 0.75 loss 3.5e-02 eta 1:02:03\n")  # another key
+    assert not tpl.regex.fullmatch("step 7 top1: 0.75 loss 0.035 eta 1:02:03\n")  # another spelling
+    assert not tpl.regex.fullmatch("step 7 top1: 0.75 loss nan eta 1:02:03\n")
+    again = "step 7 top1: 0.75 loss 3.5e-02 eta 1:02:03\n"
+    assert repeat.read_row(tpl, tpl.regex.fullmatch(again).groups(), again) == (
+        {"top1": 0.75, "loss": 0.035},
+        7.0,
+        None,
+    )
+    # lines whose reading depends on more than the line are never learned
+    never = (
+        "{'loss': 0.5, 'step': 3}\n",
+        "Test step 3 loss 0.5\n",  # a test point once Keras output was seen
+        "step 3 learning rate 0.1 loss 0.5\n",  # a phrase made one key
+        "RuntimeError: step 3 loss 0.5 went to inf\n",  # told by how far 'loss' and 'inf' are apart
+    )
+    for other in never:
+        assert repeat.learn(other, other.lower(), {"loss": 0.5}, 3.0, None, None, "keyvalue") is None
+
+
+def _log_files() -> list[Path]:
+    files = [Path(p) for p in glob.glob(str(HERE / "samples" / "*.log"))]
+    files += [Path(p) for p in glob.glob(str(SHARED / "reallogs" / "cases" / "**" / "*"), recursive=True)]
+    files += [Path(p) for p in glob.glob(str(SHARED / "eval-dev" / "**" / "*.log"), recursive=True)]
+    return sorted(p for p in files if p.is_file() and p.suffix in (".log", ".txt", ".out", ""))
+
+
+@pytest.mark.parametrize("path", _log_files(), ids=lambda p: p.name)
+def test_real_logs_read_the_same_with_templates(path, monkeypatch):
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+_NUMBER = st.one_of(
+    st.integers(0, 10**6).map(str),
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: f"{v:.4f}"),
+    st.floats(1e-9, 1e9).map(lambda v: f"{v:.3e}"),
+    st.sampled_from(["nan", "inf", "-inf", "NaN", "1.#INF", "1e999", "0.5%", "12%", "-0.0", ".5", "5.", "1e5"]),
+)
+#: line shapes: each takes three numbers as written
+_FORMATS = (
+    lambda a, b, c: f"step {a} loss: {b} acc {c}",
+    lambda a, b, c: f"iter {a} loss: {b} acc {c}",
+    lambda a, b, c: f"[epoch {a}][iter {b}/900] loss: {c} lr: 1e-3",
+    lambda a, b, c: f"epoch: {a} step: {b}, loss is {c}",
+    lambda a, b, c: f"step={a}, val_loss={b}, top1={c}",
+    lambda a, b, c: f"global_step {a} | lm loss: {b} | loss scale: {c} |",
+    lambda a, b, c: f"Epoch {a}/5",
+    lambda a, b, c: f"10/10 [====] - 1s - loss: {a} - val_loss: {b}",
+    lambda a, b, c: f"Test loss: {a}",
+    lambda a, b, c: f"step loss\n{a} {b}",
+    lambda a, b, c: f"{a} {b}",
+    lambda a, b, c: f"2024-01-0{len(str(a)) % 9} 12:00:{len(str(b)) % 60:02d} INFO step {a} loss {b}",
+    lambda a, b, c: 'Traceback (most recent call last):\n  File "x.py", line 3\nFloatingPointError: loss is nan',
+    lambda a, b, c: f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}",
+    lambda a, b, c: "INFO some text without numbers",
+    lambda a, b, c: f"INFO:root:saving checkpoint to /ckpt/model_{a}.pth ({b} MB)",
+    lambda a, b, c: f"INFO: top{len(a) % 9}: {b}",
+    lambda a, b, c: f"INFO: epoch {a} started, eta: {b}",
+    lambda a, b, c: f"INFO: step_{a} info {b}",
+    lambda a, b, c: f"Infinity{a} info{b}: {c}",
+    lambda a, b, c: f"RuntimeError: step {a} loss {b} went to inf {c}",
+    lambda a, b, c: f"Warning: step {a} grad {b} scale {c} error {a}{b} inf",
+    lambda a, b, c: f"loss_dict = {{'loss_cls': {a}, 'step': {b}}} inf",
+    lambda a, b, c: f"{{'loss': {a}, 'grad_norm': {b}, 'epoch': {c}}}",
+    lambda a, b, c: f"{{'eval_loss': {a}, 'eval_accuracy': {b}, 'step': {a}, 'epoch': {c}}}",
+    lambda a, b, c: f"{{'loss': '{a}', 'learning_rate': {b}, 'epoch': {c}}}",
+    lambda a, b, c: f"{{'train_runtime': {a}, 'train_loss': {b}}}",
+    lambda a, b, c: f"{{'lr': {a}, 'optimizer': 'adamw_{len(b)}'}}",
+    lambda a, b, c: f"Epoch: [{len(a) % 3}]  [{len(b)}/100]  eta: 0:00:0{len(c) % 9}  loss: {a} ({b})  lr: {c}",
+    lambda a, b, c: f"Epoch: [{a}]  [{b}/100]  eta: 0:00:01  lr: 0.02  loss: {c} (0.5)  time: 0.5",
+    lambda a, b, c: f"Epoch [{a}][{b}/50]\tlr: 1.0e-02, eta: 0:01:00, loss_cls: {c}, loss: {c}",
+    lambda a, b, c: f"Epoch(train)  [{a}][{b}/50]  lr: 1e-02  loss: {c}",
+    lambda a, b, c: f"Epoch(val)  [{a}][{b}/10]  accuracy/top1: {c}",
+    lambda a, b, c: f"Iter(train) [{b}/900]  lr: 1e-02  loss: {c}",
+    lambda a, b, c: f"Epoch [{a}/30], Step [{b}/391], Loss: {c}",
+    lambda a, b, c: f"Train Epoch: {a} [{b}/60000 (10%)]\tLoss: {c}",
+    lambda a, b, c: f"step {a} learning rate {b} loss {c}",
+    lambda a, b, c: f"Accuracy: {len(a)}/{len(b) + 10} ({c}%) step {a} loss {b}",
+)
+
+
+_COUNTER = st.integers(0, 30).map(str)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_generated_logs_read_the_same_with_templates(tmp_path_factory, monkeypatch, data):
+    # small buffers, so that thinning happens inside the column-by-column path too
+    monkeypatch.setattr(records, "MAX_POINTS", data.draw(st.sampled_from([4, 7, 100_000])))
+    lines = []
+    k = 0
+    for _ in range(data.draw(st.integers(1, 10))):
+        fmt = data.draw(st.sampled_from(_FORMATS))
+        # numbers as drawn; small counters that go up, fall back and repeat; or a counter going up by 0-2 with
+        # its epoch (k // 7) and sometimes starting again (a restart or a resume)
+        mode = data.draw(st.sampled_from(["any", "small", "up"]))
+        if mode == "up" and data.draw(st.booleans()):
+            k = data.draw(st.integers(0, k))
+        for _ in range(data.draw(st.integers(1, 40))):  # a shape repeated with other numbers, as logs do
+            if mode == "up":
+                k += data.draw(st.integers(0, 2))
+                lines.append(fmt(str(k // 7), str(k), data.draw(_NUMBER)))
+            else:
+                number = _COUNTER if mode == "small" else _NUMBER
+                lines.append(fmt(data.draw(number), data.draw(number), data.draw(_NUMBER)))
+    path = tmp_path_factory.mktemp("logs") / "train.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow

@@ -1,0 +1,130 @@
+"""The built-in rule base's JSON cache (advisor/rulebase/cache.py): same rules as a fresh parse, a new key when a
+rule file changes, and silently skipped when it cannot be used."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from advisor.rulebase import builtin_rules_dir, cache
+from advisor.rulebase.load import load_rules, rule_files
+
+
+def _load(folder: Path):
+    files, _ = rule_files([folder])
+    calls = []
+
+    def parse():
+        calls.append(1)
+        return load_rules([folder], display_root=folder.parent, trusted=True)
+
+    rules, diags = cache.load_builtin(folder, files, parse)
+    return rules, diags, len(calls)
+
+
+@pytest.fixture()
+def cache_at(tmp_path, monkeypatch) -> Path:
+    where = tmp_path / "cache"
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(where))
+    monkeypatch.delenv("ADVISOR_NO_CACHE", raising=False)
+    return where
+
+
+def test_cached_rule_base_equals_a_fresh_parse(cache_at):
+    folder = builtin_rules_dir()
+    fresh, fresh_diags, parsed = _load(folder)
+    assert parsed == 1
+    written = list(cache_at.glob("rules-*.json"))
+    assert len(written) == 1
+    for line in written[0].read_text(encoding="utf-8").split("\n"):  # lines of plain JSON, nothing else
+        json.loads(line)
+    cached, cached_diags, parsed = _load(folder)
+    assert parsed == 0
+    assert len(cached) == len(fresh) > 100
+    assert cached == fresh  # dataclasses compare field by field, test facts included
+    assert cached_diags == fresh_diags
+    for a, b in zip(cached, fresh):
+        for x, y in zip(a.fires + a.quiet, b.fires + b.quiet):
+            assert [type(f) for f in x.facts] == [type(f) for f in y.facts]
+            assert [f.model_dump() for f in x.facts] == [f.model_dump() for f in y.facts]
+
+
+def _copy_rules(tmp_path: Path) -> Path:
+    folder = tmp_path / "rules"
+    shutil.copytree(builtin_rules_dir() / "hyperparameters", folder / "hyperparameters")
+    return folder
+
+
+def test_a_changed_rule_file_is_parsed_again(cache_at, tmp_path):
+    folder = _copy_rules(tmp_path)
+    rules, _, parsed = _load(folder)
+    assert parsed == 1
+    f = sorted((folder / "hyperparameters").glob("*.yaml"))[0]
+    rid = next(r for r in rules if r.path.endswith(f.name)).id
+    text = f.read_text(encoding="utf-8")
+    f.write_text(text.replace("title: ", "title: Changed ", 1), encoding="utf-8")
+    again, _, parsed = _load(folder)
+    assert parsed == 1
+    assert next(r for r in again if r.id == rid).title.startswith("Changed ")
+    assert len(list(cache_at.glob("rules-*.json"))) == 1  # the old entry was removed
+    _, _, parsed = _load(folder)
+    assert parsed == 0
+
+
+def test_a_damaged_cache_file_is_replaced(cache_at, tmp_path):
+    folder = _copy_rules(tmp_path)
+    fresh, _, _ = _load(folder)
+    (entry,) = cache_at.glob("rules-*.json")
+    entry.write_text('{"format": 4, "key": "', encoding="utf-8")
+    rules, _, parsed = _load(folder)
+    assert parsed == 1 and rules == fresh
+    _, _, parsed = _load(folder)
+    assert parsed == 0
+
+
+def test_turned_off_by_the_environment(cache_at, tmp_path, monkeypatch):
+    monkeypatch.setenv("ADVISOR_NO_CACHE", "1")
+    folder = _copy_rules(tmp_path)
+    _load(folder)
+    _, _, parsed = _load(folder)
+    assert parsed == 1
+    assert not cache_at.exists()
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs a folder this user cannot write")
+def test_an_unwritable_cache_folder_is_skipped(tmp_path, monkeypatch):
+    where = tmp_path / "ro"
+    where.mkdir()
+    where.chmod(0o500)
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(where / "advisor"))
+    folder = _copy_rules(tmp_path)
+    rules, _, parsed = _load(folder)
+    assert parsed == 1 and rules
+
+
+def test_a_cache_file_in_place_of_the_folder_is_skipped(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(blocker))
+    folder = _copy_rules(tmp_path)
+    rules, _, parsed = _load(folder)
+    assert parsed == 1 and rules
+    _, _, parsed = _load(folder)
+    assert parsed == 1
+    assert blocker.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_cache_folder_defaults(monkeypatch, tmp_path):
+    monkeypatch.delenv("ADVISOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("ADVISOR_NO_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == tmp_path / "xdg" / "advisor"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "advisor"
+    monkeypatch.setenv("ADVISOR_NO_CACHE", "1")
+    assert cache.cache_dir() is None
