@@ -212,16 +212,13 @@ def cmd_facts(args: argparse.Namespace) -> int:
     options = _params(args.threshold, "--threshold")
     for w in _threshold_problems(options):
         print(w, file=sys.stderr)
-    pair = RunPair(
-        run=RunFolder.open(args.run, "run", stdin),
-        baseline=RunFolder.open(args.baseline, "baseline") if args.baseline else None,
-        options=options,
-    )
+    from advisor.read.run import read_run
     from advisor.read.runs import pick_latest
 
     # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
-    pair.run = pick_latest(pair.run)[0]
-    pair.baseline = pick_latest(pair.baseline)[0] if pair.baseline is not None else None
+    run = pick_latest(RunFolder.open(args.run, "run", stdin))[0]
+    base = pick_latest(RunFolder.open(args.baseline, "baseline"))[0] if args.baseline else None
+    pair = RunPair(run=read_run(run), baseline=read_run(base) if base is not None else None, options=options)
     ex = extract_facts(pair)
     if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
         from advisor.report.render import _escaped

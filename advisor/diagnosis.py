@@ -1,4 +1,9 @@
-"""``diagnose(run, baseline=None, rules=...) -> Report``: the one way in, for the CLI and Python users."""
+"""``diagnose(run, baseline=None, rules=...) -> Report``: the one way in, for the CLI and Python users.
+
+The pipeline: pick the latest run of a folder (read.runs.pick_latest) -> read it once (read.run.read_run,
+run and baseline) -> extract facts (extract.extract_facts) -> infer (rulebase) -> rank -> assemble the
+``Report`` (rendered by advisor.report).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from advisor.errors import Diagnostic, UsageError
 from advisor.extract import extract_facts
 from advisor.extract.base import Extraction, RunPair
 from advisor.inventory import InputRecord, RunFolder
+from advisor.read.run import RunRead, read_run
 from advisor.rank import rank
 from advisor.report.model import Chart, CheckReport, CrashReport, FindingReport, Report, Summary
 from advisor.rulebase import builtin_rules_dir
@@ -265,12 +271,11 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
     return out
 
 
-def _several_runs(folder: RunFolder, what: str) -> list[str]:
+def _several_runs(read: RunRead, what: str) -> list[str]:
     """A warning when a folder holds the configuration files of several runs in separate subfolders."""
-    from advisor.read.hparams import HPARAM_FILE_NAMES
-
-    tops = sorted({p.parts[0] for p in folder.glob(HPARAM_FILE_NAMES) if len(p.parts) > 1})
-    if len(tops) >= 2 and not any(len(p.parts) == 1 for p in folder.glob(HPARAM_FILE_NAMES)):
+    folder, found = read.folder, [f.rel for f in read.hparams]
+    tops = sorted({p.parts[0] for p in found if len(p.parts) > 1})
+    if len(tops) >= 2 and not any(len(p.parts) == 1 for p in found):
         shown = ", ".join(f"{t}/" for t in tops[:4])
         return [
             f"advisor: warning: {what} '{folder.root}' seems to hold several runs ({shown}), read as one run; "
@@ -380,21 +385,21 @@ def diagnose(
     rule_list, diags = load_rule_set(rules, only_rules)
     options = dict(options or {})
     threshold_warnings = _threshold_problems(options)
-    pair = RunPair(
-        run=RunFolder.open(run_path, "run", stdin),
-        baseline=RunFolder.open(Path(baseline), "baseline") if baseline is not None else None,
-        options=dict(options or {}),
-    )
     from advisor.read.runs import pick_latest
 
     # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
-    pair.run, run_note = pick_latest(pair.run)
-    base_note = None
-    if pair.baseline is not None:
-        pair.baseline, base_note = pick_latest(pair.baseline)
+    run_folder, run_note = pick_latest(RunFolder.open(run_path, "run", stdin))
+    base_folder, base_note = (None, None)
+    if baseline is not None:
+        base_folder, base_note = pick_latest(RunFolder.open(Path(baseline), "baseline"))
     runs_notes = [
         f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note)) if note
     ]
+    pair = RunPair(
+        run=read_run(run_folder),
+        baseline=read_run(base_folder) if base_folder is not None else None,
+        options=dict(options or {}),
+    )
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = _param_problems(rule_list, params)
@@ -414,7 +419,9 @@ def diagnose(
         if f.rule.finding
     ]
     inputs = _dedupe_inputs(extraction)
-    inputs += _unread_files(pair.run, inputs) + (_unread_files(pair.baseline, inputs) if pair.baseline else [])
+    inputs += _unread_files(pair.run.folder, inputs) + (
+        _unread_files(pair.baseline.folder, inputs) if pair.baseline else []
+    )
     inputs = _cap_ignored(inputs)
     report = Report(
         advisor_version=__version__,

@@ -1,8 +1,8 @@
 """Walks a run folder once and lists what it holds. Read-only.
 
-Every extractor asks the ``RunFolder`` for candidate files (by name pattern
-or predicate); which of them it could use, and why not, it reports as
-``InputRecord`` entries. Nothing outside the folder is ever opened: symbolic
+``read_run`` (advisor/read/run.py) asks the ``RunFolder`` for candidate
+files (by name pattern or predicate) and reads them; which of them the
+extractors could use, and why not, they report as ``InputRecord`` entries. Nothing outside the folder is ever opened: symbolic
 links that lead outside are skipped, and ``RunFolder.resolve`` refuses
 relative paths that escape it (a manifest pointing at ``../../etc/passwd``).
 """

@@ -5,7 +5,7 @@ nested JSON file of 10,000 keys in 100 sections, measures
 
 - the reference: the bare parser on the same text (``json.loads`` / ``yaml.load``
   with the pure-Python ``SafeLoader``);
-- ``advisor.extract.hparams.collect`` on a folder holding the file (parse, key
+- ``advisor.extract.hparams.collect`` on a folder holding the file, read by ``read_run`` (parse, key
   lines, flattening, mapping to the vocabulary, generic settings);
 
 and reports both times, their ratio, and the growth of ``collect`` from 1,000 to
@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from advisor.extract.base import Extraction
 from advisor.extract.hparams import collect
 from advisor.inventory import RunFolder
+from advisor.read.run import read_run
 
 
 def _best(fn, repeat: int = 3) -> float:
@@ -52,7 +53,7 @@ def _case(tmp: Path, name: str, fmt: str, data: dict) -> dict:
     path = folder / f"hparams.{fmt}"
     path.write_text(text)
     ref = _best(lambda: json.loads(text) if fmt == "json" else yaml.load(text, Loader=yaml.SafeLoader))
-    took = _best(lambda: collect(RunFolder.scan(folder), Extraction()))
+    took = _best(lambda: collect(read_run(RunFolder.scan(folder)), Extraction()))
     return {"case": name, "bytes": len(text), "reference_s": ref, "collect_s": took, "ratio": took / ref}
 
 

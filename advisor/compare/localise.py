@@ -43,6 +43,8 @@ These are rules of the data flow, not causes: the rule base names causes.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 from advisor.compare.engine import Row
@@ -55,6 +57,8 @@ HALF_MIN_NORMAL = {"float16": 6.103515625e-05, "bfloat16": 1.1754943508222875e-3
 INTEGER_RATIO = 0.99
 #: share below which a float input counts as not integer-valued
 NON_INTEGER_INPUT_RATIO = 0.5
+#: operator types or names of normalising operators (affine per feature: (x - mean) / std)
+_NORMALISER = re.compile(r"norm|standardi[sz]|z.?score", re.IGNORECASE)
 
 
 @dataclass
@@ -161,11 +165,36 @@ def flushed_to_zero(v: OpView, r: Row) -> bool:
     return dt is not None and 0.0 < base < HALF_MIN_NORMAL[dt]
 
 
+def _span(r: Row) -> float | None:
+    s = r.run_side
+    return s.max - s.min if s.min is not None and s.max is not None else None
+
+
+def normaliser_narrows_whole_numbers(v: OpView) -> bool:
+    """A normalising operator (by its type or name) maps whole-number float inputs onto a narrower range of
+    whole numbers. Normalising is affine per feature, (x - mean) / std; an affine map that sends consecutive
+    whole numbers to whole numbers has a whole-number slope, so it cannot narrow their range: the operator
+    rounded or truncated (floor division, an integer cast)."""
+    if not _NORMALISER.search(f"{v.op_type or ''} {v.op}"):
+        return False
+    ins = [r for r in v.inputs if r.is_float and r.run_side.integer_ratio is not None]
+    if not ins or not all(r.run_side.integer_ratio >= INTEGER_RATIO for r in ins):  # type: ignore[operator]
+        return False
+    in_span = max((_span(r) or 0.0) for r in ins)
+    return any(
+        _is_integer_valued(r) and 0.0 < (_span(r) or 0.0) < in_span and r.run_side.has_nonfinite is False
+        for r in v.outputs
+    )
+
+
 def _truncates(v: OpView, has_baseline: bool) -> bool:
-    """Float outputs of whole numbers (or all zeros, against a nonzero baseline) from non-integer inputs."""
+    """Float outputs of whole numbers (or all zeros, against a nonzero baseline) from non-integer inputs, or a
+    normaliser that narrows whole-number inputs to fewer whole numbers."""
     float_inputs = [r for r in v.inputs if r.is_float and r.run_side.integer_ratio is not None]
     if not any(r.run_side.integer_ratio < NON_INTEGER_INPUT_RATIO for r in float_inputs):  # type: ignore[operator]
-        return False
+        return normaliser_narrows_whole_numbers(v) and not (
+            has_baseline and any((r.base_side.integer_ratio or 0.0) >= INTEGER_RATIO for r in v.outputs)
+        )
     for r in v.outputs:
         base_int = has_baseline and (r.base_side.integer_ratio or 0.0) >= INTEGER_RATIO
         if _is_integer_valued(r) and not base_int:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import traceback
 
-from advisor.extract import data_stats, dynamics, hparams, loss_curve, op_compare
+from collections.abc import Callable, Sequence
+
+from advisor.extract import chance, data_stats, dynamics, hparams, loss_curve, op_compare
 from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
+from advisor.facts.base import Fact
 from advisor.inventory import InputRecord
 
 #: (name, function): the whole pipeline, explicitly
@@ -24,6 +27,19 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("model", model_desc.extract),
 )
 
+#: (name, function): steps that read the facts of several extractors (after all of them) and add facts
+COMBINERS: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (("chance_level", chance.chance_levels),)
+
+
+def _failed(name: str, exc: Exception) -> InputRecord:
+    last = traceback.extract_tb(exc.__traceback__)[-1]
+    return InputRecord(
+        path=f"<extractor {name}>",
+        kind="internal",
+        status="unreadable",
+        why=f"internal error {type(exc).__name__}: {exc} (at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})",
+    )
+
 
 def extract_facts(pair: RunPair, extractors: tuple[tuple[str, Extractor], ...] = EXTRACTORS) -> Extraction:
     total = Extraction()
@@ -33,13 +49,10 @@ def extract_facts(pair: RunPair, extractors: tuple[tuple[str, Extractor], ...] =
         try:
             total.merge(fn(pair))
         except Exception as exc:  # a bug in one extractor must not hide the others' results
-            last = traceback.extract_tb(exc.__traceback__)[-1]
-            total.inputs.append(
-                InputRecord(
-                    path=f"<extractor {name}>",
-                    kind="internal",
-                    status="unreadable",
-                    why=f"internal error {type(exc).__name__}: {exc} (at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})",
-                )
-            )
+            total.inputs.append(_failed(name, exc))
+    for name, combine in COMBINERS:
+        try:
+            total.facts.extend(combine(list(total.facts)))
+        except Exception as exc:  # likewise for a step that combines their facts
+            total.inputs.append(_failed(name, exc))
     return total

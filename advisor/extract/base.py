@@ -1,12 +1,15 @@
 """The interface every extractor implements.
 
 An extractor is a plain function ``extract(pair: RunPair) -> Extraction``.
-It finds its artifacts in the run (and baseline) folder through
-``RunFolder``, reads them with the modules of ``advisor/read/`` (file formats
--> raw records, no judgement), turns the records into facts with pure
-functions (numbers -> summaries, no causes), and returns everything in one
-``Extraction``. It never raises on bad user data: an unreadable file becomes
-an ``InputRecord(status="unreadable", why=...)`` and the rest goes on.
+``pair.run`` (and ``pair.baseline``) is a ``RunRead`` (advisor/read/run.py):
+what ``read_run`` read of the folder, once, with the modules of
+``advisor/read/`` (logs as ``LogRead``, hyper-parameter files as mappings,
+data samples, dumps, tensor statistics, model descriptions; each with the
+reason when it could not be read). An extractor does not find or open files
+(a test greps advisor/extract/ for it): it turns what was read into facts
+with pure functions (numbers -> summaries, no causes) and returns everything
+in one ``Extraction``. It never raises on bad user data: an unreadable file
+becomes an ``InputRecord(status="unreadable", why=...)`` and the rest goes on.
 """
 
 from __future__ import annotations
@@ -18,18 +21,27 @@ from pydantic import BaseModel, Field
 
 from advisor.facts.base import Fact, Side
 from advisor.inventory import InputRecord, RunFolder
+from advisor.read.run import RunRead, read_run
 
 
 @dataclass
 class RunPair:
-    """What extractors see: the run, the optional baseline, and options."""
+    """What extractors see: what was read of the run and of the optional baseline, and options.
 
-    run: RunFolder
-    baseline: RunFolder | None = None
+    A ``RunFolder`` given for ``run`` or ``baseline`` is read here with ``read_run``."""
+
+    run: RunRead
+    baseline: RunRead | None = None
     #: user overrides of documented thresholds, e.g. {"loss_curve.spike_z": 8}
     options: dict[str, Any] = field(default_factory=dict)
 
-    def sides(self) -> list[RunFolder]:
+    def __post_init__(self) -> None:
+        if isinstance(self.run, RunFolder):
+            self.run = read_run(self.run)
+        if isinstance(self.baseline, RunFolder):
+            self.baseline = read_run(self.baseline)
+
+    def sides(self) -> list[RunRead]:
         return [self.run] + ([self.baseline] if self.baseline is not None else [])
 
 

@@ -13,7 +13,8 @@ Likely label errors: k-nearest-neighbour votes on a subsample of
 when wider), and a confident-learning estimate (Northcutt et al. 2021,
 https://arxiv.org/abs/1911.00068): a sample labelled i is a likely error when
 the vote for another class j reaches the average vote that samples labelled j
-give their own class, while its own vote stays below that average for i.
+give their own class and outvotes i (the label is not the neighbours' plurality, cleanlab's
+"predicted_neq_given" test on top of the class thresholds), while its own vote stays below that average for i.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from advisor.extract.base import CheckRun, Extraction, RunPair, Series
 from advisor.extract.hparams import collect as collect_hparams
 from advisor.facts.base import Source
 from advisor.facts.data import DataFeatures, LabelNoise, LabelStats, PipelineCompare, SampleSize, SplitShift
-from advisor.inventory import InputRecord, RunFolder
-from advisor.read.samples import ArraySource, SampleReadError, SampleSet, find_samples
+from advisor.inventory import InputRecord
+from advisor.read.run import RunRead
+from advisor.read.samples import ArraySource, SampleReadError, SampleSet
 
 CHUNK_BYTES = 8 << 20
 SUBSAMPLE_ROWS = 4096
@@ -454,7 +456,10 @@ def knn_label_noise(x: np.ndarray, y: np.ndarray, k: int = KNN_K) -> tuple[float
     p = votes / k
     own = p[np.arange(n), y]
     thresholds = np.array([p[y == j, j].mean() if (y == j).any() else 1.0 for j in range(n_cls)])
-    above = p >= thresholds[None, :]
+    # another class's vote reaches the average vote that class's own samples give it, and outvotes the label:
+    # under class imbalance a minority class whose samples sit among the majority has an average self-vote near
+    # its prior, so one minority neighbour would reach it by chance; a label that still wins the vote is not suspect
+    above = (p >= thresholds[None, :]) & (p > own[:, None])
     above[np.arange(n), y] = False
     suspect = above.any(axis=1) & (own < thresholds[y])
     disagree = p.argmax(axis=1) != y
@@ -626,11 +631,11 @@ class SideResult:
     used: list[str] = field(default_factory=list)
 
 
-def _analyse(folder: RunFolder, out: Extraction) -> SideResult:
+def _analyse(side_read: RunRead, out: Extraction) -> SideResult:
     res = SideResult()
-    found = find_samples(folder)
+    found = side_read.samples()
     for path, why in found.unreadable:
-        out.inputs.append(InputRecord(path=path, kind="data", status="unreadable", why=why, side=folder.side))
+        out.inputs.append(InputRecord(path=path, kind="data", status="unreadable", why=why, side=side_read.side))
     notes = dict(found.notes)
     for sset in found.sets:
         try:
@@ -652,7 +657,9 @@ def _analyse(folder: RunFolder, out: Extraction) -> SideResult:
                         out.facts.append(nf)
         except (SampleReadError, OSError, ValueError, MemoryError) as exc:
             for f in sset.files:
-                out.inputs.append(InputRecord(path=f, kind="data", status="unreadable", why=str(exc), side=folder.side))
+                out.inputs.append(
+                    InputRecord(path=f, kind="data", status="unreadable", why=str(exc), side=side_read.side)
+                )
             continue
         if sset.features is not None and sset.labels is not None and sset.features.n_rows != sset.labels.n_rows:
             notes[sset.files[0]] = (
@@ -661,15 +668,15 @@ def _analyse(folder: RunFolder, out: Extraction) -> SideResult:
             )
         res.sets.append((sset, st, lab))
         for f in sset.files:
-            out.inputs.append(InputRecord(path=f, kind="data", status="used", why=notes.get(f), side=folder.side))
+            out.inputs.append(InputRecord(path=f, kind="data", status="used", why=notes.get(f), side=side_read.side))
             res.used.append(f)
-        if folder.side == "run":
+        if side_read.side == "run":
             _series(sset, st, lab, out)
-    _split_and_size(folder, res, out)
+    _split_and_size(side_read, res, out)
     return res
 
 
-def _split_and_size(folder: RunFolder, res: SideResult, out: Extraction) -> None:
+def _split_and_size(side_read: RunRead, res: SideResult, out: Extraction) -> None:
     trains = [t for t in res.sets if t[0].split == "train"]
     evals = [t for t in res.sets if t[0].split == "eval"]
     for tr in trains:
@@ -681,7 +688,7 @@ def _split_and_size(folder: RunFolder, res: SideResult, out: Extraction) -> None
     if not trains:
         return
     sset, st, lab = trains[0]
-    hp = collect_hparams(folder, Extraction())
+    hp = collect_hparams(side_read, Extraction())
     n_from_hp = hp.get("num_train_samples")
     n_file = sset.labels.n_rows if sset.labels is not None else sset.features.n_rows
     n_train = int(n_from_hp) if isinstance(n_from_hp, float) and n_from_hp > 0 else n_file
@@ -701,7 +708,7 @@ def _split_and_size(folder: RunFolder, res: SideResult, out: Extraction) -> None
             mean_samples_per_class=float(n_train / n_classes) if n_classes else None,
             num_parameters=params,
             params_per_sample=float(params / n_train) if params and n_train else None,
-            side=folder.side,
+            side=side_read.side,
             source=Source(path=sset.files[0]),
         )
     )

@@ -25,8 +25,9 @@ import numpy as np
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.facts.base import Source
 from advisor.facts.dynamics import ActivationStats, ParamDynamics, TensorDynamics, TiedParams
-from advisor.inventory import InputRecord, RunFolder
-from advisor.read.tensors import MAX_RECORDS, TensorReadLog, iter_tensor_records
+from advisor.inventory import InputRecord
+from advisor.read.run import RunRead, TensorsFile
+from advisor.read.tensors import MAX_RECORDS, TensorReadLog
 
 #: points kept per (tensor, kind) series
 MAX_POINTS = 4096
@@ -121,9 +122,9 @@ class _Scan:
     last_step: int | None = None
 
 
-def _scan(path, log: TensorReadLog, max_records: int) -> _Scan:
+def _scan(tensors: TensorsFile, log: TensorReadLog, max_records: int) -> _Scan:
     scan = _Scan()
-    for rec in iter_tensor_records(path, log, max_records):
+    for rec in tensors.records(log, max_records):
         kind, name, step = rec["kind"], rec["name"], rec["step"]
         bad = (rec["nan"] or 0) > 0 or (rec["inf"] or 0) > 0
         if bad and (scan.first_bad is None or (step, rec["line"]) < scan.first_bad[:2]):
@@ -460,13 +461,13 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     return out
 
 
-def _from_folder(folder: RunFolder, pair: RunPair, out: Extraction) -> None:
+def _from_folder(folder: RunRead, pair: RunPair, out: Extraction) -> None:
     max_records = int(pair.options.get("training_dynamics.max_records", MAX_RECORDS))
-    for rel in folder.glob(["tensors.jsonl"]):
-        shown = folder.rel(folder.abs(rel))
+    for tensors in folder.tensor_files:
+        shown = tensors.shown
         log = TensorReadLog()
         try:
-            scan = _scan(folder.abs(rel), log, max_records)
+            scan = _scan(tensors, log, max_records)
         except OSError as exc:
             out.inputs.append(
                 InputRecord(

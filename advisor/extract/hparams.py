@@ -1,6 +1,7 @@
 """Hyper-parameter files -> ``hyperparameter``, ``hparam_diff``, ``learning_rate_check``, ``loss_scale_check`` facts.
 
-1. Each hyper-parameter file of a folder (``advisor.read.hparams``) is
+1. Each hyper-parameter file of a folder (read by ``advisor.read.run`` with
+   ``advisor.read.hparams``; settings printed in logs with ``advisor.read.log_settings``) is
    flattened to dotted keys, and every key the advisor knows is mapped onto the
    canonical vocabulary of ``advisor.facts.hparams`` with its value normalised
    (``"AdamW"``, ``torch.optim.AdamW``, ``adamw_torch`` -> ``adamw``; PyTorch's
@@ -32,7 +33,7 @@ from advisor.facts.hparams import (
     SettingDiff,
 )
 from advisor.facts.hparams import Setting as SettingFact
-from advisor.inventory import InputRecord, RunFolder
+from advisor.inventory import InputRecord
 from advisor.knowledge.framework_defaults import (
     EFFECTS,
     LAYER_DEFAULTS,
@@ -41,15 +42,12 @@ from advisor.knowledge.framework_defaults import (
     defaults_for,
 )
 from advisor.read.hparams import (
-    HPARAM_FILE_NAMES,
-    HparamReadError,
     file_dialect,
     file_priority,
     flatten,
-    load_mapping,
     numbered_mapping,
 )
-from advisor.read.log_settings import read_log_settings
+from advisor.read.run import RunRead
 
 #: last part of a dotted key (lower-case) -> canonical name
 SYNONYMS: dict[str, str] = {}
@@ -580,90 +578,48 @@ def _show(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-#: text logs searched for printed settings (config dumps, Namespace prints, command lines)
-LOG_SUFFIXES = {".log", ".txt", ".out", ".err"}
-LOG_NAMES = {"stdout", "stderr"}
-_NOT_LOGS = {"requirements.txt", "license.txt", "readme.txt", "notes.txt"}
-_NOT_LOG_DIRS = {"dump", "dump_tensor_data", "data"}
-
-
 #: what a Hugging Face trainer_state.json records of the run's settings (the rest is progress and history);
 #: its train_batch_size is the per-device batch times the GPUs of one process (TrainingArguments.train_batch_size)
 TRAINER_STATE_SETTINGS = ("train_batch_size", "num_train_epochs", "max_steps")
 
 
-def _log_files(folder: RunFolder) -> list:
-    return [
-        rel
-        for rel in folder.files
-        if (rel.suffix.lower() in LOG_SUFFIXES or rel.name.lower() in LOG_NAMES)
-        and rel.name.lower() not in _NOT_LOGS
-        and not any(p.lower() in _NOT_LOG_DIRS for p in rel.parts[:-1])
-    ]
-
-
-def collect(folder: RunFolder, out: Extraction) -> HparamSet:
-    """Read every hyper-parameter file of ``folder``, then the settings printed in its logs, into one
+def collect(run: RunRead, out: Extraction) -> HparamSet:
+    """Take every hyper-parameter file read of a folder, then the settings printed in its logs, into one
     HparamSet (the first source read wins); record each source in ``out.inputs``."""
-    hp = HparamSet(side=folder.side)
-    for rel in sorted(
-        folder.glob(HPARAM_FILE_NAMES), key=lambda p: (file_priority(p.name), len(p.parts), p.as_posix())
-    ):
-        shown = folder.rel(folder.abs(rel))
-        notes: list[str] = []
-        lines: dict[str, int] = {}
-        try:
-            flat = flatten(load_mapping(folder.abs(rel), notes, lines), keep_numbered=True)
-        except (HparamReadError, OSError) as exc:
+    hp = HparamSet(side=run.side)
+    for f in sorted(run.hparams, key=lambda f: (file_priority(f.rel.name), len(f.rel.parts), f.rel.as_posix())):
+        if f.data is None:
             out.inputs.append(
-                InputRecord(path=shown, kind="hparams", status="unreadable", why=str(exc), side=folder.side)
+                InputRecord(path=f.shown, kind="hparams", status="unreadable", why=f.problem, side=run.side)
             )
             continue
-        except UnicodeDecodeError as exc:
-            out.inputs.append(
-                InputRecord(
-                    path=shown,
-                    kind="hparams",
-                    status="unreadable",
-                    why=f"not UTF-8 text (byte {exc.start}: {exc.reason})",
-                    side=folder.side,
-                )
-            )
-            continue
-        framework = "pytorch" if rel.name.lower() == "training_args.json" else None
-        _take(hp, out, [(flat, lines)], shown, notes, file_dialect(rel.name), framework)
-    for rel in folder.glob(["trainer_state.json"]):
-        shown = folder.rel(folder.abs(rel))
-        lines = {}
-        try:
-            state = load_mapping(folder.abs(rel), [], lines)
-        except (HparamReadError, OSError, UnicodeDecodeError):
+        flat = flatten(f.data, keep_numbered=True)
+        framework = "pytorch" if f.rel.name.lower() == "training_args.json" else None
+        _take(hp, out, [(flat, dict(f.lines))], f.shown, list(f.notes), file_dialect(f.rel.name), framework)
+    for f in run.trainer_states:
+        if f.data is None:
             continue  # the log readers report an unreadable trainer_state.json
-        recorded = {k: state[k] for k in TRAINER_STATE_SETTINGS if k in state}
+        recorded = {k: f.data[k] for k in TRAINER_STATE_SETTINGS if k in f.data}
         if recorded:
             _take(
                 hp,
                 out,
-                [(recorded, lines)],
-                shown,
+                [(recorded, dict(f.lines))],
+                f.shown,
                 ["the settings Trainer records in it: " + ", ".join(recorded)],
                 None,
                 "pytorch",
                 quiet_if_empty=True,
             )
-    for rel in _log_files(folder):
-        shown = folder.rel(folder.abs(rel))
-        try:
-            found = read_log_settings(folder.abs(rel))
-        except OSError:
-            continue  # the log readers report an unreadable log
+    for printed in run.log_settings:
+        found = printed.found
         if found:
             where = ", ".join(f"{f.form} at line {f.line}" for f in found[:5])
             _take(
                 hp,
                 out,
                 [(flatten(f.values, keep_numbered=True), f.lines) for f in found],
-                shown,
+                printed.shown,
                 [f"settings printed in the log: {where}"],
                 None,
                 None,

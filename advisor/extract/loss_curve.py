@@ -1,8 +1,8 @@
 """Training logs and metrics files -> curve facts (loss curve and floating-point stages).
 
-Finds the logs of each side (text logs, metrics CSV/JSONL, trainer_state.json,
-TensorBoard events; by content, not only by name), reads them with
-``advisor.read.logs``, merges the files of a run without double counting, and
+Takes the logs read of each side (``RunRead.logs``: text logs, metrics CSV/JSONL,
+trainer_state.json, TensorBoard events, found by content, not only by name, and
+read with ``advisor.read.logs``), merges the files of a run without double counting, and
 summarises: ``loss_curve`` (train and eval), ``generalization_gap``,
 ``grad_norm_trend``, ``lr_schedule``, ``loss_scale_trend``, ``overflow_events``,
 ``training_crash``, and with a baseline ``baseline_deviation``. No causes here.
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
-
 import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
@@ -31,30 +29,12 @@ from advisor.extract.loss_scale import loss_scale_trend, overflow_events
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
 from advisor.facts.mixed_precision import TrainingCrash
-from advisor.inventory import InputRecord, RunFolder
+from advisor.inventory import InputRecord
 from advisor.read import hparams as hparams_reader
-from advisor.read.logs import read_file
 from advisor.read.logs.merge import MergedRun, merge_reads
 from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
+from advisor.read.run import RunRead
 
-LOG_PATTERNS = (
-    "*.log",
-    "*.txt",
-    "*.out",
-    "*.err",
-    "stdout",
-    "stderr",
-    "*.csv",
-    "*.jsonl",
-    "*.log.json",
-    "scalars.json",
-    "trainer_state.json",
-    "events.out.tfevents.*",
-)
-#: files other extractors own, or that are never logs
-SKIP_NAMES = {"tensors.jsonl", "requirements.txt", "manifest.json", "dump.json", "license.txt", "readme.txt"}
-SKIP_DIRS = {"dump", "dump_tensor_data", "data"}
-TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ""}
 CLASS_KEYS = (
     "num_classes",
     "n_classes",
@@ -70,41 +50,6 @@ CLASS_KEYS = (
 X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
 
 
-#: other files read only when they turn out to hold metric lines (a console log saved as log_run1.md or
-#: R50-FPN_log.py, a file called "output"): named *log* or without a suffix
-EXTRA_MAX_BYTES = 200_000_000
-
-
-def _candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
-    """(relative path, is an extra candidate) of the files that may hold logs or metrics."""
-    if folder.single:  # RUN named one file (or '-'): it is the log, whatever its name
-        return [(rel, False) for rel in folder.files]
-    main = set(folder.glob(LOG_PATTERNS))
-    out = []
-    for rel in folder.files:
-        if rel.name.lower() in SKIP_NAMES or any(part.lower() in SKIP_DIRS for part in rel.parts[:-1]):
-            continue
-        if rel in main:
-            out.append((rel, False))
-        elif (rel.suffix == "" or "log" in rel.stem.lower()) and rel.suffix.lower() not in (
-            ".npz",
-            ".npy",
-            ".pt",
-            ".pth",
-            ".json",
-            ".yaml",
-            ".yml",
-            ".pkl",
-            ".gz",
-        ):
-            try:
-                if folder.abs(rel).stat().st_size <= EXTRA_MAX_BYTES:
-                    out.append((rel, True))
-            except OSError:
-                continue
-    return out
-
-
 def _describe(read: LogRead) -> str:
     parts = [f"read as {', '.join(sorted(read.formats)) or 'text'}"]
     if read.bad_lines:
@@ -116,35 +61,31 @@ def _describe(read: LogRead) -> str:
     return "; ".join(parts)
 
 
-def _read_side(folder: RunFolder, out: Extraction) -> tuple[MergedRun, list[str]]:
+def _read_side(run: RunRead, out: Extraction) -> tuple[MergedRun, list[str]]:
     reads: list[LogRead] = []
     used: list[str] = []
-    for rel, extra in _candidates(folder):
-        shown = folder.rel(folder.abs(rel))
-        read = read_file(folder.abs(rel), shown)
-        kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
-        if extra and not read.series:
+    for log in run.logs:
+        read, shown, kind = log.read, log.shown, log.kind
+        if log.extra and not read.series:
             continue  # not a log after all: say nothing about it
         if read.problem is not None:
-            out.inputs.append(
-                InputRecord(path=shown, kind=kind, status="unreadable", why=read.problem, side=folder.side)
-            )
+            out.inputs.append(InputRecord(path=shown, kind=kind, status="unreadable", why=read.problem, side=run.side))
             continue
         if not read.usable:
-            if kind == "log" or rel.name == "trainer_state.json":
+            if kind == "log" or log.rel.name == "trainer_state.json":
                 out.inputs.append(
                     InputRecord(
                         path=shown,
                         kind=kind,
                         status="ignored",
-                        side=folder.side,
+                        side=run.side,
                         why=f"no loss, metric or loss-scale lines recognised in {read.lines} lines",
                     )
                 )
             continue
         reads.append(read)
         used.append(shown)
-        out.inputs.append(InputRecord(path=shown, kind=kind, status="used", why=_describe(read), side=folder.side))
+        out.inputs.append(InputRecord(path=shown, kind=kind, status="used", why=_describe(read), side=run.side))
     merged = merge_reads(reads)
     for name, dropped, kept in merged.duplicates:
         if name in ("train/loss", "eval/loss"):
@@ -489,39 +430,31 @@ def baseline_deviation(
 
 
 # -- class count for the chance level -------------------------------------------------
-def class_count(folder: RunFolder) -> tuple[int, str] | None:
-    for rel in folder.glob(hparams_reader.HPARAM_FILE_NAMES):
-        try:
-            flat = hparams_reader.flatten(hparams_reader.load_mapping(folder.abs(rel)))
-        except (hparams_reader.HparamReadError, OSError, UnicodeDecodeError):
+def class_count(run: RunRead) -> tuple[int, str] | None:
+    for f in run.hparams:
+        if f.data is None:
             continue
+        flat = hparams_reader.flatten(f.data)
         for key, val in flat.items():
             leaf = key.rsplit(".", 1)[-1].lower()
             if leaf in CLASS_KEYS and isinstance(val, int) and not isinstance(val, bool) and 2 <= val <= 1_000_000:
-                return val, f"{folder.rel(folder.abs(rel))}: {key}"
-    return _class_count_from_labels(folder)
+                return val, f"{f.shown}: {key}"
+    return _class_count_from_labels(run)
 
 
-LABEL_KEYS = ("y", "labels", "label", "targets", "target")
-
-
-def _class_count_from_labels(folder: RunFolder) -> tuple[int, str] | None:
+def _class_count_from_labels(run: RunRead) -> tuple[int, str] | None:
     """Distinct integer labels in a training data sample (data/*train*.npz), as a lower bound of C."""
-    for rel in folder.glob(["*.npz"]):
+    for rel in run.npz_files:
         if "train" not in rel.name.lower():
             continue
-        try:
-            with np.load(folder.abs(rel), allow_pickle=False) as npz:
-                key = next((k for k in LABEL_KEYS if k in npz.files), None)
-                if key is None:
-                    continue
-                y = npz[key]
-        except Exception:  # noqa: BLE001 - a truncated or foreign .npz (BadZipFile, KeyError...) only loses this hint
+        got = run.npz_labels(rel)
+        if got is None:
             continue
+        key, y = got
         if y.ndim == 1 and y.dtype.kind in "iu" and 0 < y.size <= 10_000_000:
             n = int(np.unique(y).size)
             if n >= 2:
-                return n, f"{folder.rel(folder.abs(rel))}: {n} distinct labels in '{key}'"
+                return n, f"{run.shown(rel)}: {n} distinct labels in '{key}'"
     return None
 
 
@@ -560,11 +493,11 @@ def _span(merged: MergedRun) -> tuple[float, float] | None:
     return float(x.min()), float(x.max())
 
 
-def _side_facts(folder: RunFolder, merged: MergedRun, used: list[str], th: CurveThresholds, out: Extraction) -> None:
-    side = folder.side
+def _side_facts(run: RunRead, merged: MergedRun, used: list[str], th: CurveThresholds, out: Extraction) -> None:
+    side = run.side
     train = primary_loss(merged, "train")
     ev = primary_loss(merged, "eval")
-    classes = class_count(folder)
+    classes = class_count(run)
     stages = set()
     crash_steps = [e.step for e in merged.events if e.kind == "nonfinite_message"]
     for split, s in (("train", train), ("eval", ev)):
@@ -678,10 +611,10 @@ def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     th = CurveThresholds.from_options(pair.options)
     merged_by_side: dict[str, MergedRun] = {}
-    for folder in pair.sides():
-        merged, used = _read_side(folder, out)
-        merged_by_side[folder.side] = merged
-        _side_facts(folder, merged, used, th, out)
+    for side_read in pair.sides():
+        merged, used = _read_side(side_read, out)
+        merged_by_side[side_read.side] = merged
+        _side_facts(side_read, merged, used, th, out)
     if "baseline" in merged_by_side:
         devs = []
         for split in ("train", "eval"):

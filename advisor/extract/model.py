@@ -1,12 +1,13 @@
 """Model descriptions, loss settings and task hints -> ``model_layer``, ``model_summary``, ``loss_setup``
 and ``task`` facts.
 
-1. Every model description of a folder is read (``advisor.read.model_desc``): Keras configs
-   (``*.json`` with a Sequential/Functional model, the ``config.json`` of a ``.keras`` zip),
-   PyTorch/MindSpore module trees and Keras summaries printed in logs or ``model.txt``, a Hugging
-   Face ``config.json``, the model keys of a hyper-parameter file. The most complete one gives the
-   layers (a Keras config, then a printed module tree, then a summary, then hparams keys); an
-   output activation stated elsewhere (``output_activation:`` in a config) fills a gap.
+1. Every model description read of a folder (``advisor.read.run``) is parsed
+   (``advisor.read.model_desc``): Keras configs (``*.json`` with a Sequential/Functional model,
+   the ``config.json`` of a ``.keras`` zip), PyTorch/MindSpore module trees and Keras summaries
+   printed in logs or ``model.txt``, a Hugging Face ``config.json``, the model keys of a
+   hyper-parameter file. The most complete one gives the layers (a Keras config, then a printed
+   module tree, then a summary, then hparams keys); an output activation stated elsewhere
+   (``output_activation:`` in a config) fills a gap.
 2. The loss as configured: a Keras ``compile_config``, a loss printed in a log, the ``loss`` key of a
    hyper-parameter file; it is mapped to what it expects of the model output and the targets
    (documented behaviour of each framework's loss classes).
@@ -20,31 +21,19 @@ and ``task`` facts.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
-from advisor.inventory import InputRecord, RunFolder
+from advisor.inventory import InputRecord
 from advisor.read import model_desc as md
-from advisor.read.hparams import (
-    HPARAM_FILE_NAMES,
-    HparamReadError,
-    flatten,
-    load_mapping,
-)
-from advisor.read.safe import file_problem
-from advisor.read.samples import SampleReadError, find_samples
+from advisor.read.hparams import HPARAM_FILE_NAMES, flatten
+from advisor.read.run import MappingFile, ModelJson, RunRead
+from advisor.read.samples import SampleReadError
 
-TEXT_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "model.txt", "model_summary*")
-SKIP_NAMES = {"requirements.txt", "license.txt", "readme.txt", "tensors.jsonl"}
-SKIP_DIRS = {"dump", "dump_tensor_data", "data"}
-MAX_TEXT_BYTES = 8_000_000
-MAX_JSON_BYTES = 20_000_000
 MAX_LABEL_BYTES = 50_000_000
 _FORMAT_RANK = {"keras_config": 0, "mindspore_repr": 1, "torch_repr": 1, "keras_summary": 2, "hparams": 3}
 _WEIGHTED = ("dense", "conv", "recurrent", "embedding")
@@ -157,27 +146,6 @@ def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> Lo
 # -- reading ---------------------------------------------------------------------------------------
 
 
-def _text_files(folder: RunFolder) -> list[Path]:
-    found = set(folder.glob(TEXT_PATTERNS))
-    return [
-        p
-        for p in folder.files
-        if p in found
-        and p.name.lower() not in SKIP_NAMES
-        and not any(part.lower() in SKIP_DIRS for part in p.parts[:-1])
-    ]
-
-
-def _read_text(folder: RunFolder, rel: Path) -> str:
-    path = folder.abs(rel)
-    problem = file_problem(path)
-    if problem is not None:
-        raise OSError(problem)
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_TEXT_BYTES)
-    return data.decode("utf-8", errors="replace")
-
-
 class _Found:
     def __init__(self) -> None:
         self.descriptions: list[md.ModelDescription] = []
@@ -194,26 +162,17 @@ def _setting(found: _Found, name: str, value: Any, where: str) -> None:
         found.settings[name] = (value, where)
 
 
-def _read_json_model(folder: RunFolder, rel: Path, found: _Found, out: Extraction) -> bool:
+def _read_json_model(folder: RunRead, got: ModelJson, found: _Found, out: Extraction) -> bool:
     """A Keras model config or a Hugging Face config in a .json / .keras file; True when one was read."""
-    path = folder.abs(rel)
-    if file_problem(path, MAX_JSON_BYTES) is not None:
-        return False
-    try:
-        if rel.suffix.lower() == ".keras":
-            obj = md.read_keras_file(path)
-        else:
-            if path.stat().st_size > MAX_JSON_BYTES:
-                return False
-            obj = json.loads(path.read_bytes().decode("utf-8"))
-    except Exception as exc:  # noqa: BLE001 - any unreadable user file is recorded, never raised
+    rel, obj = got.rel, got.obj
+    if got.problem is not None:
         if rel.suffix.lower() == ".keras":
             out.inputs.append(
                 InputRecord(
                     path=rel.as_posix(),
                     kind="model",
                     status="unreadable",
-                    why=f"not a readable .keras file: {type(exc).__name__}: {exc}",
+                    why=f"not a readable .keras file: {got.problem}",
                     side=folder.side,
                 )
             )
@@ -231,10 +190,9 @@ def _read_json_model(folder: RunFolder, rel: Path, found: _Found, out: Extractio
     return False
 
 
-def _read_hparams(folder: RunFolder, rel: Path, found: _Found) -> bool:
-    try:
-        data = load_mapping(folder.abs(rel))
-    except (HparamReadError, OSError, UnicodeDecodeError):
+def _read_hparams(file: MappingFile, found: _Found) -> bool:
+    rel, data = file.rel, file.data
+    if data is None:
         return False  # the hyper-parameter extractor reports unreadable files
     used = False
     desc = md.parse_hparams_model(data, rel.as_posix())
@@ -273,12 +231,12 @@ def _read_hparams(folder: RunFolder, rel: Path, found: _Found) -> bool:
     return used
 
 
-def _read_labels(folder: RunFolder, found: _Found) -> None:
+def _read_labels(folder: RunRead, found: _Found) -> None:
     """The training labels of a data sample: how many columns, and whether they are classes or values."""
     import numpy as np
 
     try:
-        sets = find_samples(folder).sets
+        sets = folder.samples().sets
     except (SampleReadError, OSError, ValueError):  # the data extractor reports unreadable samples
         return
     for sample in sorted(sets, key=lambda st: st.split != "train"):
@@ -309,31 +267,24 @@ def _read_labels(folder: RunFolder, found: _Found) -> None:
         return
 
 
-def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
+def _read_folder(folder: RunRead, out: Extraction) -> _Found:
     found = _Found()
     _read_labels(folder, found)
-    for rel in folder.files:
-        is_model_file = rel.suffix.lower() == ".keras" or (
-            rel.suffix.lower() == ".json"
-            and rel.name.lower() not in ("trainer_state.json", "manifest.json", "dump.json")
-            and not any(p.lower() in SKIP_DIRS for p in rel.parts[:-1])
-        )
-        if is_model_file and _read_json_model(folder, rel, found, out):
+    for got in folder.model_jsons:
+        rel = got.rel
+        if _read_json_model(folder, got, found, out):
             found.used.append(rel.as_posix())
             if rel.name.lower() not in HPARAM_FILE_NAMES:  # config.json & co. are listed by the hparams reader
                 fmt = found.hf.format if found.hf is not None and found.hf.path == rel.as_posix() else "keras_config"
                 out.inputs.append(
                     InputRecord(path=rel.as_posix(), kind="model", side=folder.side, why=f"model description ({fmt})")
                 )
-    for rel in folder.glob(HPARAM_FILE_NAMES):
-        if _read_hparams(folder, rel, found) and rel.as_posix() not in found.used:
-            found.used.append(rel.as_posix())
-    for rel in _text_files(folder):
-        try:
-            text = _read_text(folder, rel)
-        except OSError:
-            continue
-        where = rel.as_posix()
+    for file in folder.hparams:
+        if _read_hparams(file, found) and file.rel.as_posix() not in found.used:
+            found.used.append(file.rel.as_posix())
+    for head in folder.model_texts:
+        text = head.text
+        where = head.rel.as_posix()
         descs = md.parse_module_repr(text, where) + md.parse_keras_summary(text, where)
         comp = md.find_compile_settings(text, where)
         names = md.logged_metric_names(text)
@@ -344,17 +295,10 @@ def _read_folder(folder: RunFolder, out: Extraction) -> _Found:
             if comp is not None:
                 found.compiles.append(comp)
             found.used.append(where)
-    for rel in folder.glob(["metrics.csv", "*.csv"]):
-        if any(p.lower() in SKIP_DIRS for p in rel.parts[:-1]):
-            continue
-        try:
-            with open(folder.abs(rel), "rb") as fh:
-                header = fh.readline(10_000).decode("utf-8", errors="replace")
-        except OSError:
-            continue
-        for col in header.strip().split(","):
+    for head in folder.csv_headers:
+        for col in head.text.strip().split(","):
             if _ACC.search(col) or _REG.search(col):
-                found.metrics.setdefault(col.strip().lower(), rel.as_posix())
+                found.metrics.setdefault(col.strip().lower(), head.rel.as_posix())
     return found
 
 
@@ -607,7 +551,7 @@ def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, s
     )  # type: ignore[arg-type]
 
 
-def _facts_for(folder: RunFolder, out: Extraction) -> None:
+def _facts_for(folder: RunRead, out: Extraction) -> None:
     found = _read_folder(folder, out)
     desc = _best_description(found)
     framework = _framework(found, desc)

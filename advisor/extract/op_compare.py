@@ -19,15 +19,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compare.engine import Comparison, compare_dumps, scan_dump
-from advisor.compare.localise import Localisation, OpView, flushed_to_zero, half_dtype, localise
+from advisor.compare.localise import (
+    Localisation,
+    OpView,
+    flushed_to_zero,
+    half_dtype,
+    localise,
+    normaliser_narrows_whole_numbers,
+)
 from advisor.compare.op_kinds import op_kind
 from advisor.compare.tolerances import tolerance_for
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.facts.base import Fact, Source
 from advisor.facts.ops import OpAnomaly, OpComparison, OpComparisonSummary
-from advisor.inventory import InputRecord, RunFolder
-from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump, split_name
-from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, flatten, load_mapping
+from advisor.inventory import InputRecord
+from advisor.read.dumps import Dump, split_name
+from advisor.read.hparams import flatten
+from advisor.read.run import RunRead
 
 #: operator names that look like fused kernels
 FUSED_NAME = re.compile(
@@ -52,15 +60,15 @@ def _fused_ops(d: Dump) -> int:
     return sum(is_fused(op, t) for op, t in types.items())
 
 
-def _read_side(folder: RunFolder, out: Extraction) -> list[tuple[str, Dump]]:
+def _read_side(folder: RunRead, out: Extraction) -> list[tuple[str, Dump]]:
     dumps: list[tuple[str, Dump]] = []
-    for rel in find_dump_roots(folder.files):
-        shown = rel.as_posix() or "."
-        try:
-            dump = read_dump(folder.abs(rel))
-        except (DumpReadError, OSError) as exc:
+    for got in folder.dumps:
+        shown, dump = got.shown, got.dump
+        if dump is None:
             out.inputs.append(
-                InputRecord(path=f"{shown}/dump.json", kind="dump", status="unreadable", why=str(exc), side=folder.side)
+                InputRecord(
+                    path=f"{shown}/dump.json", kind="dump", status="unreadable", why=got.problem, side=folder.side
+                )
             )
             continue
         for f, why in dump.problems:
@@ -109,14 +117,12 @@ def _same_config(pair: RunPair) -> bool | None:
     flat: list[dict[str, Any]] = []
     for folder in (pair.run, pair.baseline):
         merged: dict[str, Any] = {}
-        files = folder.glob(HPARAM_FILE_NAMES)
-        if not files:
+        if not folder.hparams:
             return None
-        for rel in files:
-            try:
-                merged.update({f"{rel.name}:{k}": v for k, v in flatten(load_mapping(folder.abs(rel))).items()})
-            except (HparamReadError, UnicodeDecodeError, OSError):
+        for f in folder.hparams:
+            if f.data is None:
                 return None
+            merged.update({f"{f.rel.name}:{k}": v for k, v in flatten(f.data).items()})
         flat.append(merged)
     return flat[0] == flat[1]
 
@@ -420,6 +426,7 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
                 abs_max=_num(s.abs_max),
                 integer_ratio=1.0 if all_zero else _num(s.integer_ratio),
                 is_all_zero=all_zero,
+                from_integer_inputs=anomaly == "integer_valued_output" and normaliser_narrows_whole_numbers(v),
                 baseline_integer_ratio=_num(b.integer_ratio),
                 baseline_has_nonfinite=b.has_nonfinite,
                 baseline_abs_max=_num(b.abs_max),

@@ -169,6 +169,26 @@ class GeneralizationGap(Fact):
     doc = "train vs eval loss: turning step, eval rise since its best, generalisation gap, still improving at the end"
 
 
+class ChanceLevel(Fact):
+    """A classification loss curve's levels against ln(C), the loss of a uniform guess over the C classes.
+
+    Built from the curve (``loss_curve``) and the task and loss (``task``, ``loss_setup``) once every
+    extractor has run, so the class count may come from the model's output layer or a logged accuracy
+    as well as from a hyper-parameter or a data sample.
+    """
+
+    kind: Literal["chance_level"] = "chance_level"
+    split: Literal["train", "eval"] = Field(description="train or eval loss")
+    n_classes: int = Field(description="C, the class count of the task")
+    task_source: str = Field(description="where the task and its class count were decided (the task fact's source)")
+    loss_name: str = Field(description="the loss as configured (a cross-entropy: categorical, sparse, binary, NLL)")
+    chance_loss: float = Field(description="ln(C): the cross-entropy of predicting every class with probability 1/C")
+    first_ratio: float | None = Field(default=None, description="first logged value / ln(C)")
+    start_ratio: float | None = Field(default=None, description="start level (median of the first 10%) / ln(C)")
+    end_ratio: float | None = Field(default=None, description="end level (median of the last 10%) / ln(C)")
+    doc = "a cross-entropy curve's first, start and end level as multiples of ln(C), the level of a uniform guess"
+
+
 class GradNormTrend(Fact):
     """Logged gradient norm over training (e.g. Trainer's grad_norm, Megatron's grad norm)."""
 

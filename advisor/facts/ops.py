@@ -151,7 +151,7 @@ class OpAnomaly(Fact):
     anomaly: Literal["nonfinite_from_finite", "beyond_fp16_range", "integer_valued_output", "underflow_to_zero"] = (
         Field(
             description="nonfinite_from_finite: NaN/Inf out of finite inputs; beyond_fp16_range: |x| > 65504 out of "
-            "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs; "
+            "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs (or, from a normaliser, from a wider range of whole numbers); "
             "underflow_to_zero: a float16/bfloat16 output all zero where the baseline's is nonzero but "
             "below that type's smallest normal value"
         )
@@ -169,6 +169,11 @@ class OpAnomaly(Fact):
     )
     is_all_zero: bool = Field(
         default=False, description="the output is all zeros (truncated) while the baseline's is not"
+    )
+    from_integer_inputs: bool = Field(
+        default=False,
+        description="integer_valued_output of a normalising operator whose inputs were whole numbers too, over a "
+        "wider range (an affine normalisation cannot narrow whole numbers to whole numbers without rounding)",
     )
     baseline_integer_ratio: float | None = Field(
         default=None, description="the same for the baseline's output (None: no baseline)"

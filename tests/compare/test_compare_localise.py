@@ -90,6 +90,47 @@ def test_floor_division_is_found_as_integer_valued_output(dumps):
     assert loc_ok.integer_valued is None and loc_ok.source is None
 
 
+class _ZScoreNet(torch.nn.Module):
+    """Per-feature z-score of pixel counts, then a linear layer; ``floor`` writes `//` for `/`."""
+
+    def __init__(self, floor: bool = False):
+        super().__init__()
+        self.floor = floor
+        self.norm = _ZScore(floor)
+        self.fc = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc(self.norm(x))
+
+
+class _ZScore(torch.nn.Module):
+    def __init__(self, floor: bool):
+        super().__init__()
+        self.floor = floor
+
+    def forward(self, x):
+        mean, std = x.mean(0, keepdim=True), x.std(0, keepdim=True) + 1.0
+        return (x - mean) // std if self.floor else (x - mean) / std
+
+
+def test_floor_division_in_a_normaliser_of_whole_numbers_is_found_without_a_baseline(tmp_path):
+    from torch_models import build, take_dump
+
+    # 8x8 images of pixel counts 0..16, the zero border included: whole numbers in, so "from non-integer
+    # inputs" cannot apply; the normaliser narrows 0..16 to a few whole numbers, which no affine map does
+    x = torch.zeros(16, 8, 8)
+    x[:, 1:7, 1:7] = torch.randint(0, 17, (16, 6, 6), generator=torch.Generator().manual_seed(0)).float()
+    x = x.reshape(16, 64)
+    for floor in (True, False):
+        take_dump(build(_ZScoreNet, floor=floor), x, tmp_path / str(floor) / "dump")
+    loc = localise(scan_dump(read_dump(tmp_path / "True" / "dump")), has_baseline=False)
+    assert loc.integer_valued is not None and loc.integer_valued.op == "norm.forward"
+    assert localise(scan_dump(read_dump(tmp_path / "False" / "dump")), has_baseline=False).integer_valued is None
+    ex = extract(RunPair(run=RunFolder.scan(tmp_path / "True")))
+    (anomaly,) = [f for f in ex.facts if f.kind == "op_anomaly" and f.anomaly == "integer_valued_output"]
+    assert anomaly.from_integer_inputs and anomaly.integer_ratio == 1.0
+
+
 def test_fp16_range_overflow_is_located(dumps, mlp_input):
     run, base = dumps(MLP, {}, {}, mlp_input * 1e5)
     _, loc = _loc(run, base)

@@ -285,6 +285,23 @@ def test_knn_estimate_on_separable_clusters():
     assert est == pytest.approx(0.01) and set(suspects.tolist()) == {3, 150}
 
 
+def test_knn_estimate_is_not_inflated_by_a_minority_class_among_the_majority():
+    # 95/5 classes that overlap completely: the minority's own average vote is near its 5% prior, so a single
+    # minority neighbour reaches it; labels that still win their neighbours' vote are not suspects
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 1, (2000, 8))
+    y = (rng.random(2000) < 0.05).astype(np.int64)
+    disagree, est, suspects = knn_label_noise(x, y)
+    assert disagree == pytest.approx((y == 1).mean(), abs=0.01)  # the minority loses every vote
+    assert est < 0.06 and set(y[suspects].tolist()) <= {1}
+    # the same imbalance with 30% of the labels of two separable clusters flipped is still found
+    x = np.concatenate([rng.normal(0, 1, (1900, 2)), rng.normal(8, 1, (100, 2))])
+    clean = np.repeat([0, 1], [1900, 100])
+    flip = rng.random(2000) < 0.3
+    _, est, suspects = knn_label_noise(x, np.where(flip, 1 - clean, clean))
+    assert 0.2 < est <= flip.mean() and np.mean(flip[suspects]) >= 0.85
+
+
 def test_compare_arrays_reports_shape_difference():
     a = np.zeros((4, 3))
     b = np.zeros((4, 2))

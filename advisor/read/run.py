@@ -1,0 +1,409 @@
+"""``read_run(folder) -> RunRead``: everything the extractors use from one run (or baseline) folder, read once.
+
+The one place where the files of a run are found and opened. ``RunFolder``
+(advisor/inventory.py) lists the files; ``read_run`` picks, for each kind of
+input, the files that may hold it and reads them with the format modules of
+``advisor/read/`` (no judgement: a file that cannot be read keeps the reason
+in ``problem``). The extractors (advisor/extract/) take a ``RunRead`` and
+never open a file themselves.
+
+What is read, in the order the folder lists its files:
+
+- ``logs``: training logs and metrics files (text logs, CSV, JSONL,
+  ``trainer_state.json``, TensorBoard events) as ``LogRead`` (read.logs);
+- ``log_settings``: settings printed in text logs (mmdetection config dumps,
+  argparse ``Namespace(...)``, command lines; read.log_settings), from the same
+  read of a log's first bytes as ``model_texts``;
+- ``hparams`` and ``trainer_states``: hyper-parameter/config files and
+  Hugging Face ``trainer_state.json`` parsed to their top-level mapping (read.hparams);
+- ``model_jsons``, ``model_texts``, ``csv_headers``: Keras/Hugging Face model
+  configs, texts that may print a model (module reprs, Keras summaries),
+  and the header line of CSV files (for the metric names a run logs);
+- on first use, then kept: ``samples()`` (data samples, read.samples),
+  ``npz_labels(rel)`` (the label array of a ``*train*.npz``), ``dumps()``
+  (per-operator dumps, read.dumps) and ``tensor_files`` whose records are
+  streamed by ``records()`` (read.tensors), which only the extractor that
+  needs them reads (big dumps and tensor logs are not read for nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from advisor.inventory import InputRecord, RunFolder, Side
+from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
+from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, load_mapping
+from advisor.read.log_settings import HEAD_BYTES, LogSettings, settings_in_text
+from advisor.read.logs import read_file
+from advisor.read.logs.records import LogRead
+from advisor.read.safe import file_problem
+from advisor.read.samples import Found, find_samples
+from advisor.read.tensors import MAX_RECORDS, TensorReadLog, iter_tensor_records
+
+# -- which files hold what ---------------------------------------------------------------------------
+#: training logs and metrics files, by name
+LOG_PATTERNS = (
+    "*.log",
+    "*.txt",
+    "*.out",
+    "*.err",
+    "stdout",
+    "stderr",
+    "*.csv",
+    "*.jsonl",
+    "*.log.json",
+    "scalars.json",
+    "trainer_state.json",
+    "events.out.tfevents.*",
+)
+#: files of other kinds, or that are never logs
+LOG_SKIP_NAMES = {"tensors.jsonl", "requirements.txt", "manifest.json", "dump.json", "license.txt", "readme.txt"}
+#: folders whose files are dumps or data, never logs or model descriptions
+NOT_LOG_DIRS = {"dump", "dump_tensor_data", "data"}
+#: suffixes of a file read as a text log (kind "log"); the other log files are "metrics"
+TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ""}
+#: other files read only when they turn out to hold metric lines (a console log saved as log_run1.md or
+#: R50-FPN_log.py, a file called "output"): named *log* or without a suffix, up to this size
+EXTRA_MAX_BYTES = 200_000_000
+_NOT_EXTRA_SUFFIXES = (".npz", ".npy", ".pt", ".pth", ".json", ".yaml", ".yml", ".pkl", ".gz")
+
+#: text logs searched for printed settings
+SETTINGS_LOG_SUFFIXES = {".log", ".txt", ".out", ".err"}
+SETTINGS_LOG_NAMES = {"stdout", "stderr"}
+SETTINGS_NOT_LOGS = {"requirements.txt", "license.txt", "readme.txt", "notes.txt"}
+
+#: texts that may print a model (a module repr, a Keras summary) or its compile settings
+MODEL_TEXT_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "model.txt", "model_summary*")
+MODEL_TEXT_SKIP_NAMES = {"requirements.txt", "license.txt", "readme.txt", "tensors.jsonl"}
+#: only the start of a text is searched for a model
+MAX_TEXT_BYTES = 8_000_000
+#: a JSON model description (or a .keras file's config.json) larger than this is not read
+MAX_JSON_BYTES = 20_000_000
+#: the header line of a CSV file: at most this many bytes
+MAX_HEADER_BYTES = 10_000
+#: label arrays looked for in a training sample (.npz) for the class count
+LABEL_KEYS = ("y", "labels", "label", "targets", "target")
+
+
+# -- what was read -----------------------------------------------------------------------------------
+@dataclass
+class LogFile:
+    """A training log or metrics file and what its reader made of it (``read.problem`` when unreadable)."""
+
+    rel: Path
+    shown: str
+    kind: str  # "log" (text) | "metrics"
+    #: found by its name only (*log*, no suffix): a log only if it holds series, otherwise not mentioned
+    extra: bool
+    read: LogRead
+
+
+@dataclass
+class MappingFile:
+    """A hyper-parameter/config file (or trainer_state.json) parsed to its top-level mapping."""
+
+    rel: Path
+    shown: str
+    data: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)  # what the parser noticed (duplicated keys ...)
+    lines: dict[str, int] = field(default_factory=dict)  # dotted key -> line
+    problem: str | None = None  # why it could not be read (then data is None)
+
+
+@dataclass
+class SettingsPrint:
+    """The settings printed in one text log (its first bytes)."""
+
+    rel: Path
+    shown: str
+    found: list[LogSettings]
+
+
+@dataclass
+class ModelJson:
+    """A .json or .keras file that may describe a model: its parsed JSON, or why it could not be parsed."""
+
+    rel: Path
+    obj: Any = None
+    problem: str | None = None
+
+
+@dataclass
+class TextHead:
+    """The start of a text file, decoded (undecodable bytes replaced)."""
+
+    rel: Path
+    text: str
+
+
+@dataclass
+class DumpRead:
+    """A per-operator dump folder: the dump's index (tensors are loaded on demand by read.dumps), or why not."""
+
+    rel: Path
+    shown: str
+    dump: Dump | None = None
+    problem: str | None = None
+
+
+@dataclass
+class TensorsFile:
+    """A tensor-statistics log (tensors.jsonl of the capture hook); its records are streamed, never held."""
+
+    rel: Path
+    shown: str
+    path: Path
+
+    def records(self, log: TensorReadLog, max_records: int = MAX_RECORDS) -> Iterator[dict]:
+        """The file's clean records, one by one (OSError when it cannot be opened)."""
+        return iter_tensor_records(self.path, log, max_records)
+
+
+@dataclass
+class RunRead:
+    """What was read of one folder (run or baseline). Built by ``read_run``."""
+
+    folder: RunFolder
+    logs: list[LogFile] = field(default_factory=list)
+    log_settings: list[SettingsPrint] = field(default_factory=list)
+    hparams: list[MappingFile] = field(default_factory=list)  # in the folder's order
+    trainer_states: list[MappingFile] = field(default_factory=list)
+    model_jsons: list[ModelJson] = field(default_factory=list)
+    model_texts: list[TextHead] = field(default_factory=list)
+    csv_headers: list[TextHead] = field(default_factory=list)
+    tensor_files: list[TensorsFile] = field(default_factory=list)
+    npz_files: list[Path] = field(default_factory=list)
+    #: a reader that failed on a bug of ours (the other readers went on)
+    problems: list[InputRecord] = field(default_factory=list)
+    _npz_labels: dict[Path, tuple[str, np.ndarray] | None] = field(default_factory=dict, repr=False)
+    _samples: Found | Exception | None = field(default=None, repr=False)
+
+    @property
+    def side(self) -> Side:
+        return self.folder.side
+
+    @property
+    def skipped(self) -> list[InputRecord]:
+        """Files the listing could not take (links outside the folder, unreadable files), and readers that
+        failed."""
+        return self.folder.skipped + self.problems
+
+    def shown(self, rel: Path) -> str:
+        """The path as the report shows it."""
+        return self.folder.rel(self.folder.abs(rel))
+
+    def samples(self) -> Found:
+        """The data samples of the folder (read.samples; arrays open lazily), found on first use.
+
+        Raises what discovery raised, every time it is asked (it is not tried again)."""
+        if self._samples is None:
+            try:
+                self._samples = find_samples(self.folder)
+            except Exception as exc:  # noqa: BLE001 - kept and re-raised to each caller, as find_samples would
+                self._samples = exc
+        if isinstance(self._samples, Exception):
+            raise self._samples
+        return self._samples
+
+    def npz_labels(self, rel: Path) -> tuple[str, np.ndarray] | None:
+        """(key, array) of the first of LABEL_KEYS in the .npz ``rel``; None when it has none or cannot be read."""
+        if rel not in self._npz_labels:
+            self._npz_labels[rel] = _npz_labels(self.folder.abs(rel))
+        return self._npz_labels[rel]
+
+    @cached_property
+    def dumps(self) -> list[DumpRead]:
+        """Every per-operator dump of the folder (its index: names, shapes, files), read on first use."""
+        out = []
+        for rel in find_dump_roots(self.folder.files):
+            shown = rel.as_posix() or "."
+            try:
+                out.append(DumpRead(rel, shown, dump=read_dump(self.folder.abs(rel))))
+            except (DumpReadError, OSError) as exc:
+                out.append(DumpRead(rel, shown, problem=str(exc)))
+        return out
+
+
+def read_run(folder: RunFolder) -> RunRead:
+    """Read what the extractors need from ``folder`` (a scanned folder, one file, or standard input)."""
+    run = RunRead(folder=folder)
+    for what, step in (
+        ("logs", _read_logs),
+        ("hparams", _read_mappings),
+        ("log texts", _read_texts),
+        ("model descriptions", _read_model_files),
+    ):
+        try:
+            step(run)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours in one reader must not stop the others
+            last = traceback.extract_tb(exc.__traceback__)[-1]
+            run.problems.append(
+                InputRecord(
+                    path=f"<reader {what}>",
+                    kind="internal",
+                    status="unreadable",
+                    side=folder.side,
+                    why=f"internal error {type(exc).__name__}: {exc} "
+                    f"(at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})",
+                )
+            )
+    run.tensor_files = [TensorsFile(rel, run.shown(rel), folder.abs(rel)) for rel in folder.glob(["tensors.jsonl"])]
+    run.npz_files = folder.glob(["*.npz"])
+    return run
+
+
+def _read_logs(run: RunRead) -> None:
+    for rel, extra in _log_candidates(run.folder):
+        shown = run.shown(rel)
+        kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
+        run.logs.append(LogFile(rel, shown, kind, extra, read_file(run.folder.abs(rel), shown)))
+
+
+def _read_mappings(run: RunRead) -> None:
+    run.hparams = [_mapping(run, rel, hparams=True) for rel in run.folder.glob(HPARAM_FILE_NAMES)]
+    run.trainer_states = [_mapping(run, rel, hparams=False) for rel in run.folder.glob(["trainer_state.json"])]
+
+
+def _read_texts(run: RunRead) -> None:
+    """The start of each text log, read once: settings printed in it, and a model it may print."""
+    folder = run.folder
+    settings, models = set(_settings_logs(folder)), set(_model_texts(folder))
+    for rel in folder.files:
+        if rel not in settings and rel not in models:
+            continue
+        head = _head(folder.abs(rel))
+        if head is None:
+            continue  # the log readers report an unreadable log
+        if rel in settings:
+            found = settings_in_text(head[:HEAD_BYTES].decode("utf-8", errors="replace"))
+            run.log_settings.append(SettingsPrint(rel, run.shown(rel), found))
+        if rel in models:
+            run.model_texts.append(TextHead(rel, head[:MAX_TEXT_BYTES].decode("utf-8", errors="replace")))
+
+
+def _read_model_files(run: RunRead) -> None:
+    folder = run.folder
+    for rel in folder.files:
+        if _is_model_json(rel):
+            got = _model_json(folder, rel)
+            if got is not None:
+                run.model_jsons.append(got)
+    for rel in folder.glob(["metrics.csv", "*.csv"]):
+        if any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1]):
+            continue
+        try:
+            with open(folder.abs(rel), "rb") as fh:  # a file held in memory (stdin) is a log, not read here
+                run.csv_headers.append(TextHead(rel, fh.readline(MAX_HEADER_BYTES).decode("utf-8", errors="replace")))
+        except OSError:
+            continue
+
+
+# -- helpers ---------------------------------------------------------------------------------------------
+def _log_candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
+    """(relative path, is an extra candidate) of the files that may hold logs or metrics."""
+    if folder.single:  # RUN named one file (or '-'): it is the log, whatever its name
+        return [(rel, False) for rel in folder.files]
+    main = set(folder.glob(LOG_PATTERNS))
+    out = []
+    for rel in folder.files:
+        if rel.name.lower() in LOG_SKIP_NAMES or any(part.lower() in NOT_LOG_DIRS for part in rel.parts[:-1]):
+            continue
+        if rel in main:
+            out.append((rel, False))
+        elif (rel.suffix == "" or "log" in rel.stem.lower()) and rel.suffix.lower() not in _NOT_EXTRA_SUFFIXES:
+            try:
+                if folder.abs(rel).stat().st_size <= EXTRA_MAX_BYTES:
+                    out.append((rel, True))
+            except OSError:
+                continue
+    return out
+
+
+def _mapping(run: RunRead, rel: Path, hparams: bool) -> MappingFile:
+    got = MappingFile(rel, run.shown(rel))
+    try:
+        got.data = load_mapping(run.folder.abs(rel), got.notes if hparams else [], got.lines)
+    except (HparamReadError, OSError) as exc:
+        got.problem = str(exc)
+    except UnicodeDecodeError as exc:
+        got.problem = f"not UTF-8 text (byte {exc.start}: {exc.reason})"
+    return got
+
+
+def _settings_logs(folder: RunFolder) -> list[Path]:
+    return [
+        rel
+        for rel in folder.files
+        if (rel.suffix.lower() in SETTINGS_LOG_SUFFIXES or rel.name.lower() in SETTINGS_LOG_NAMES)
+        and rel.name.lower() not in SETTINGS_NOT_LOGS
+        and not any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1])
+    ]
+
+
+def _is_model_json(rel: Path) -> bool:
+    return rel.suffix.lower() == ".keras" or (
+        rel.suffix.lower() == ".json"
+        and rel.name.lower() not in ("trainer_state.json", "manifest.json", "dump.json")
+        and not any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1])
+    )
+
+
+def _model_json(folder: RunFolder, rel: Path) -> ModelJson | None:
+    """The parsed JSON of a model file; None for a file not read at all (too large, not a regular file)."""
+    from advisor.read import model_desc as md
+
+    path = folder.abs(rel)
+    try:
+        if file_problem(path, MAX_JSON_BYTES) is not None:
+            return None
+    except OSError:  # a file held in memory (stdin)
+        return None
+    try:
+        if rel.suffix.lower() == ".keras":
+            return ModelJson(rel, obj=md.read_keras_file(path))
+        if path.stat().st_size > MAX_JSON_BYTES:
+            return None
+        return ModelJson(rel, obj=json.loads(path.read_bytes().decode("utf-8")))
+    except Exception as exc:  # noqa: BLE001 - any unreadable user file is recorded, never raised
+        return ModelJson(rel, problem=f"{type(exc).__name__}: {exc}")
+
+
+def _model_texts(folder: RunFolder) -> list[Path]:
+    found = set(folder.glob(MODEL_TEXT_PATTERNS))
+    return [
+        p
+        for p in folder.files
+        if p in found
+        and p.name.lower() not in MODEL_TEXT_SKIP_NAMES
+        and not any(part.lower() in NOT_LOG_DIRS for part in p.parts[:-1])
+    ]
+
+
+def _head(path: Path) -> bytes | None:
+    """The first bytes of a text file (enough for the settings and the model searches); None when it cannot
+    be read. A file held in memory (standard input) is not searched: it is read as a log only."""
+    try:
+        if file_problem(path) is not None:
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(max(HEAD_BYTES, MAX_TEXT_BYTES))
+    except OSError:
+        return None
+
+
+def _npz_labels(path: Path) -> tuple[str, np.ndarray] | None:
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            key = next((k for k in LABEL_KEYS if k in npz.files), None)
+            if key is None:
+                return None
+            return key, npz[key]
+    except Exception:  # noqa: BLE001 - a truncated or foreign .npz (BadZipFile, KeyError...) only loses this hint
+        return None
