@@ -19,7 +19,7 @@ import math
 import re
 from array import array
 from dataclasses import dataclass, field
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -550,14 +550,18 @@ class Collector:
             self._open_events.clear()
         return kept
 
-    def add_rows(
+    def add_columns(
         self,
         keys: Sequence[str],
-        rows: Iterable[tuple[Sequence[float], int, float | None, float | None]],
+        columns: Sequence[np.ndarray],
+        lines: np.ndarray,
+        steps: np.ndarray,
+        epochs: np.ndarray,
         split: Split | None = None,
     ) -> bool:
-        """Records that all hold ``keys`` (distinct, in this order), one after another: exactly as ``add_record``
-        of each (values, line, step, epoch) row, without building a dict per row. Returns whether any was kept."""
+        """Records that all hold ``keys`` (distinct, in this order), one after another, given column by column
+        (float64 arrays; NaN for no step or epoch): exactly as ``add_record`` of each row. Returns whether any
+        value was kept."""
         cache = self._by_key.get(split)
         if cache is None:
             cache = self._by_key[split] = {}
@@ -568,35 +572,28 @@ class Collector:
                 s = cache[raw] = self._series_for(raw, split)
             if s is not None:
                 kept.append((s, i))
-        if not kept:
+        if not kept or not len(lines):
             return False
         read = self.read
-        rows = list(rows)
-        if len(rows) < BULK_ROWS:
-            for values, line, step, epoch in rows:
-                if step is not None and epoch is not None and step == step and epoch == epoch:
-                    step = self._global_step(float(step), float(epoch))
-                st = math.nan if step is None else float(step)
-                ep = math.nan if epoch is None else float(epoch)
+        if len(lines) < BULK_ROWS:
+            line_list, value_lists = lines.tolist(), [c.tolist() for c in columns]
+            for j, (step, epoch) in enumerate(zip(steps.tolist(), epochs.tolist())):
+                if step == step and epoch == epoch:
+                    step = self._global_step(step, epoch)
                 for s, i in kept:
-                    s.add(st, ep, values[i], line)
-                if st == st:
-                    read.last_step = st
-        else:  # column by column, each series in a few array operations where its positions allow
-            st = np.array([math.nan if r[2] is None else r[2] for r in rows], dtype=np.float64)
-            ep = np.array([math.nan if r[3] is None else r[3] for r in rows], dtype=np.float64)
-            st = self._global_steps(st, ep)
-            sts, eps = st.tolist(), ep.tolist()
-            lines = np.array([r[1] for r in rows], dtype=np.int64)
-            table = np.array([r[0] for r in rows], dtype=np.float64)
+                    s.add(step, epoch, value_lists[i][j], line_list[j])
+                if step == step:
+                    read.last_step = step
+        else:  # each series in a few array operations where its positions allow
+            st = self._global_steps(steps, epochs)
             for s, i in kept:
-                column = np.ascontiguousarray(table[:, i])
-                if not s.add_many(st, ep, column, lines):
-                    for j, (values, line, _, _) in enumerate(rows):
-                        s.add(sts[j], eps[j], values[i], line)
-            finite = [v for v in sts if v == v]
-            if finite:
-                read.last_step = finite[-1]
+                if not s.add_many(st, epochs, columns[i], lines):
+                    sts, eps, values, line_list = st.tolist(), epochs.tolist(), columns[i].tolist(), lines.tolist()
+                    for j in range(len(line_list)):
+                        s.add(sts[j], eps[j], values[j], line_list[j])
+            finite = st[~np.isnan(st)]
+            if finite.size:
+                read.last_step = float(finite[-1])
         if self._open_events:
             for ev in self._open_events:
                 ev.followed_by_points = True

@@ -31,8 +31,11 @@ cut a block; the records of a block go in column by column.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+
+import numpy as np
 
 from advisor.read.logs import hf_trainer, metriclogger
 from advisor.read.logs.keyvalue import _PHRASES, KV_RE, _role
@@ -265,10 +268,19 @@ class Rows:
             return
         self.rows = []
         spec = tpl.values
-        records = []
-        for groups, lineno, line in rows:
-            values = [float(groups[g - 1]) / 100.0 if pct else float(groups[g - 1]) for _, g, pct in spec]
-            step, epoch = _position(tpl, groups, line)
-            records.append((values, lineno, step, epoch))
-        if col.add_rows([key for key, _, _ in spec], records, tpl.split) or tpl.position:
+        cells = list(zip(*[r[0] for r in rows]))  # the matched text, group by group
+        lines = np.array([r[1] for r in rows], dtype=np.int64)
+        columns = []
+        for _, g, pct in spec:
+            column = np.array(cells[g - 1], dtype=np.float64)  # (parses as float() does)
+            columns.append(column / 100.0 if pct else column)
+        if tpl.position:
+            where = [_position(tpl, r[0], r[2]) for r in rows]
+            steps = np.array([math.nan if p[0] is None else p[0] for p in where], dtype=np.float64)
+            epochs = np.array([math.nan if p[1] is None else p[1] for p in where], dtype=np.float64)
+        else:
+            n = len(rows)
+            steps = np.array(cells[tpl.step - 1], dtype=np.float64) if tpl.step is not None else np.full(n, math.nan)
+            epochs = np.array(cells[tpl.epoch - 1], dtype=np.float64) if tpl.epoch is not None else np.full(n, math.nan)
+        if col.add_columns([key for key, _, _ in spec], columns, lines, steps, epochs, tpl.split) or tpl.position:
             col.read.formats.add(tpl.fmt)  # (a position prefix names its family whatever is kept)
