@@ -234,17 +234,20 @@ def _json_unescape(raw: str) -> str:
         return raw
 
 
-def load_mapping(path: Path, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> dict[str, Any]:
+def load_mapping(
+    path: Path, notes: list[str] | None = None, lines: dict[str, int] | None = None, raw: bytes | None = None
+) -> dict[str, Any]:
     """The file's top-level mapping. Raises HparamReadError with a reason.
 
     ``notes`` collects what a reader should know but that does not stop it (duplicated keys);
-    ``lines`` receives the line of each (dotted, as ``flatten`` names them) key.
+    ``lines`` receives the line of each (dotted, as ``flatten`` names them) key; ``raw``: the file's bytes,
+    already read by the caller (then ``path`` only names it and gives its suffix).
     """
     notes = notes if notes is not None else []
-    size = path.stat().st_size
+    size = path.stat().st_size if raw is None else len(raw)
     if size > MAX_BYTES:
         raise HparamReadError(f"file is {size} bytes, larger than the {MAX_BYTES}-byte limit for a config file")
-    text = path.read_bytes().decode("utf-8", errors="strict")
+    text = (path.read_bytes() if raw is None else raw).decode("utf-8", errors="strict")
     try:
         if path.suffix.lower() == ".json":
             data = loads_json(text, notes, object_pairs_hook=_json_pairs(notes))

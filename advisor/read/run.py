@@ -41,7 +41,8 @@ from advisor.inventory import InputRecord, RunFolder, Side
 from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
 from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, load_mapping
 from advisor.read.log_settings import HEAD_BYTES, LogSettings, settings_in_text
-from advisor.read.logs import read_file
+from advisor.read.logs import read_file, read_file_head
+from advisor.read.logs.hf_trainer import MAX_STATE_BYTES
 from advisor.read.logs.records import LogRead
 from advisor.read.safe import file_problem
 from advisor.read.samples import Found, find_samples
@@ -183,6 +184,12 @@ class RunRead:
     #: a reader that failed on a bug of ours (the other readers went on)
     problems: list[InputRecord] = field(default_factory=list)
     _npz_labels: dict[Path, tuple[str, np.ndarray] | None] = field(default_factory=dict, repr=False)
+    #: JSON files read (bytes) and parsed (mapping, None when not one) by one reader for the next one
+    _json: dict[Path, tuple[bytes, dict[str, Any] | None]] = field(default_factory=dict, repr=False)
+    #: trainer_state.json files parsed while the logs were read
+    _states: dict[Path, MappingFile] = field(default_factory=dict, repr=False)
+    #: the first bytes of text logs, read by the log reader's open (for the settings and model searches)
+    _heads: dict[Path, bytes] = field(default_factory=dict, repr=False)
     _samples: Found | Exception | None = field(default=None, repr=False)
 
     @property
@@ -213,10 +220,33 @@ class RunRead:
         return self._samples
 
     def npz_labels(self, rel: Path) -> tuple[str, np.ndarray] | None:
-        """(key, array) of the first of LABEL_KEYS in the .npz ``rel``; None when it has none or cannot be read."""
+        """(key, array) of the first of LABEL_KEYS in the .npz ``rel``; None when it has none or cannot be read.
+
+        Taken from the data samples already found (``samples()``: the archive is opened once); an .npz that
+        sample discovery passes over (in a dump folder) is opened here."""
         if rel not in self._npz_labels:
-            self._npz_labels[rel] = _npz_labels(self.folder.abs(rel))
+            self._npz_labels[rel] = self._labels_of(rel)
         return self._npz_labels[rel]
+
+    def _labels_of(self, rel: Path) -> tuple[str, np.ndarray] | None:
+        try:
+            found = self.samples()
+        except Exception:  # noqa: BLE001 - discovery failed on a bug (reported by the data extractor)
+            return _npz_labels(self.folder.abs(rel))
+        shown = self.shown(rel)
+        for sset in found.sets:
+            if sset.files == [shown] and sset.key == shown:
+                arrays = sset.uncut or sset.arrays
+                key = next((k for k in LABEL_KEYS if k in arrays), None)
+                if key is None:
+                    return None
+                try:
+                    return key, arrays[key].load()
+                except Exception:  # noqa: BLE001 - a damaged member only loses this hint, as np.load would
+                    return None
+        if any(path == shown for path, _ in found.unreadable):
+            return None  # not a readable .npz, or one without labels
+        return _npz_labels(self.folder.abs(rel))
 
     @cached_property
     def dumps(self) -> list[DumpRead]:
@@ -260,15 +290,36 @@ def read_run(folder: RunFolder) -> RunRead:
 
 
 def _read_logs(run: RunRead) -> None:
+    states = set(run.folder.glob(["trainer_state.json"]))
+    texts = set(_settings_logs(run.folder)) | set(_model_texts(run.folder))
     for rel, extra in _log_candidates(run.folder):
         shown = run.shown(rel)
         kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
-        run.logs.append(LogFile(rel, shown, kind, extra, read_file(run.folder.abs(rel), shown)))
+        path = run.folder.abs(rel)
+        raw = _whole(path, MAX_STATE_BYTES) if rel in states else None
+        if raw is None:
+            # a text log searched for settings and models too: its head comes from the same open
+            want = max(HEAD_BYTES, MAX_TEXT_BYTES) if rel in texts and _regular(path) else 0
+            read, head = read_file_head(path, shown, want)
+            if head is not None:
+                run._heads[rel] = head
+            run.logs.append(LogFile(rel, shown, kind, extra, read))
+            continue
+        # trainer_state.json: read and parsed once, for its log history and for the settings it records
+        state = run._states[rel] = _mapping(run, rel, hparams=False, raw=raw)
+        run.logs.append(LogFile(rel, shown, kind, extra, read_file(path, shown, data=raw, parsed=state.data)))
 
 
 def _read_mappings(run: RunRead) -> None:
-    run.hparams = [_mapping(run, rel, hparams=True) for rel in run.folder.glob(HPARAM_FILE_NAMES)]
-    run.trainer_states = [_mapping(run, rel, hparams=False) for rel in run.folder.glob(["trainer_state.json"])]
+    for rel in run.folder.glob(HPARAM_FILE_NAMES):
+        raw = _whole(run.folder.abs(rel), MAX_JSON_BYTES) if _is_model_json(rel) else None
+        got = _mapping(run, rel, hparams=True, raw=raw)
+        if raw is not None:  # config.json & co.: also read as a model description, from the same parse
+            run._json[rel] = (raw, got.data)
+        run.hparams.append(got)
+    run.trainer_states = [
+        run._states.get(rel) or _mapping(run, rel, hparams=False) for rel in run.folder.glob(["trainer_state.json"])
+    ]
 
 
 def _read_texts(run: RunRead) -> None:
@@ -278,7 +329,7 @@ def _read_texts(run: RunRead) -> None:
     for rel in folder.files:
         if rel not in settings and rel not in models:
             continue
-        head = _head(folder.abs(rel))
+        head = run._heads[rel] if rel in run._heads else _head(folder.abs(rel))
         if head is None:
             continue  # the log readers report an unreadable log
         if rel in settings:
@@ -292,7 +343,7 @@ def _read_model_files(run: RunRead) -> None:
     folder = run.folder
     for rel in folder.files:
         if _is_model_json(rel):
-            got = _model_json(folder, rel)
+            got = _model_json(folder, rel, run._json.get(rel))
             if got is not None:
                 run.model_jsons.append(got)
     for rel in folder.glob(["metrics.csv", "*.csv"]):
@@ -326,10 +377,10 @@ def _log_candidates(folder: RunFolder) -> list[tuple[Path, bool]]:
     return out
 
 
-def _mapping(run: RunRead, rel: Path, hparams: bool) -> MappingFile:
+def _mapping(run: RunRead, rel: Path, hparams: bool, raw: bytes | None = None) -> MappingFile:
     got = MappingFile(rel, run.shown(rel))
     try:
-        got.data = load_mapping(run.folder.abs(rel), got.notes if hparams else [], got.lines)
+        got.data = load_mapping(run.folder.abs(rel), got.notes if hparams else [], got.lines, raw=raw)
     except (HparamReadError, OSError) as exc:
         got.problem = str(exc)
     except UnicodeDecodeError as exc:
@@ -355,10 +406,23 @@ def _is_model_json(rel: Path) -> bool:
     )
 
 
-def _model_json(folder: RunFolder, rel: Path) -> ModelJson | None:
-    """The parsed JSON of a model file; None for a file not read at all (too large, not a regular file)."""
+def _model_json(
+    folder: RunFolder, rel: Path, done: tuple[bytes, dict[str, Any] | None] | None = None
+) -> ModelJson | None:
+    """The parsed JSON of a model file; None for a file not read at all (too large, not a regular file).
+
+    ``done``: (its bytes, its parsed mapping or None) when the hparams reader read it (config.json): then the
+    same parsed object is used, or the same bytes parsed where the mapping reader refused them."""
     from advisor.read import model_desc as md
 
+    if done is not None:
+        raw, data = done
+        if data is not None:
+            return ModelJson(rel, obj=data)
+        try:
+            return ModelJson(rel, obj=json.loads(raw.decode("utf-8")))
+        except Exception as exc:  # noqa: BLE001 - any unreadable user file is recorded, never raised
+            return ModelJson(rel, problem=f"{type(exc).__name__}: {exc}")
     path = folder.abs(rel)
     try:
         if file_problem(path, MAX_JSON_BYTES) is not None:
@@ -386,6 +450,14 @@ def _model_texts(folder: RunFolder) -> list[Path]:
     ]
 
 
+def _regular(path: Path) -> bool:
+    """A regular file that may be opened (not standard input held in memory, a FIFO, a device ...)."""
+    try:
+        return file_problem(path) is None
+    except OSError:
+        return False
+
+
 def _head(path: Path) -> bytes | None:
     """The first bytes of a text file (enough for the settings and the model searches); None when it cannot
     be read. A file held in memory (standard input) is not searched: it is read as a log only."""
@@ -394,6 +466,17 @@ def _head(path: Path) -> bytes | None:
             return None
         with open(path, "rb") as fh:
             return fh.read(max(HEAD_BYTES, MAX_TEXT_BYTES))
+    except OSError:
+        return None
+
+
+def _whole(path: Path, max_bytes: int) -> bytes | None:
+    """The whole file when it is a regular file of at most ``max_bytes``; None otherwise (or when it cannot be
+    read: the reader that opens it then says why). A file held in memory (standard input) is not read here."""
+    try:
+        if file_problem(path, max_bytes) is not None:
+            return None
+        return path.read_bytes()
     except OSError:
         return None
 

@@ -114,6 +114,8 @@ class SampleSet:
     arrays: dict[str, ArraySource] = field(default_factory=dict)  # name -> array, for the baseline comparison
     key: str = ""  # what identifies the set across run and baseline: file path (+ pair stem)
     side: str = "run"
+    #: the arrays as the file holds them, when ``cap_sample_set`` cut ``arrays`` to a sample of rows (else empty)
+    uncut: dict[str, ArraySource] = field(default_factory=dict)
 
 
 # -- .npy headers ---------------------------------------------------------------
@@ -395,6 +397,7 @@ def cap_sample_set(sset: SampleSet) -> str | None:
         return None
     head = any(a._mapped is None for a in same)
     cut = {id(a): _sampled(a, keep, head) for a in same}
+    sset.uncut = dict(sset.arrays)
     sset.arrays = {k: cut.get(id(a), a) for k, a in sset.arrays.items()}
     sset.features = cut.get(id(sset.features), sset.features) if sset.features is not None else None
     sset.labels = cut.get(id(sset.labels), sset.labels) if sset.labels is not None else None

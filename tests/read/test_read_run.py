@@ -52,21 +52,64 @@ def _counting(monkeypatch, name: str, calls: Counter) -> None:
     monkeypatch.setattr(run_mod, name, counted)
 
 
-def test_each_file_is_read_once_by_all_the_extractors(monkeypatch):
-    calls: Counter = Counter()
-    for name in ("read_file", "load_mapping", "_head", "find_samples", "read_dump", "_npz_labels"):
-        _counting(monkeypatch, name, calls)
-    for name in ("healthy", "mindspore_port"):
-        root = EXAMPLES / name
-        if name == "mindspore_port":
-            pair = RunPair(RunFolder.scan(root / "run"), RunFolder.scan(root / "baseline", "baseline"))
-        else:
-            pair = RunPair(RunFolder.scan(root))
+#: files whose arrays or records are streamed on demand (several opens, all by the one reader that owns them)
+STREAMED_SUFFIXES = {".npz", ".npy"}
+STREAMED_NAMES = {"tensors.jsonl"}
+HF_OUTPUT = Path(__file__).resolve().parents[1] / "extract" / "config_samples" / "hf_output"
+
+
+def _opens_per_file(monkeypatch, roots: list[Path]) -> dict[str, list[str]]:
+    """Every open of a file below ``roots`` (builtins.open, io.open: pathlib, zipfile and numpy go through them),
+    as file -> the advisor module that opened it, for each open."""
+    import builtins
+    import io
+    import sys
+
+    roots = [r.resolve() for r in roots]
+    opens: dict[str, list[str]] = {}
+    real = builtins.open
+
+    def counted(file, *args, **kwargs):
+        if isinstance(file, (str, Path)):
+            path = Path(file).resolve()
+            if any(r == path or r in path.parents for r in roots):
+                frame = sys._getframe(1)
+                while frame is not None and not frame.f_globals.get("__name__", "").startswith("advisor."):
+                    frame = frame.f_back
+                module = frame.f_globals["__name__"] if frame is not None else "?"
+                opens.setdefault(path.as_posix(), []).append(module)
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counted)
+    monkeypatch.setattr(io, "open", counted)
+    return opens
+
+
+def _reader(module: str) -> str:
+    return "advisor.read.logs" if module.startswith("advisor.read.logs.") else module
+
+
+def test_each_file_is_opened_once_by_all_the_readers_and_extractors(monkeypatch):
+    """Across every reader and extractor, each file of a run is opened once; the arrays of data samples, dumps
+    and tensor logs are streamed on demand (several opens), but only by the reader that owns them."""
+    folders = [(EXAMPLES / n, None) for n in ("healthy", "lr_too_high")]
+    folders += [(EXAMPLES / n / "run", EXAMPLES / n / "baseline") for n in ("gelu_port", "mindspore_port")]
+    folders.append((HF_OUTPUT / "checkpoint-12", None))  # trainer_state.json and a model's config.json
+    opens = _opens_per_file(monkeypatch, [EXAMPLES, HF_OUTPUT])
+    for run, baseline in folders:
+        pair = RunPair(RunFolder.scan(run), RunFolder.scan(baseline, "baseline") if baseline else None)
         ex = extract_facts(pair)
         assert not [i for i in ex.inputs if i.kind == "internal"]
-    assert calls and max(calls.values()) == 1, calls
-    readers = {name for name, _ in calls}
-    assert {"read_file", "load_mapping", "_head", "find_samples", "read_dump", "_npz_labels"} <= readers
+        assert [i for i in ex.inputs if i.status == "used"]
+    names = {Path(p).name for p in opens}
+    assert {"train.log", "hparams.yaml", "train.npz", "trainer_state.json", "config.json"} <= names, names
+    twice = {}
+    for path, modules in opens.items():
+        p = Path(path)
+        streamed = p.suffix in STREAMED_SUFFIXES or p.name in STREAMED_NAMES or "dump" in p.parts
+        if (len({_reader(m) for m in modules}) if streamed else len(modules)) > 1:
+            twice[path] = modules
+    assert not twice, twice
 
 
 def test_an_unreadable_file_is_named_and_the_rest_is_read(tmp_path):

@@ -10,44 +10,74 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from advisor.read.logs.records import LogRead
-from advisor.read.logs.sniff import sniff
+from advisor.read.logs.sniff import SAMPLE_BYTES, sniff, sniff_sample
 
 #: set by ``advisor watch`` (advisor/follow.py) while it diagnoses: (path, shown) -> the LogRead of a log
 #: it reads incrementally, or None to read the file here
 override: Callable[[Path, str], LogRead | None] | None = None
 
 
-def read_file(path: Path, shown: str | None = None) -> LogRead:
-    """Read one file of any supported kind; problems end up in ``LogRead.problem``, never raised."""
+def read_file(path: Path, shown: str | None = None, data: bytes | None = None, parsed: Any = None) -> LogRead:
+    """Read one file of any supported kind; problems end up in ``LogRead.problem``, never raised.
+
+    ``data``: the whole file, already read by the caller (then a ``trainer_state.json`` is not opened again;
+    ``parsed``: its JSON, already parsed, or None). Files of the other kinds are read from ``path``."""
+    return read_file_head(path, shown, 0, data, parsed)[0]
+
+
+def read_file_head(
+    path: Path, shown: str | None = None, head_bytes: int = 0, data: bytes | None = None, parsed: Any = None
+) -> tuple[LogRead, bytes | None]:
+    """``read_file``, and the first ``head_bytes`` bytes of the file read by the same open (for the searches of
+    printed settings and models); None for the head when the file was not opened here (or could not be)."""
     if override is not None:
         pre = override(path, shown or path.name)
         if pre is not None:
-            return pre
+            return pre, None
     from advisor.read.logs import metrics_csv, metrics_jsonl, tensorboard
     from advisor.read.logs import hf_trainer, text
 
     shown = shown or path.name
+    head: bytes | None = None
+    stream: BinaryIO | None = None
     try:
-        kind = sniff(path)
+        if path.name.startswith("events.out.tfevents"):
+            kind = sniff(path)
+        elif data is not None:
+            kind = sniff_sample(data)
+        else:  # one open: the sample that tells the kind (and the head) is the start of the read
+            stream = path.open("rb")
+            head = stream.read(max(head_bytes, SAMPLE_BYTES))
+            kind = sniff_sample(head)
         if kind.kind in ("empty", "binary"):
             read = LogRead(path=shown, problem=kind.why)
         elif kind.kind == "tfevents":
             read = tensorboard.read_events(path, shown)
         elif kind.kind == "trainer_state":
-            read = hf_trainer.read_state(path, shown)
+            if data is None:
+                read = hf_trainer.read_state(path, shown)
+            else:
+                read = hf_trainer.read_state_bytes(data, shown, parsed)
         elif kind.kind == "csv":
             read = metrics_csv.read_csv(path, shown, kind.encoding)
         elif kind.kind == "jsonl":
             read = metrics_jsonl.read_jsonl(path, shown, kind.encoding)
+        elif stream is not None:
+            stream.seek(0)
+            read = text.read_text(path, shown, kind.encoding, stream=stream)
         else:
             read = text.read_text(path, shown, kind.encoding)
         if kind.encoding not in ("utf-8", "binary"):
             read.notes.append(f"read as {kind.encoding}")
     except OSError as exc:
         read = LogRead(path=shown, problem=f"cannot read: {exc.strerror or exc}")
-    return read
+    finally:
+        if stream is not None:
+            stream.close()
+    return read, (head[:head_bytes] if head is not None and head_bytes else None)
 
 
-__all__ = ["LogRead", "read_file", "sniff"]
+__all__ = ["LogRead", "read_file", "read_file_head", "sniff"]

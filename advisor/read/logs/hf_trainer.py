@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from advisor.read.logs.records import Collector, LogRead, classify_key, parse_number
 from advisor.read.safe import loads_json
@@ -61,19 +62,29 @@ def parse_print(
 
 def read_state(path: Path, shown: str) -> LogRead:
     """``trainer_state.json`` -> series by step."""
-    col = Collector(shown, "hf_trainer_state")
     size = path.stat().st_size
     if size > MAX_STATE_BYTES:
+        col = Collector(shown, "hf_trainer_state")
         col.read.problem = f"trainer_state.json is {size} bytes, above the {MAX_STATE_BYTES}-byte limit"
         return col.read
-    try:
-        state = loads_json(path.read_bytes().decode("utf-8"))  # depth-limited (advisor.read.safe)
-    except UnicodeDecodeError as exc:
-        col.read.problem = f"not UTF-8 text (byte {exc.start})"
-        return col.read
-    except ValueError as exc:
-        col.read.problem = f"not valid JSON: {exc}"
-        return col.read
+    return read_state_bytes(path.read_bytes(), shown)
+
+
+def read_state_bytes(data: bytes, shown: str, parsed: Any = None) -> LogRead:
+    """``trainer_state.json`` already read (``data``, at most MAX_STATE_BYTES), and parsed when ``parsed`` is not
+    None (the same JSON parsed by another reader: then ``data`` is not parsed again) -> series by step."""
+    col = Collector(shown, "hf_trainer_state")
+    if parsed is not None:
+        state = parsed
+    else:
+        try:
+            state = loads_json(data.decode("utf-8"))  # depth-limited (advisor.read.safe)
+        except UnicodeDecodeError as exc:
+            col.read.problem = f"not UTF-8 text (byte {exc.start})"
+            return col.read
+        except ValueError as exc:
+            col.read.problem = f"not valid JSON: {exc}"
+            return col.read
     history = state.get("log_history") if isinstance(state, dict) else None
     if not isinstance(history, list):
         col.read.problem = "JSON without a 'log_history' list (not a Hugging Face trainer_state.json)"

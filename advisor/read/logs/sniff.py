@@ -74,6 +74,12 @@ def sniff(path: Path) -> Sniff:
         return Sniff("tfevents", encoding="binary")
     with path.open("rb") as fh:
         sample = fh.read(SAMPLE_BYTES)
+    return sniff_sample(sample)
+
+
+def sniff_sample(sample: bytes) -> Sniff:
+    """What a file holds, from its first SAMPLE_BYTES bytes already read (not for TensorBoard events: by name)."""
+    sample = sample[:SAMPLE_BYTES]
     if not sample.strip():
         return Sniff("empty", why="empty file" if not sample else "file holds only blank space")
     enc, why = _encoding(sample)

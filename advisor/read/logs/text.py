@@ -8,8 +8,10 @@ regex skips lines that cannot hold anything we read.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
+from typing import BinaryIO
 
 from advisor.read.logs import (
     caffe,
@@ -86,7 +88,9 @@ _LONG_DIGITS_MIN = 320
 _LONG_DIGITS_RE = re.compile(r"\d{%d,}" % _LONG_DIGITS_MIN)
 
 
-def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
+def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO | None = None) -> LogRead:
+    """A text log -> series and events. ``stream``: the file, already open in binary mode at its start (then
+    ``path`` is not opened again)."""
     col = Collector(shown)
     read = col.read
     read.encoding = encoding
@@ -104,7 +108,11 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
     templates = rows.templates
     credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
     dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
-    with path.open("r", encoding=encoding, errors="replace", newline=None) as fh:
+    with (
+        path.open("r", encoding=encoding, errors="replace", newline=None)
+        if stream is None
+        else io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline=None)
+    ) as fh:
         readline = fh.readline
         while True:
             line = readline(MAX_LINE)
