@@ -212,7 +212,7 @@ class RunRead:
         Raises what discovery raised, every time it is asked (it is not tried again)."""
         if self._samples is None:
             try:
-                self._samples = find_samples(self.folder)
+                self._samples = find_samples(self.folder, {h.rel: h.text for h in self.csv_headers})
             except Exception as exc:  # noqa: BLE001 - kept and re-raised to each caller, as find_samples would
                 self._samples = exc
         if isinstance(self._samples, Exception):
@@ -292,6 +292,7 @@ def read_run(folder: RunFolder) -> RunRead:
 def _read_logs(run: RunRead) -> None:
     states = set(run.folder.glob(["trainer_state.json"]))
     texts = set(_settings_logs(run.folder)) | set(_model_texts(run.folder))
+    csvs = set(_csv_files(run.folder))
     for rel, extra in _log_candidates(run.folder):
         shown = run.shown(rel)
         kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
@@ -299,7 +300,8 @@ def _read_logs(run: RunRead) -> None:
         raw = _whole(path, MAX_STATE_BYTES) if rel in states else None
         if raw is None:
             # a text log searched for settings and models too: its head comes from the same open
-            want = max(HEAD_BYTES, MAX_TEXT_BYTES) if rel in texts and _regular(path) else 0
+            want = max(HEAD_BYTES, MAX_TEXT_BYTES) if rel in texts else MAX_HEADER_BYTES if rel in csvs else 0
+            want = want if want and _regular(path) else 0
             read, head = read_file_head(path, shown, want)
             if head is not None:
                 run._heads[rel] = head
@@ -346,8 +348,13 @@ def _read_model_files(run: RunRead) -> None:
             got = _model_json(folder, rel, run._json.get(rel))
             if got is not None:
                 run.model_jsons.append(got)
-    for rel in folder.glob(["metrics.csv", "*.csv"]):
-        if any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1]):
+    for rel in _csv_files(folder):
+        if rel in run._heads:  # read by the log reader: the header is the first line of what it read
+            line = run._heads[rel][:MAX_HEADER_BYTES]
+            end = line.find(b"\n")
+            run.csv_headers.append(
+                TextHead(rel, line[: end + 1 if end >= 0 else None].decode("utf-8", errors="replace"))
+            )
             continue
         try:
             with open(folder.abs(rel), "rb") as fh:  # a file held in memory (stdin) is a log, not read here
@@ -386,6 +393,15 @@ def _mapping(run: RunRead, rel: Path, hparams: bool, raw: bytes | None = None) -
     except UnicodeDecodeError as exc:
         got.problem = f"not UTF-8 text (byte {exc.start}: {exc.reason})"
     return got
+
+
+def _csv_files(folder: RunFolder) -> list[Path]:
+    """CSV files whose header line names the metrics a run logs (not data samples)."""
+    return [
+        rel
+        for rel in folder.glob(["metrics.csv", "*.csv"])
+        if not any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1])
+    ]
 
 
 def _settings_logs(folder: RunFolder) -> list[Path]:

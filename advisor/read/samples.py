@@ -28,7 +28,7 @@ import struct
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -339,12 +339,17 @@ def _in_dump_dir(rel: Path) -> bool:
     return any(part.lower() in DUMP_DIRS for part in rel.parts[:-1])
 
 
-def _is_sample_csv(path: Path) -> bool:
-    try:
-        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-            header = next(csv.reader(fh), [])
-    except OSError:
-        return False
+def _is_sample_csv(path: Path, first_line: str | None = None) -> bool:
+    """Whether a CSV holds a data sample (a label column, no metric columns); ``first_line``: its first line,
+    already read (used when it is a whole line without quotes, which is then the whole header record)."""
+    if first_line is not None and first_line.endswith("\n") and '"' not in first_line:
+        header = next(csv.reader([first_line]), [])
+    else:
+        try:
+            with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+                header = next(csv.reader(fh), [])
+        except OSError:
+            return False
     lower = {h.strip().lower() for h in header}
     return bool(lower & set(CSV_LABELS)) and not (lower & CSV_METRIC_COLUMNS)
 
@@ -417,8 +422,10 @@ class Found:
     notes: list[tuple[str, str]] = field(default_factory=list)  # used, with a remark (some arrays skipped)
 
 
-def find_samples(folder: RunFolder) -> Found:
-    """Every data sample below ``folder`` (read-only; nothing is loaded whole except CSV)."""
+def find_samples(folder: RunFolder, csv_lines: Mapping[Path, str] | None = None) -> Found:
+    """Every data sample below ``folder`` (read-only; nothing is loaded whole except CSV).
+
+    ``csv_lines``: the first line of CSV files already read (metrics files), by relative path."""
     found = Found()
     npy_groups: dict[tuple[str, str], dict[str, tuple[Path, str]]] = {}
     for rel in folder.files:
@@ -451,7 +458,7 @@ def find_samples(folder: RunFolder) -> Found:
                 continue
             split_word = role[1] or split_of(rel.parent / "x")
             npy_groups.setdefault((rel.parent.as_posix(), split_word), {})[role[0]] = (rel, shown)
-        elif suffix == ".csv" and _is_sample_csv(folder.abs(rel)):
+        elif suffix == ".csv" and _is_sample_csv(folder.abs(rel), (csv_lines or {}).get(rel)):
             try:
                 fx, fy = open_csv(folder.abs(rel), shown)
             except (SampleReadError, UnicodeDecodeError, OSError) as exc:

@@ -55,7 +55,9 @@ def _counting(monkeypatch, name: str, calls: Counter) -> None:
 #: files whose arrays or records are streamed on demand (several opens, all by the one reader that owns them)
 STREAMED_SUFFIXES = {".npz", ".npy"}
 STREAMED_NAMES = {"tensors.jsonl"}
-HF_OUTPUT = Path(__file__).resolve().parents[1] / "extract" / "config_samples" / "hf_output"
+CONFIG_SAMPLES = Path(__file__).resolve().parents[1] / "extract" / "config_samples"
+HF_OUTPUT = CONFIG_SAMPLES / "hf_output"
+LIGHTNING = CONFIG_SAMPLES / "lightning" / "lightning_logs" / "version_1"
 
 
 def _opens_per_file(monkeypatch, roots: list[Path]) -> dict[str, list[str]]:
@@ -89,13 +91,18 @@ def _reader(module: str) -> str:
     return "advisor.read.logs" if module.startswith("advisor.read.logs.") else module
 
 
-def test_each_file_is_opened_once_by_all_the_readers_and_extractors(monkeypatch):
+def test_each_file_is_opened_once_by_all_the_readers_and_extractors(monkeypatch, tmp_path):
     """Across every reader and extractor, each file of a run is opened once; the arrays of data samples, dumps
     and tensor logs are streamed on demand (several opens), but only by the reader that owns them."""
     folders = [(EXAMPLES / n, None) for n in ("healthy", "lr_too_high")]
     folders += [(EXAMPLES / n / "run", EXAMPLES / n / "baseline") for n in ("gelu_port", "mindspore_port")]
     folders.append((HF_OUTPUT / "checkpoint-12", None))  # trainer_state.json and a model's config.json
-    opens = _opens_per_file(monkeypatch, [EXAMPLES, HF_OUTPUT])
+    folders.append((LIGHTNING, None))  # Lightning's CSVLogger metrics.csv (its header is read too)
+    (tmp_path / "metrics.jsonl").write_text(
+        "".join(f'{{"step": {s}, "loss": {2.0 / s:.4f}, "lr": 0.01}}\n' for s in range(1, 30))
+    )
+    folders.append((tmp_path, None))
+    opens = _opens_per_file(monkeypatch, [EXAMPLES, HF_OUTPUT, LIGHTNING, tmp_path])
     for run, baseline in folders:
         pair = RunPair(RunFolder.scan(run), RunFolder.scan(baseline, "baseline") if baseline else None)
         ex = extract_facts(pair)
@@ -103,6 +110,7 @@ def test_each_file_is_opened_once_by_all_the_readers_and_extractors(monkeypatch)
         assert [i for i in ex.inputs if i.status == "used"]
     names = {Path(p).name for p in opens}
     assert {"train.log", "hparams.yaml", "train.npz", "trainer_state.json", "config.json"} <= names, names
+    assert {"metrics.csv", "metrics.jsonl", "tensors.jsonl"} <= names, names
     twice = {}
     for path, modules in opens.items():
         p = Path(path)

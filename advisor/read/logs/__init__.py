@@ -61,15 +61,11 @@ def read_file_head(
                 read = hf_trainer.read_state(path, shown)
             else:
                 read = hf_trainer.read_state_bytes(data, shown, parsed)
-        elif kind.kind == "csv":
-            read = metrics_csv.read_csv(path, shown, kind.encoding)
-        elif kind.kind == "jsonl":
-            read = metrics_jsonl.read_jsonl(path, shown, kind.encoding)
-        elif stream is not None:
-            stream.seek(0)
-            read = text.read_text(path, shown, kind.encoding, stream=stream)
-        else:
-            read = text.read_text(path, shown, kind.encoding)
+        else:  # csv, jsonl, text: read from the start of the open stream, or opened by path
+            if stream is not None:
+                stream.seek(0)
+            reader = {"csv": metrics_csv.read_csv, "jsonl": metrics_jsonl.read_jsonl}.get(kind.kind, text.read_text)
+            read = reader(path, shown, kind.encoding, stream)
         if kind.encoding not in ("utf-8", "binary"):
             read.notes.append(f"read as {kind.encoding}")
     except OSError as exc:

@@ -8,19 +8,27 @@ not a number is counted as bad (the rest of the row is used).
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
+from typing import BinaryIO
 
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead, parse_number
 
 MAX_FIELD = 65536
 
 
-def read_csv(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
+def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO | None = None) -> LogRead:
+    """A metrics CSV -> series. ``stream``: the file, already open in binary mode at its start (then ``path`` is
+    not opened again)."""
     col = Collector(shown, "csv")
     read = col.read
     read.encoding = encoding
     csv.field_size_limit(MAX_FIELD)
-    with path.open("r", encoding=encoding, errors="replace", newline="") as fh:
+    with (
+        path.open("r", encoding=encoding, errors="replace", newline="")
+        if stream is None
+        else io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
+    ) as fh:
         reader = csv.reader(fh)
         try:
             header = next(reader)

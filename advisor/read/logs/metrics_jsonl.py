@@ -5,8 +5,9 @@ Also mmdetection/mmengine ``.log.json`` / ``scalars.json`` (``"mode": "val"`` ma
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead
 from advisor.read.safe import loads_json
@@ -14,14 +15,21 @@ from advisor.read.safe import loads_json
 MAX_LINE = 1_000_000
 
 
-def iter_records(path: Path, bad_lines: list[int] | None = None, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
-    """Yield (1-based line, object) for each line holding a JSON object.
+def iter_records(
+    path: Path, bad_lines: list[int] | None = None, encoding: str = "utf-8", stream: BinaryIO | None = None
+) -> Iterator[tuple[int, dict]]:
+    """Yield (1-based line, object) for each line holding a JSON object (``stream``: the file, already open in
+    binary mode at its start; then ``path`` is not opened again).
 
     Lines that are not JSON objects are skipped and their numbers appended to
     ``bad_lines``. NaN/Infinity spellings are accepted (Python's json does).
     Lines longer than ``MAX_LINE`` characters are skipped as bad.
     """
-    with path.open("r", encoding=encoding, errors="replace") as fh:
+    with (
+        path.open("r", encoding=encoding, errors="replace")
+        if stream is None
+        else io.TextIOWrapper(stream, encoding=encoding, errors="replace")
+    ) as fh:
         lineno = 0
         cut = False
         while True:
@@ -52,11 +60,11 @@ def iter_records(path: Path, bad_lines: list[int] | None = None, encoding: str =
                 bad_lines.append(lineno)
 
 
-def read_jsonl(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
+def read_jsonl(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO | None = None) -> LogRead:
     col = Collector(shown, "jsonl")
     bad: list[int] = []
     last = 0
-    for lineno, obj in iter_records(path, bad, encoding):
+    for lineno, obj in iter_records(path, bad, encoding, stream):
         last = lineno
         step = epoch = None
         values: dict[str, float] = {}
