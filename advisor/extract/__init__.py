@@ -8,7 +8,6 @@ is reported as an input entry naming the extractor.
 from __future__ import annotations
 
 import traceback
-
 from collections.abc import Callable, Sequence
 
 from advisor.extract import chance, data_stats, dynamics, hparams, loss_curve, op_compare

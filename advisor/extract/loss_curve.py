@@ -493,6 +493,17 @@ def _span(merged: MergedRun) -> tuple[float, float] | None:
     return float(x.min()), float(x.max())
 
 
+def _updates(curve: LossCurve, steps_per_epoch: int | None) -> int | None:
+    """Optimizer updates up to the curve's last point, when the log says: its step, or epochs x steps per epoch."""
+    if curve.last_step is None or curve.is_window:
+        return None
+    if curve.x_unit == "step":
+        return curve.last_step
+    if curve.x_unit == "epoch" and steps_per_epoch:
+        return curve.last_step * steps_per_epoch
+    return None
+
+
 def _side_facts(run: RunRead, merged: MergedRun, used: list[str], th: CurveThresholds, out: Extraction) -> None:
     side = run.side
     train = primary_loss(merged, "train")
@@ -504,6 +515,9 @@ def _side_facts(run: RunRead, merged: MergedRun, used: list[str], th: CurveThres
         if s is None:
             continue
         fact = summarize(s, split, th, side, classes)
+        updates = _updates(fact, merged.steps_per_epoch)
+        if updates is not None:
+            fact = fact.model_copy(update={"updates": updates})
         if split == "train" and crash_steps and fact.first_nonfinite_step is None:
             # "Loss became infinite or NaN at iteration=N": the run stopped before logging the value
             at = _int(crash_steps[0]) if crash_steps[0] is not None else fact.last_step

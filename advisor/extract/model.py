@@ -12,7 +12,9 @@ and ``task`` facts.
    hyper-parameter file; it is mapped to what it expects of the model output and the targets
    (documented behaviour of each framework's loss classes).
 3. The task, decided from every source that says it, in this order: a Hugging Face
-   ``problem_type``/``num_labels``, a ``task``/``num_classes`` setting, the metrics logged or
+   ``problem_type``/``num_labels``, a ``task``/``num_classes`` setting (else a well-known data set the
+   config names exactly, with its documented class count: ``advisor.knowledge.datasets``), the labels of a
+   data sample, the metrics logged or
    configured (accuracy: classification; mae/rmse/r2 alone: regression), the output layer
    (softmax over k >= 2 units: k classes), and last the loss's name. The fact says which source
    decided and whether it was only the loss or only a metric, so rules that judge the loss or the
@@ -29,6 +31,7 @@ from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
 from advisor.inventory import InputRecord
+from advisor.knowledge.datasets import dataset_classes
 from advisor.read import model_desc as md
 from advisor.read.hparams import HPARAM_FILE_NAMES, flatten
 from advisor.read.run import MappingFile, ModelJson, RunRead
@@ -39,6 +42,8 @@ _FORMAT_RANK = {"keras_config": 0, "mindspore_repr": 1, "torch_repr": 1, "keras_
 _WEIGHTED = ("dense", "conv", "recurrent", "embedding")
 _PASS_THROUGH = ("dropout", "norm", "pool", "reshape", "other", "input")
 
+#: keys naming the data set (its class count is looked up in advisor.knowledge.datasets)
+_DATASET_KEYS = ("dataset", "dataset_name", "data_set", "dataset_id")
 _CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "n_class", "class_num")
 _TASK_KEYS = ("task", "task_type", "problem_type", "objective")
 _METRIC_KEYS = ("metrics", "metric", "eval_metric", "metric_for_best_model", "monitor")
@@ -207,6 +212,9 @@ def _read_hparams(file: MappingFile, found: _Found) -> bool:
             _setting(found, "framework", value.strip().lower(), f"{where}: {key}")
         elif last in _CLASS_KEYS and isinstance(value, int) and not isinstance(value, bool) and value > 0:
             _setting(found, "num_classes", value, f"{where}: {key}={value}")
+            used = True
+        elif last in _DATASET_KEYS and isinstance(value, str) and (known := dataset_classes(value)) is not None:
+            _setting(found, "dataset_classes", known[0], f"{where}: {key}={value} (a data set of {known[0]} classes)")
             used = True
         elif last in _TASK_KEYS and isinstance(value, str):
             _setting(found, "task", value.strip().lower(), f"{where}: {key}={value}")
@@ -488,6 +496,9 @@ def _task(found: _Found, summary: ModelSummary | None, loss: LossSetup | None, s
         n, where = found.settings["num_classes"]
         if n >= 2:
             say("binary" if n == 2 else "multiclass", n, where)
+    elif "dataset_classes" in found.settings:  # a well-known data set named in the config: its documented count
+        n, where = found.settings["dataset_classes"]
+        say("binary" if n == 2 else "multiclass", n, where)
     if found.labels is not None:
         file, cols, ltask, ln = found.labels
         say(ltask, ln, f"{file}: labels" + (f" ({cols} columns)" if cols > 1 else ""))

@@ -28,6 +28,11 @@ class LossCurve(Fact):
     points: int = Field(default=0, description="number of logged values (all runs of the file)")
     first_step: int | None = Field(default=None, description="step of the first value")
     last_step: int | None = Field(default=None, description="step of the last value")
+    updates: int | None = Field(
+        default=None,
+        description="optimizer updates up to the last point: the step of a curve counted in steps, or epochs x the "
+        "steps per epoch the log states (a Keras progress bar's n/N); None when neither is known",
+    )
     first_value: float | None = Field(default=None, description="first finite loss value")
     last_value: float | None = Field(default=None, description="last finite loss value")
     min_value: float | None = Field(default=None, description="smallest finite loss value")

@@ -179,12 +179,22 @@ def _compiled(text: str):
     return template_env().from_string(text)
 
 
+class _Unmeasured(str):
+    """A field that was not measured: renders as '?' and is false in a test (``{% if f.score_name %}``)."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+_UNMEASURED = _Unmeasured("?")
+
+
 class _FactView(dict):
-    """A fact's fields for templates: missing/None fields read as '?'."""
+    """A fact's fields for templates: missing/None fields read as '?' (false in an ``if``)."""
 
     def __getattr__(self, name: str) -> Any:
         value = self.get(name)
-        return "?" if value is None else value
+        return _UNMEASURED if value is None else value
 
 
 def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any]) -> str:

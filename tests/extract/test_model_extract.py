@@ -132,6 +132,26 @@ def test_torch_units_differ_from_num_classes(tmp_path):
 
 
 @pytest.mark.slow
+def test_units_differ_from_the_class_count_of_the_named_data_set(tmp_path):
+    pytest.importorskip("torch")
+    from torch import nn
+
+    # no num_classes: the config names the data set (iris, 3 classes as scikit-learn documents it)
+    _torch_run(tmp_path / "named", nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 5)), "CrossEntropyLoss",
+               extra="dataset: iris\n")
+    [task] = _facts(tmp_path / "named")["task"]
+    assert (task.n_classes, task.decided_from) == (3, "hparams.yaml: dataset=iris (a data set of 3 classes)")
+    assert not task.is_n_from_output
+    conf = _causes(tmp_path / "named")
+    assert max(conf, key=conf.get) == "loss_function_error", conf
+    # a name that is not the data set's own says nothing: the count comes from the output layer again
+    _torch_run(tmp_path / "subset", nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 5)), "CrossEntropyLoss",
+               extra="dataset: iris-subset\n")
+    [task] = _facts(tmp_path / "subset")["task"]
+    assert task.n_classes == 5 and task.is_n_from_output
+
+
+@pytest.mark.slow
 def test_hf_config_and_keras_file(tmp_path):
     transformers = pytest.importorskip("transformers")
     cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,

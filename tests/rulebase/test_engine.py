@@ -173,3 +173,14 @@ def test_concurrent_diagnoses_are_isolated():
     for i, out in results.items():
         expected = [f"train loss became non-finite at step {i} with learning_rate=0.1 (above 0.01)"] if i % 2 else []
         assert out == [expected] * 5
+
+
+def test_evidence_reads_an_unmeasured_field_as_question_mark_and_false():
+    from advisor.facts.loss_curve import GeneralizationGap
+    from advisor.rulebase.evidence import render_evidence
+
+    text = "best {{ g.eval_min }}{% if g.score_name %}; {{ g.score_name }} {{ g.score_last }}{% endif %} of {{ g.score_best }}"
+    gap = GeneralizationGap(eval_points=3, eval_min=0.5)
+    assert render_evidence(text, {"g": gap}, {}) == "best 0.5 of ?"
+    scored = GeneralizationGap(eval_points=3, eval_min=0.5, score_name="val_acc", score_last=0.9, score_best=0.9)
+    assert render_evidence(text, {"g": scored}, {}) == "best 0.5; val_acc 0.9 of 0.9"

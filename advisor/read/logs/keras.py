@@ -100,6 +100,7 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
         state.pending = (values, lineno, state.epoch if in_fit else None, None if in_fit else "test")
     if n >= total and state.phase == "fit":
         state.phase = "tail"
+        col.read.steps_per_epoch = total  # the bar of a training epoch counts its optimizer steps
     return True
 
 

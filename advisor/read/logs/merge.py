@@ -27,6 +27,8 @@ class MergedRun:
     event_paths: dict[str, str] = field(default_factory=dict)
     #: (series name, file not used for it, file used)
     duplicates: list[tuple[str, str, str]] = field(default_factory=list)
+    #: optimizer steps per epoch stated by a log that was read (Keras ``n/N``); None: not stated
+    steps_per_epoch: int | None = None
 
     def first(self, names: list[str]) -> MetricSeries | None:
         for n in names:
@@ -49,6 +51,7 @@ def merge_reads(reads: list[LogRead]) -> MergedRun:
         for s in cands:
             if s is not best:
                 out.duplicates.append((name, s.path, best.path))
+    out.steps_per_epoch = next((r.steps_per_epoch for r in reads if r.problem is None and r.steps_per_epoch), None)
     _map_epochs_to_steps(out)
     for split in ("train", "eval"):
         _sum_components(out, split)

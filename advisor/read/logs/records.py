@@ -443,6 +443,8 @@ class LogRead:
     problem: str | None = None  # why the file could not be used at all
     notes: list[str] = field(default_factory=list)
     last_step: float = math.nan
+    #: optimizer steps per epoch as the log states them (a Keras progress bar's ``n/N``); None: not stated
+    steps_per_epoch: int | None = None
 
     @property
     def usable(self) -> bool:

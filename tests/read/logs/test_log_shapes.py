@@ -66,6 +66,15 @@ def test_keras3_fit_one_point_per_epoch_and_the_test_line_apart():
     assert read.series["train/accuracy"].buf.count == 4
 
 
+def test_keras3_progress_bar_states_the_steps_per_epoch(tmp_path):
+    read = _read_sample("keras_fit.log")  # 12/12 in every epoch's bar; the evaluate bar after fit is not counted
+    assert read.steps_per_epoch == 12 and merge_reads([read]).steps_per_epoch == 12
+    facts = _facts(tmp_path, (SAMPLES / "keras_fit.log").read_text(encoding="utf-8"))
+    curves = {f.split: f for f in facts if f.kind == "loss_curve"}
+    assert curves["train"].x_unit == "epoch" and curves["train"].updates == 4 * 12
+    assert curves["eval"].updates == 4 * 12
+
+
 def test_keras3_nan_loss_from_the_first_epoch():
     read = _read_sample("keras_fit_nan.log")        # SGD(1.0) on a regression: the loss overflows in epoch 1
     s = read.series["train/loss"]
