@@ -122,9 +122,14 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8") -> LogRead:
                     for tpl in templates:
                         m = tpl.regex.fullmatch(line)
                         if m is not None:
-                            if not tpl.inert:
+                            if tpl.inert:
+                                pass
+                            elif tpl is rows.tpl and rows.rows and len(rows.rows) < repeat.MAX_ROWS - 1:
+                                rows.rows.append((m.groups(), lineno, line if tpl.position else None))
+                            else:
                                 rows.add(tpl, m.groups(), lineno, line)
-                            credit = min(8.0, credit + 0.05)
+                            if credit < 8.0:
+                                credit += 0.05
                             break
                     else:
                         m = None

@@ -43,6 +43,7 @@ def _summary(read: LogRead) -> tuple:
         read.bad_lines,
         read.bad_examples,
         repr(read.last_step),
+        read.steps_per_epoch,
     )
 
 
