@@ -33,7 +33,7 @@ def _blobs(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return centers[y] + torch.randn(n, 16, generator=g), y
 
 
-def _run(out: Path, *, label_noise: float = 0.0, input_scale: float = 1.0, epochs: int = 30) -> Path:
+def _run(out: Path, *, label_noise: float = 0.0, input_scale: float = 1.0, epochs: int = 30, batch: int = 32) -> Path:
     """Train, and write what a plain script keeps: train.log (per-epoch lines) and hparams.yaml."""
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -51,8 +51,8 @@ def _run(out: Path, *, label_noise: float = 0.0, input_scale: float = 1.0, epoch
     g = torch.Generator().manual_seed(4)
     for ep in range(1, epochs + 1):
         perm, total = torch.randperm(len(y), generator=g), 0.0
-        for i in range(0, len(y), 32):
-            b = perm[i : i + 32]
+        for i in range(0, len(y), batch):
+            b = perm[i : i + batch]
             loss = nn.functional.cross_entropy(model(x[b]), y[b])
             opt.zero_grad()
             loss.backward()
@@ -62,11 +62,14 @@ def _run(out: Path, *, label_noise: float = 0.0, input_scale: float = 1.0, epoch
             logits = model(xe)
             val_loss = nn.functional.cross_entropy(logits, ye).item()
             val_acc = (logits.argmax(1) == ye).float().mean().item()
-        lines.append(f"epoch {ep} loss {total / len(y):.4f} val_loss {val_loss:.4f} val_acc {val_acc:.4f}\n")
+        step = ep * -(-len(y) // batch)
+        lines.append(
+            f"epoch {ep} step {step} loss {total / len(y):.4f} val_loss {val_loss:.4f} val_acc {val_acc:.4f}\n"
+        )
     out.mkdir()
     (out / "train.log").write_text("".join(lines))
     (out / "hparams.yaml").write_text(
-        f"framework: pytorch\noptimizer: adam\nlr: 0.001\nbatch_size: 32\nepochs: {epochs}\n"
+        f"framework: pytorch\noptimizer: adam\nlr: 0.001\nbatch_size: {batch}\nepochs: {epochs}\n"
         f"loss: CrossEntropyLoss\nnum_classes: {CLASSES}\n"
     )
     return out
@@ -87,6 +90,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "healthy": _run(base / "healthy"),
         "noisy": _run(base / "noisy", label_noise=0.4),
         "unscaled": _run(base / "unscaled", input_scale=60.0),
+        "full_batch": _run(base / "full_batch", batch=512),
     }
 
 
@@ -122,6 +126,16 @@ def test_unscaled_inputs_start_far_above_ln_c(runs: dict[str, Path]) -> None:
     assert train.first_ratio >= 4
     causes = _causes(runs["unscaled"])
     assert max(causes, key=causes.get) == "not_normalized", causes
+
+
+def test_a_batch_as_large_as_the_data_set_leaves_too_few_updates(runs: dict[str, Path]) -> None:
+    facts = _facts(runs["full_batch"])
+    train = next(f for f in facts if isinstance(f, LossCurve) and f.split == "train")
+    assert train.updates == 30 and train.is_still_falling  # one update per epoch
+    causes = _causes(runs["full_batch"])
+    assert max(causes, key=causes.get) == "insufficient_epochs", causes
+    healthy = next(f for f in _facts(runs["healthy"]) if isinstance(f, LossCurve) and f.split == "train")
+    assert healthy.updates == 30 * 16
 
 
 def test_no_chance_level_without_a_cross_entropy() -> None:
