@@ -57,8 +57,8 @@ def test_alerts_on_a_nan_loss_written_while_watching(tmp_path):
     try:
         # a healthy run growing: the watcher follows it and says nothing
         for start in range(50, 200, 50):
+            written = time.monotonic()  # taken before the write: the watcher may see the line at once
             append(log, healthy(start, start + 50))
-            written = time.monotonic()
             deadline = written + 60
             while not any(c.started > written for c in cycles) and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -66,8 +66,8 @@ def test_alerts_on_a_nan_loss_written_while_watching(tmp_path):
         assert alerts == []
         assert sum(c.new_lines for c in cycles) == 200
         # the loss goes NaN
-        append(log, "step 200 loss nan\n")
         written = time.monotonic()
+        append(log, "step 200 loss nan\n")
         thread.join(60)
     finally:
         stop.set()
