@@ -248,6 +248,13 @@ class Rows:
         kept = [t for t in others if t.inert == tpl.inert][: (MAX_INERT if tpl.inert else MAX_TEMPLATES) - 1]
         self.templates[:] = [tpl, *kept, *[t for t in others if t.inert != tpl.inert]]
 
+    def keep(self, tpl: Template | None) -> bool:
+        """Add a template just learnt (``None``: the line made none); says whether one was added."""
+        if tpl is None:
+            return False
+        self.add_template(tpl)
+        return True
+
     def add(self, tpl: Template, groups: tuple[str, ...], lineno: int, line: str) -> None:
         """A matched line, recorded later: before the collector records anything else (``before_change``)."""
         if tpl is not self.tpl:

@@ -105,7 +105,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     cut = False
     lineno = 0
     rows = repeat.Rows(col)  # lines with the shape of a key/value line read before (repeat.py)
-    templates = rows.templates
+    templates = rows.templates  # (Rows changes this list in place)
     credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
     dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
     with (
@@ -202,11 +202,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 if dict_record:
                     credit = min(8.0, credit + 0.005)
                     if credit >= 1.0:
-                        tpl = repeat.learn_dict(line, low, *dict_record[0])
-                        if tpl is not None:
+                        if rows.keep(repeat.learn_dict(line, low, *dict_record[0])):
                             credit -= 1.0
-                            rows.add_template(tpl)
-                            templates = rows.templates
                     dict_record.clear()
                 continue
             if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
@@ -271,11 +268,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 elif pos is None and credit >= 1.0:
                     # a line that had no effect at all (INFO lines, which pass the trigger words by "inf"):
                     # lines of its shape are skipped from now on
-                    tpl = repeat.learn_inert(line, low)
-                    if tpl is not None:
+                    if rows.keep(repeat.learn_inert(line, low)):
                         credit -= 1.0
-                        rows.add_template(tpl)
-                        templates = rows.templates
                 if ("nan" in low or "inf" in low or "invalid loss" in low) and _NONFINITE_MSG_RE.search(line):
                     _nonfinite_message(col, lineno, line)
                 continue
@@ -295,14 +289,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
             if strong and (pos is None or pos[3] not in ("tqdm", "rich", "pytorch_example")):
                 credit = min(8.0, credit + 0.005)
                 if credit >= 1.0:
-                    if pos is not None:
-                        tpl = repeat.learn(line, low, values, step, epoch, split, pos[3], position=True)
-                    else:
-                        tpl = repeat.learn(line, low, values, step, epoch, split, fmt)
-                    if tpl is not None:
+                    learnt = (
+                        repeat.learn(line, low, values, step, epoch, split, pos[3], position=True)
+                        if pos is not None
+                        else repeat.learn(line, low, values, step, epoch, split, fmt)
+                    )
+                    if rows.keep(learnt):
                         credit -= 1.0
-                        rows.add_template(tpl)
-                        templates = rows.templates
         rows.flush()
         read.lines = lineno
     keras.flush(col, kstate)
