@@ -32,6 +32,22 @@ class InputRecord(BaseModel):
     why: str | None = Field(default=None, description="for unreadable/ignored: the reason, naming the problem")
     side: Side = "run"
 
+    @classmethod
+    def internal(cls, where: str, exc: BaseException, side: Side = "run") -> "InputRecord":
+        """A step of ours (``where``: '<reader logs>', '<extractor model>') that failed on a bug: named with
+        the exception and the line that raised it, so the rest of the diagnosis goes on and the user can
+        report it."""
+        import traceback
+
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        return cls(
+            path=where,
+            kind="internal",
+            status="unreadable",
+            side=side,
+            why=f"internal error {type(exc).__name__}: {exc} (at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})",
+        )
+
 
 def output_problem(out: str | os.PathLike, folders: Iterable[tuple[str | os.PathLike | None, str]]) -> str | None:
     """Why a report may not be written to ``out`` (None: it may): its folder is missing, or it lies

@@ -7,7 +7,6 @@ is reported as an input entry naming the extractor.
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable, Sequence
 
 from advisor.extract import chance, data_stats, dynamics, hparams, loss_curve, op_compare
@@ -31,13 +30,7 @@ COMBINERS: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (("c
 
 
 def _failed(name: str, exc: Exception) -> InputRecord:
-    last = traceback.extract_tb(exc.__traceback__)[-1]
-    return InputRecord(
-        path=f"<extractor {name}>",
-        kind="internal",
-        status="unreadable",
-        why=f"internal error {type(exc).__name__}: {exc} (at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})",
-    )
+    return InputRecord.internal(f"<extractor {name}>", exc)
 
 
 def extract_facts(pair: RunPair, extractors: tuple[tuple[str, Extractor], ...] = EXTRACTORS) -> Extraction:

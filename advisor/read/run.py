@@ -29,7 +29,6 @@ What is read, in the order the folder lists its files:
 from __future__ import annotations
 
 import json
-import traceback
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -273,17 +272,7 @@ def read_run(folder: RunFolder) -> RunRead:
         try:
             step(run)
         except Exception as exc:  # noqa: BLE001 - a bug of ours in one reader must not stop the others
-            last = traceback.extract_tb(exc.__traceback__)[-1]
-            run.problems.append(
-                InputRecord(
-                    path=f"<reader {what}>",
-                    kind="internal",
-                    status="unreadable",
-                    side=folder.side,
-                    why=f"internal error {type(exc).__name__}: {exc} "
-                    f"(at {last.filename.rsplit('/', 1)[-1]}:{last.lineno})",
-                )
-            )
+            run.problems.append(InputRecord.internal(f"<reader {what}>", exc, folder.side))
     run.tensor_files = [TensorsFile(rel, run.shown(rel), folder.abs(rel)) for rel in folder.glob(["tensors.jsonl"])]
     run.npz_files = folder.glob(["*.npz"])
     return run
