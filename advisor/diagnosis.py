@@ -18,6 +18,7 @@ from advisor import __version__
 from advisor.errors import Diagnostic, UsageError
 from advisor.extract import extract_facts
 from advisor.extract.base import Extraction, RunPair
+from advisor.facts.loss_curve import LossCurve
 from advisor.inventory import InputRecord, RunFolder
 from advisor.read.run import RunRead, read_run
 from advisor.rank import rank
@@ -124,8 +125,8 @@ def _next_steps(report: Report) -> list[str]:
     ][:MAX_NEXT_STEPS]  # the hyper-parameter check's line asks for --baseline
 
 
-def _summary(report: Report, n_inputs: int) -> Summary:
-    summary = _summary_core(report, n_inputs)
+def _summary(report: Report, n_inputs: int, nonfinite: str | None = None) -> Summary:
+    summary = _summary_core(report, n_inputs, nonfinite)
     gap = next((f for f in report.findings if f.id == "run_worse_than_baseline"), None)
     if gap is None:
         par = next((f for f in report.findings if f.id == "run_not_worse_than_baseline"), None)
@@ -152,7 +153,7 @@ def _summary(report: Report, n_inputs: int) -> Summary:
     return summary
 
 
-def _summary_core(report: Report, n_inputs: int) -> Summary:
+def _summary_core(report: Report, n_inputs: int, nonfinite: str | None = None) -> Summary:
     found = report.found()
     if n_inputs == 0:
         return Summary(
@@ -181,10 +182,12 @@ def _summary_core(report: Report, n_inputs: int) -> Summary:
             certainty=certainty,
         )
     ran = sum(1 for c in report.checks if c.status == "ran")
-    # a run that crashed is not "fine": say what is known instead of "nothing is wrong"
+    # a run that crashed, or whose loss went NaN, is not "fine": say what is known instead of "nothing is wrong"
     opening = (
         "The run stopped with an exception (below), and"
         if report.crashes
+        else f"{nonfinite}, and"
+        if nonfinite
         else f"Nothing is clearly wrong in the {ran} check(s) that could run:"
     )
     if report.causes:
@@ -204,6 +207,15 @@ def _summary_core(report: Report, n_inputs: int) -> Summary:
         certainty="nothing found in what was checked; skipped checks may still hide a cause",
         next_steps=_next_steps(report),
     )
+
+
+def _nonfinite_loss(extraction: Extraction) -> str | None:
+    """'The train loss became NaN or infinite at step 2' when a loss curve of the run did (None otherwise)."""
+    for f in extraction.facts:
+        if isinstance(f, LossCurve) and f.side == "run" and f.first_nonfinite_step is not None:
+            unit = "point" if f.x_unit == "index" else f.x_unit
+            return f"The {f.split} loss became NaN or infinite at {unit} {f.first_nonfinite_step:g}"
+    return None
 
 
 def _crashes(extraction: Extraction) -> list[CrashReport]:
@@ -448,7 +460,7 @@ def diagnose(
         charts=_charts(extraction),
         report_threshold=REPORT_THRESHOLD,
     )
-    report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"))
+    report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"), _nonfinite_loss(extraction))
     return report
 
 

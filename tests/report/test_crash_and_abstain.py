@@ -36,6 +36,17 @@ def test_crash_is_shown_once_in_every_format(crashed_run: Path, fmt: str):
     assert not report.summary.headline.startswith("Nothing is clearly wrong")
 
 
+def test_a_loss_gone_nan_is_not_called_fine(tmp_path: Path):
+    # MindSpore's LossMonitor lines, no hyper-parameters: the cause may stay unclear, the symptom may not
+    (tmp_path / "train.log").write_text(
+        "epoch: 1 step: 1, loss is 2.30\nepoch: 1 step: 2, loss is 2.21\nepoch: 1 step: 3, loss is nan\n"
+    )
+    report = advisor.diagnose(tmp_path / "train.log")
+    assert not report.found()
+    assert report.summary.headline.startswith("The train loss became NaN or infinite at step 3, and ")
+    assert "Nothing is clearly wrong" not in render(report, "text")
+
+
 def test_healthy_run_abstains_plainly():
     report = advisor.diagnose(ROOT / "examples" / "healthy")
     assert not report.found()
