@@ -44,6 +44,9 @@ class Rows:
         self.cells: list[str] = []  # the matched groups' text, row after row
         self.lines: list[int] = []  # the line number of each row
         self.texts: list[str] = []  # each row's line, for a template whose position is read from the line
+        #: lines read in full that hold no trigger word (text.py adds them; warnings, code lines of tracebacks):
+        #: they have no effect but the Keras tail's, and are skipped when seen again
+        self.dead: set[str] = set()
         #: the Keras state's pending values as the last run of epochs left them, and that epoch's template row
         self.waiting: tuple[tuple, Template, tuple[str, ...], int] | None = None
 
@@ -64,62 +67,70 @@ class Rows:
         return True
 
     def take(self, block: str, pos: int, lineno: int) -> tuple[int, int]:
-        """The lines from ``pos`` on that templates match, one after another (a line start of ``block``, which the
-        caller reads with no traceback or table pending): held to be recorded, or skipped (inert); returns the
-        position and the line number after them (unchanged when the line at ``pos`` matches none)."""
-        if not block.startswith(self.prefixes, pos):
-            return pos, lineno
-        templates = self.templates
+        """The lines from ``pos`` on that templates match, or that are dead (``dead``), one after another (``pos``: a
+        line start of ``block``, which the caller reads with no traceback or table pending): held to be recorded, or
+        skipped; returns the position and the line number after them (unchanged when the line at ``pos`` is none of
+        these)."""
+        templates, prefixes, dead = self.templates, self.prefixes, self.dead
         kstate = self.kstate
         #: a bar at its total: a line that may be Keras output is read in full (or is an epoch of a template)
         tail = kstate.phase == "tail"
-        tpl = self.last or templates[0]
         use_ascii = self.ascii
+        tpl = self.last or (templates[0] if templates else None)
+        match = None if tpl is None else (tpl.ascii if use_ascii else tpl.regex).match  # type: ignore[union-attr]
         cells, lines = self.cells, self.lines
         epoch_before: tuple[Template, tuple[str, ...], int] | None = None  # the last Keras epoch of this run
         size = len(block)
         first_chars = keras.FIRST_CHARS
         while pos < size:
-            if tail and block[pos] not in first_chars:
-                keras.other_line(kstate)  # (what the line-by-line reader does first with such a line)
-                tail = False
-            m = None if tail and tpl.kind != "keras" else (tpl.ascii if use_ascii else tpl.regex).match(block, pos)  # type: ignore[union-attr]
-            if m is None:
+            m = None if match is None else match(block, pos)
+            if m is None and block.startswith(prefixes, pos):
                 for t in templates:
-                    if t is not tpl and not (tail and t.kind != "keras"):
+                    if t is not tpl:
                         m = (t.ascii if use_ascii else t.regex).match(block, pos)  # type: ignore[union-attr]
                         if m is not None:
                             tpl = t
+                            match = m.re.match
                             break
-                else:
+            if m is None:  # a line no template matches: skipped if dead, else the caller reads it
+                end = block.find("\n", pos) + 1
+                if not end or block[pos:end] not in dead:
                     break
+                if tail and block[pos] not in first_chars:
+                    keras.other_line(kstate)
+                    tail = False
+                lineno += 1
+                pos = end
+                continue
             end = m.end()
-            kind = tpl.kind
-            if kind == "record":
+            kind = tpl.kind  # type: ignore[union-attr]
+            if kind != "keras":
                 if end - pos > MAX_CHARS:
                     break
+                if tail:  # (a template line is plain text: its first character is the one the reader looks at)
+                    if block[pos] in first_chars:
+                        break  # (Keras may read it as output after the bar)
+                    keras.other_line(kstate)
+                    tail = False
                 lineno += 1
-                if tpl is not self.tpl:
-                    self.flush()
-                    self.tpl = tpl
-                    cells, lines = self.cells, self.lines
-                if not lines:
-                    self.col.before_change = self.flush
-                cells.extend(m.groups())
-                lines.append(lineno)
-                if tpl.position and tpl.where is None:
-                    self.texts.append(block[pos:end])
-                if len(lines) >= MAX_ROWS:
-                    self.flush()
-                    cells, lines = self.cells, self.lines
-            elif kind == "inert":
-                if end - pos > MAX_CHARS:
-                    break
-                lineno += 1
+                if kind == "record":
+                    if tpl is not self.tpl:
+                        self.flush()
+                        self.tpl = tpl
+                        cells, lines = self.cells, self.lines
+                    if not lines:
+                        self.col.before_change = self.flush
+                    cells.extend(m.groups())
+                    lines.append(lineno)
+                    if tpl.position and tpl.where is None:  # type: ignore[union-attr]
+                        self.texts.append(block[pos:end])
+                    if len(lines) >= MAX_ROWS:
+                        self.flush()
+                        cells, lines = self.cells, self.lines
             else:
                 mid = block.find("\n", pos) + 1
                 groups = m.groups()
-                n, total = tpl.counter  # type: ignore[misc]
+                n, total = tpl.counter  # type: ignore[union-attr,misc]
                 if mid - pos > MAX_CHARS or end - mid > MAX_CHARS or groups[n - 1] != groups[total - 1]:
                     break  # (a counter short of its total or past it: read in full)
                 if epoch_before is None:  # the header ends the epoch before
@@ -133,7 +144,7 @@ class Rows:
                     self._hold(*epoch_before)
                 cells, lines = self.cells, self.lines
                 lineno += 2
-                epoch_before = (tpl, groups, lineno)
+                epoch_before = (tpl, groups, lineno)  # type: ignore[assignment]
                 tail = True
             pos = end
         self.last = tpl

@@ -109,11 +109,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     epoch_ctx: float | None = None
     lineno = 0
     rows = template_rows.Rows(col, kstate)  # lines with the shape of a line read before (repeat.py)
-    templates = rows.templates  # (Rows changes this list in place)
     credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
     dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
-    #: lines read in full that hold no trigger word (warnings, code lines of tracebacks): skipped when seen again
-    dead: set[str] = set()
+    dead = rows.dead  # lines read in full that hold no trigger word: skipped when seen again
     header: tuple[int, str] = (0, "")  # the last Keras epoch header read in full, and its line number
     with (
         path.open("r", encoding=encoding, errors="replace", newline=None)
@@ -133,26 +131,16 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 rows.ascii = block.isascii()
                 if overlong:  # (a line cut at MAX_LINE comes alone)
                     read.overlong_lines += 1
-            if not tb_line and tstate.columns is None:
-                if templates:
-                    nxt, now = rows.take(block, cur, lineno)
-                    if nxt != cur:
-                        credit = min(8.0, credit + 0.05 * (now - lineno))
-                        cur, lineno = nxt, now
-                        continue
-                end = block.find("\n", cur) + 1 or size
-                line = block[cur:end]
-                cur = end
-                lineno += 1
-                if line in dead:
-                    if kstate.phase == "tail" and line[:1] not in keras.FIRST_CHARS:
-                        keras.other_line(kstate)
+            if not tb_line and tstate.columns is None:  # (template lines and dead lines: template_rows.py)
+                nxt, now = rows.take(block, cur, lineno)
+                if nxt != cur:
+                    credit = min(8.0, credit + 0.05 * (now - lineno))
+                    cur, lineno = nxt, now
                     continue
-            else:
-                end = block.find("\n", cur) + 1 or size
-                line = block[cur:end]
-                cur = end
-                lineno += 1
+            end = block.find("\n", cur) + 1 or size
+            line = block[cur:end]
+            cur = end
+            lineno += 1
             raw = line
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
