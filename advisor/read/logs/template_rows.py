@@ -51,8 +51,10 @@ class Rows:
         self.waiting: tuple[tuple, Template, tuple[str, ...], int] | None = None
 
     def add_template(self, tpl: Template) -> None:
-        """Keep ``tpl`` first; beyond MAX_TEMPLATES record templates and MAX_INERT inert ones, the oldest go."""
-        others = [t for t in self.templates if t.regex.pattern != tpl.regex.pattern]
+        """Keep ``tpl`` first; beyond MAX_TEMPLATES record templates and MAX_INERT inert ones, the oldest go. A template
+        learnt again stays the same object (rows held for it stay held)."""
+        tpl = next((t for t in self.templates if t.regex.pattern == tpl.regex.pattern), tpl)
+        others = [t for t in self.templates if t is not tpl]
         kept = [t for t in others if t.inert == tpl.inert][: (MAX_INERT if tpl.inert else MAX_TEMPLATES) - 1]
         self.templates[:] = [tpl, *kept, *[t for t in others if t.inert != tpl.inert]]
         self.prefixes = tuple({t.prefix for t in self.templates})
@@ -112,7 +114,6 @@ class Rows:
                         break  # (Keras may read it as output after the bar)
                     keras.other_line(kstate)
                     tail = False
-                lineno += 1
                 if kind == "record":
                     if tpl is not self.tpl:
                         self.flush()
@@ -121,12 +122,33 @@ class Rows:
                     if not lines:
                         self.col.before_change = self.flush
                     cells.extend(m.groups())
-                    lines.append(lineno)
                     if tpl.position and tpl.where is None:  # type: ignore[union-attr]
                         self.texts.append(block[pos:end])
+                        lineno += 1
+                        lines.append(lineno)
+                    else:  # the lines after it that the same template matches, in a tight loop
+                        extend = cells.extend
+                        taken = 1
+                        pos = end
+                        while True:
+                            m = match(block, pos)  # type: ignore[misc]
+                            if m is None:
+                                break
+                            end = m.end()
+                            if end - pos > MAX_CHARS:
+                                m = None
+                                break
+                            extend(m.groups())
+                            taken += 1
+                            pos = end
+                        lines.extend(range(lineno + 1, lineno + 1 + taken))
+                        lineno += taken
+                        end = pos
                     if len(lines) >= MAX_ROWS:
                         self.flush()
                         cells, lines = self.cells, self.lines
+                else:
+                    lineno += 1
             else:
                 mid = block.find("\n", pos) + 1
                 groups = m.groups()
