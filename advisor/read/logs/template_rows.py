@@ -84,8 +84,9 @@ class Rows:
         epoch_before: tuple[Template, tuple[str, ...], int] | None = None  # the last Keras epoch of this run
         size = len(block)
         first_chars = keras.FIRST_CHARS
+        failed = -1  # where the current template was just tried in vain
         while pos < size:
-            m = None if match is None else match(block, pos)
+            m = None if match is None or failed == pos else match(block, pos)
             if m is None and block.startswith(prefixes, pos):
                 for t in templates:
                     if t is not tpl:
@@ -126,23 +127,29 @@ class Rows:
                         self.texts.append(block[pos:end])
                         lineno += 1
                         lines.append(lineno)
-                    else:  # the lines after it that the same template matches, in a tight loop
-                        extend = cells.extend
-                        taken = 1
+                    else:  # the lines after it that the same template matches, and dead lines, in a tight loop
+                        extend, append, find = cells.extend, lines.append, block.find
+                        lineno += 1
+                        append(lineno)
                         pos = end
                         while True:
                             m = match(block, pos)  # type: ignore[misc]
                             if m is None:
+                                end = find("\n", pos) + 1
+                                if end and block[pos:end] in dead:  # (no Keras tail here: the template line ended it)
+                                    lineno += 1
+                                    pos = end
+                                    continue
+                                failed = pos
                                 break
                             end = m.end()
                             if end - pos > MAX_CHARS:
                                 m = None
                                 break
                             extend(m.groups())
-                            taken += 1
+                            lineno += 1
+                            append(lineno)
                             pos = end
-                        lines.extend(range(lineno + 1, lineno + 1 + taken))
-                        lineno += taken
                         end = pos
                     if len(lines) >= MAX_ROWS:
                         self.flush()
