@@ -74,6 +74,10 @@ class Rows:
         skipped; returns the position and the line number after them (unchanged when the line at ``pos`` is none of
         these)."""
         templates, prefixes, dead = self.templates, self.prefixes, self.dead
+        if not block.startswith(prefixes, pos):  # (no template can match: a dead line, or one the caller reads)
+            end = block.find("\n", pos) + 1
+            if not end or block[pos:end] not in dead:
+                return pos, lineno
         kstate = self.kstate
         #: a bar at its total: a line that may be Keras output is read in full (or is an epoch of a template)
         tail = kstate.phase == "tail"

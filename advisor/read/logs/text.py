@@ -131,7 +131,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 rows.ascii = block.isascii()
                 if overlong:  # (a line cut at MAX_LINE comes alone)
                     read.overlong_lines += 1
-            if not tb_line and tstate.columns is None:  # (template lines and dead lines: template_rows.py)
+            if not tb_line and tstate.columns is None and (dead or rows.templates):  # (see template_rows.py)
                 nxt, now = rows.take(block, cur, lineno)
                 if nxt != cur:
                     credit = min(8.0, credit + 0.05 * (now - lineno))
