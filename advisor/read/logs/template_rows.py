@@ -89,6 +89,7 @@ class Rows:
         size = len(block)
         first_chars = keras.FIRST_CHARS
         failed = -1  # where the current template was just tried in vain
+        inert: list | None = None  # the inert templates' match (set when a tight loop starts)
         while pos < size:
             m = None if match is None or failed == pos else match(block, pos)
             if m is None and block.startswith(prefixes, pos):
@@ -133,14 +134,20 @@ class Rows:
                         lines.append(lineno)
                     else:  # the lines after it that the same template matches, and dead lines, in a tight loop
                         extend, append, find = cells.extend, lines.append, block.find
+                        if inert is None:
+                            inert = [(t.ascii if use_ascii else t.regex).match for t in templates if t.inert]  # type: ignore[union-attr]
                         lineno += 1
                         append(lineno)
                         pos = end
                         while True:
                             m = match(block, pos)  # type: ignore[misc]
                             if m is None:
+                                # a line skipped as dead or inert (no Keras tail here: the template line ended it)
                                 end = find("\n", pos) + 1
-                                if end and block[pos:end] in dead:  # (no Keras tail here: the template line ended it)
+                                if end and (
+                                    block[pos:end] in dead
+                                    or (end - pos <= MAX_CHARS and any(skip(block, pos) for skip in inert))
+                                ):
                                     lineno += 1
                                     pos = end
                                     continue

@@ -1,9 +1,12 @@
 """The line loop over a text log: every format family on every line, in bounded memory.
 
-Lines are read with a length cap (``MAX_LINE``): a file without newlines (binary
-garbage, a truncated dump) cannot make one huge string. Carriage returns
-end lines too, so progress bars give one line per update. A cheap trigger
-regex skips lines that cannot hold anything we read.
+Lines are read in blocks (``blocks.py``) with a length cap (``MAX_LINE``): a file
+without newlines (binary garbage, a truncated dump) cannot make one huge string.
+Carriage returns end lines too, so progress bars give one line per update. A
+cheap trigger test skips lines that cannot hold anything we read. At each line
+start of a block, runs of lines with the shape of a line read before are taken
+by templates, and lines without a trigger word seen before are skipped
+(``template_rows.py``, ``repeat.py``); the other lines go through every family.
 """
 
 from __future__ import annotations
