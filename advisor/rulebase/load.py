@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from advisor.causes import CAUSE_BY_ID
 from advisor.errors import Diagnostic
-from advisor.facts import FACT_KINDS
+import advisor.facts as vocabulary
 from advisor.rulebase import schema as S
 from advisor.read.safe import yaml_int
 from advisor.rulebase.evidence import template_env
@@ -186,7 +186,7 @@ def _category(value: Any) -> str:
 
 
 def field_types(kind: str) -> dict[str, tuple[set[str], tuple[Any, ...] | None]]:
-    model = FACT_KINDS[kind]
+    model = vocabulary.FACT_KINDS[kind]
     return {
         name: _type_categories(f.annotation) for name, f in model.model_fields.items() if name not in ("kind", "source")
     }
@@ -456,12 +456,12 @@ class _RuleChecker:
             return None
         kind = kinds[0]
         kpos = self._kpos(item, kind)
-        if kind not in FACT_KINDS:
+        if kind not in vocabulary.FACT_KINDS:
             self.err(
                 kpos,
                 f"unknown fact kind '{kind}'",
-                expected="one of: " + ", ".join(FACT_KINDS),
-                hint=_suggest(kind, FACT_KINDS),
+                expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
+                hint=_suggest(kind, vocabulary.FACT_KINDS),
             )
             return None
         alias = item.get("as", kind)
@@ -648,12 +648,12 @@ class _RuleChecker:
         for node in ast.find_all(nodes.Getattr):
             if isinstance(node.node, nodes.Name) and node.node.name in pats:
                 kind = pats[node.node.name].kind
-                if node.attr not in FACT_KINDS[kind].model_fields:
+                if node.attr not in vocabulary.FACT_KINDS[kind].model_fields:
                     self.err(
                         (pos[0] + node.lineno - 1, pos[1]),
                         f"evidence uses '{node.node.name}.{node.attr}', but '{kind}' has no field '{node.attr}'",
                         code="evidence-template",
-                        hint=_suggest(node.attr, FACT_KINDS[kind].model_fields),
+                        hint=_suggest(node.attr, vocabulary.FACT_KINDS[kind].model_fields),
                     )
 
     # -- tests
@@ -721,12 +721,12 @@ class _RuleChecker:
                 )
                 continue
             kind, fields = next(iter(f.items()))
-            if kind not in FACT_KINDS:
+            if kind not in vocabulary.FACT_KINDS:
                 self.err(
                     self._kpos(f, kind),
                     f"unknown fact kind '{kind}' in test case '{name}'",
-                    expected="one of: " + ", ".join(FACT_KINDS),
-                    hint=_suggest(kind, FACT_KINDS),
+                    expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
+                    hint=_suggest(kind, vocabulary.FACT_KINDS),
                 )
                 continue
             fields = fields or {}
@@ -734,7 +734,7 @@ class _RuleChecker:
                 self.err(self._vpos(f, kind, fpos), f"the fields of '{kind}' must be a mapping")
                 continue
             try:
-                facts.append(FACT_KINDS[kind](**dict(fields)))
+                facts.append(vocabulary.FACT_KINDS[kind](**dict(fields)))
             except ValidationError as exc:
                 for e in exc.errors():
                     loc = e["loc"][0] if e["loc"] else None
@@ -752,7 +752,7 @@ class _RuleChecker:
                         epos,
                         f"test case '{name}': {msg}",
                         code="rule-tests",
-                        hint=_suggest(str(loc), FACT_KINDS[kind].model_fields)
+                        hint=_suggest(str(loc), vocabulary.FACT_KINDS[kind].model_fields)
                         if e["type"] == "extra_forbidden"
                         else None,
                     )
