@@ -4,9 +4,12 @@ Each style of ``log_parse_bench.py`` (and its noise lines) is written alone, 20,
 their step counter running on), and read with ``advisor.read.logs.text.read_text``, best of 3 (CPU time). The
 baseline is reading the same file line by line without parsing.
 
+With ``--mixed``, each metric style is written instead as ``log_parse_bench.py`` writes its sections (a noise line
+after every fourth metric line, a DeepSpeed overflow message every 997), about 2 MiB of it.
+
 Usage::
 
-    python benchmarks/log_parse_families.py [--lines 20000] [--root DIR]
+    python benchmarks/log_parse_families.py [--lines 20000] [--mixed] [--root DIR]
 
 ``--root``: import ``advisor`` from DIR instead of this tree (to measure another version in the same minutes).
 """
@@ -22,6 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import log_parse_bench  # noqa: E402
 from log_parse_bench import _OVERFLOW, _STYLES  # noqa: E402
 
 NAMES = ("keyvalue", "hf_dict", "metriclogger", "detectron2", "mindspore", "keras", "warning", "code_line", "info")
@@ -66,6 +70,7 @@ def cpu_of(fn, repeat: int = 3) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=20000)
+    ap.add_argument("--mixed", action="store_true", help="each metric style with the bench's noise lines")
     ap.add_argument("--root", type=Path, default=HERE.parent)
     args = ap.parse_args()
     sys.path.insert(0, str(args.root))
@@ -73,10 +78,17 @@ def main() -> None:
 
     styles = dict(zip(NAMES, _STYLES))
     styles["overflow"] = _OVERFLOW
+    if args.mixed:
+        styles = dict(list(styles.items())[:6])
     with tempfile.TemporaryDirectory() as tmp:
         for name, style in styles.items():
             path = Path(tmp) / f"{name}.log"
-            n = write_style(path, style, args.lines)
+            if args.mixed:  # the bench's sections, all in this style
+                log_parse_bench._STYLES = (style,) * 6 + _STYLES[6:]
+                n = log_parse_bench.generate(path, 2 * 1024 * 1024)
+                log_parse_bench._STYLES = _STYLES
+            else:
+                n = write_style(path, style, args.lines)
 
             def base(path=path):
                 with path.open("r", encoding="utf-8", errors="replace") as fh:
