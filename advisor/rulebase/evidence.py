@@ -197,6 +197,84 @@ class _FactView(dict):
         return _UNMEASURED if value is None else value
 
 
+#: a template that only fills in values: text, and ``{{ name.field... | num }}`` substitutions
+_SUBSTITUTION = re.compile(r"\{\{(.*?)\}\}", re.S)
+_PLAIN_EXPR = re.compile(
+    r"\s*([A-Za-z][A-Za-z0-9_]*)((?:\s*\.\s*[A-Za-z][A-Za-z0-9_]*)*)\s*((?:\|\s*(?:num|pct|step)\s*)*)", re.S
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+#: names jinja reads as constants or operators, not as a lookup
+_NOT_NAMES = frozenset({"true", "false", "none", "True", "False", "None", "not"})
+_Plain = tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+
+
+@lru_cache(maxsize=4096)
+def _plain_parts(text: str) -> _Plain | None:
+    """``text`` as (literal text, name path, filters) parts when it is a plain substitution template
+    (no tag, comment, whitespace control, literal, call or operator); None otherwise."""
+    pieces = _SUBSTITUTION.split(text)
+    parts = []
+    for i in range(0, len(pieces), 2):
+        literal = pieces[i]
+        if "{{" in literal or "{%" in literal or "{#" in literal or "\r" in literal:
+            return None  # a tag, or a line end jinja rewrites
+        path: tuple[str, ...] = ()
+        filters: tuple[str, ...] = ()
+        if i + 1 < len(pieces):
+            m = _PLAIN_EXPR.fullmatch(pieces[i + 1])
+            if m is None or m.group(1) in _NOT_NAMES:
+                return None
+            path = (m.group(1), *_WORD.findall(m.group(2)))
+            filters = tuple(_WORD.findall(m.group(3)))
+        parts.append((literal, path, filters))
+    if text.endswith("\n"):  # jinja drops one trailing newline (keep_trailing_newline=False): leave it to jinja
+        return None
+    return tuple(parts)
+
+
+_NO_VALUE = object()
+
+
+def _lookup(obj: Any, name: str) -> Any:
+    """``environment.getattr(obj, name)`` of the sandbox for a fact view or a dict, where it gives a value
+    (a name a dict has as an attribute, such as ``items``, or a missing key: _NO_VALUE)."""
+    if type(obj) is _FactView and not hasattr(_FactView, name):
+        return obj.__getattr__(name)
+    if type(obj) is dict and not hasattr(dict, name):
+        return obj.get(name, _NO_VALUE)
+    return _NO_VALUE
+
+
+def _render_plain(text: str, ctx: dict[str, Any]) -> str | None:
+    """The text jinja renders for a plain substitution template (same lookups, same filters, ``str`` of
+    each value), without compiling it; None when the template or a value along a path is anything else
+    (jinja then renders it in the sandbox, as every other template)."""
+    parts = _plain_parts(text)
+    if parts is None:
+        return None
+    filters = template_env().filters
+    out = []
+    for literal, path, names in parts:
+        out.append(literal)
+        if not path:
+            continue
+        value = ctx.get(path[0], _NO_VALUE)
+        for name in path[1:]:
+            value = _lookup(value, name)
+            if value is _NO_VALUE:
+                return None
+        if value is _NO_VALUE or callable(value):
+            return None
+        try:
+            for f in names:
+                value = filters[f](value)
+            out.append(str(value))
+        except Exception:  # noqa: BLE001 - jinja renders it and reports the error as it does
+            return None
+    result = "".join(out)
+    return result if len(result) <= MAX_EVIDENCE_CHARS else None
+
+
 def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any]) -> str:
     """Fill the template. ``facts``: alias -> Fact (pydantic) or dict."""
     ctx: dict[str, Any] = dict(params)
@@ -204,6 +282,9 @@ def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any]) ->
     for alias, fact in facts.items():
         data = fact.model_dump() if hasattr(fact, "model_dump") else dict(fact)
         ctx[alias] = _FactView(data)
+    plain = _render_plain(text, ctx)
+    if plain is not None:
+        return " ".join(plain.split())
     try:
         return " ".join(render_budgeted(_compiled(text), ctx).split())
     except TemplateBudgetError as exc:
