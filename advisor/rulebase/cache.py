@@ -94,10 +94,10 @@ def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -
     if raw is not None:
         try:  # line 1: the rules; then one line of JSON per test-case list, read when first used
             head, _, rest = raw.partition("\n")
-            data = json.loads(head)
             lazy = rest.split("\n") if rest else []
+            data = json.loads(head, object_hook=_decoder(lazy))  # the rules built as the JSON is read
             if data.get("key") == key and data.get("format") == FORMAT and len(lazy) == data["lazy_lines"]:
-                return [_decode(r, lazy) for r in data["rules"]], [Diagnostic(**d) for d in data["diagnostics"]]
+                return list(data["rules"]), [Diagnostic(**d) for d in data["diagnostics"]]
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             pass  # a damaged or foreign file: parse, and write it again
     rules, diags = parse()
@@ -141,7 +141,7 @@ class LazyCases(UserList):
     @property  # type: ignore[override]
     def data(self) -> list[Any]:
         if self._data is None:
-            self._data = _decode(json.loads(self._raw or "[]"), [])
+            self._data = json.loads(self._raw or "[]", object_hook=_decoder([]))
             self._raw = None
         return self._data
 
@@ -191,22 +191,24 @@ def _encode(obj: Any, lazy: list[str]) -> Any:
     raise TypeError(f"cannot cache a {name}")
 
 
-def _decode(obj: Any, lazy: list[str]) -> Any:
-    if isinstance(obj, list):
-        return [_decode(v, lazy) for v in obj]
-    if not isinstance(obj, dict):
-        return obj
-    if "$dc" in obj:
-        return _DATACLASSES[obj["$dc"]](**{k: _decode(v, lazy) for k, v in obj["f"].items()})
-    if "$fact" in obj or "$source" in obj:
-        from advisor.facts import FACT_KINDS, Source
+def _decoder(lazy: list[str]) -> Callable[[dict[str, Any]], Any]:
+    """The ``object_hook`` that turns ``_encode``'s JSON objects back into the values they stand for
+    (json calls it on each object once its members are decoded, innermost first)."""
 
-        model = Source if "$source" in obj else FACT_KINDS[obj["$fact"]]
-        return model.model_construct(**{k: _decode(v, lazy) for k, v in obj["f"].items()})
-    if "$lazy" in obj:
-        return LazyCases(lazy[obj["$lazy"]])
-    if "$tuple" in obj:
-        return tuple(_decode(v, lazy) for v in obj["$tuple"])
-    if "$dict" in obj:
-        return {_decode(k, lazy): _decode(v, lazy) for k, v in obj["$dict"]}
-    return {k: _decode(v, lazy) for k, v in obj.items()}
+    def decode(obj: dict[str, Any]) -> Any:
+        if "$dc" in obj:
+            return _DATACLASSES[obj["$dc"]](**obj["f"])
+        if "$fact" in obj or "$source" in obj:
+            from advisor.facts import FACT_KINDS, Source
+
+            model = Source if "$source" in obj else FACT_KINDS[obj["$fact"]]
+            return model.model_construct(**obj["f"])
+        if "$lazy" in obj:
+            return LazyCases(lazy[obj["$lazy"]])
+        if "$tuple" in obj:
+            return tuple(obj["$tuple"])
+        if "$dict" in obj:
+            return {k: v for k, v in obj["$dict"]}
+        return obj
+
+    return decode

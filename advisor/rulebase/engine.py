@@ -102,22 +102,31 @@ def encode_json_fast(obj: Any) -> str:
     """
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
-        return _NUMBER_TOKEN.sub(_positional, text)
+        return _BEFORE_NUMBER.sub(_rewrite, text)
     except (TypeError, ValueError, OverflowError, RecursionError):
         return encode_json(obj)
 
 
-#: a JSON string (kept as it is) or a number token (group 1), as json.dumps writes them
-_NUMBER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
+#: JSON strings and other characters, then a number token (group 2) or the end: json.dumps writes a
+#: digit or a '-' outside a string only at the start of a number. Every match starts where the one
+#: before ended (the last one runs to the end), so none starts inside a string.
+_BEFORE_NUMBER = re.compile(r'((?:"(?:[^"\\]|\\.)*"|[^"\d\-])*)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)?')
+_NUMBERS: dict[str, str] = {}  # number token -> its positional form (the same few recur: 1, 0, thresholds)
 
 
-def _positional(m: re.Match[str]) -> str:
-    token = m.group(1)
+def _rewrite(m: re.Match[str]) -> str:
+    token = m.group(2)
     if token is None:
         return m.group(0)
-    if "." in token or "e" in token or "E" in token:
-        return encode_number(float(token))
-    return encode_number(int(token))  # as the walk does: float() of the int
+    number = _NUMBERS.get(token)
+    if number is None:
+        if "." in token or "e" in token or "E" in token:
+            number = encode_number(float(token))  # a float's repr, which float() reads back exactly
+        else:
+            number = encode_number(int(token))  # an int: as the walk does, float() of it
+        if len(_NUMBERS) < 4096:
+            _NUMBERS[token] = number
+    return m.group(1) + number
 
 
 def engine_fact(fid: int, fact: dict[str, Any]) -> dict[str, Any]:
