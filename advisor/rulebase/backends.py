@@ -17,7 +17,7 @@ import os
 from functools import lru_cache
 from typing import Any, Protocol
 
-from advisor.rulebase import engine, matcher
+from advisor.rulebase import cache, engine, matcher
 from advisor.rulebase.matcher import matches
 from advisor.rulebase.schema import Not, Rule
 
@@ -90,7 +90,22 @@ class DurableBackend:
     def __init__(self, rules: list[Rule], params: dict[str, dict[str, Any]], overrides: dict[str, Any]):
         from advisor.rulebase import compile as C
 
-        self.compiled = C.compile_rules(rules, overrides)
+        texts: dict[str, str] = {}
+        needs: dict[str, Any] = {}
+        live: list[Rule] = []  # compiled here: user rules, and built-in rules a parameter override touches
+        builtin: dict[str, list[Rule]] = {}
+        for r in rules:
+            key = cache.origin(r)
+            if key is None or C.overridden(r, overrides):
+                live.append(r)
+            else:
+                builtin.setdefault(key, []).append(r)
+        for key, group in builtin.items():  # the built-in rules as their defaults compile, from the cache
+            table = cache.compiled_rules(key, group, _compile_entries)
+            for r in group:
+                for name, text, need in table[r.id]:
+                    texts[name], needs[name] = text, need
+        self.compiled = engine.CompiledRuleset(rules=C.compile_rules(live, overrides).rules, texts=texts, needs=needs)
         self.aliases = {r.id: C.engine_aliases(r) for r in rules}
         self.params = params
         self.nots = {
@@ -123,6 +138,18 @@ class DurableBackend:
                     continue
             out.append((rule_id, binding))
         return out
+
+
+def _compile_entries(rules: list[Rule]) -> dict[str, "cache.CompiledEntries"]:
+    """Each rule's engine rules with their default parameters: (name, condition text, string needs)."""
+    from advisor.rulebase import compile as C
+
+    out = {}
+    for r in rules:
+        out[r.id] = [
+            (name, engine.encode_json_fast(cond), engine.string_needs(cond)) for name, cond in C.compile_rule(r).items()
+        ]
+    return out
 
 
 def make(name: str, rules: list[Rule], params: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> Backend:

@@ -261,31 +261,41 @@ class EngineError(RuntimeError):
 class CompiledRuleset:
     """Engine-ready rules: rule id -> durable condition ({'all': [...]} or {'any': [...]}).
 
-    The rules are registered in chunks (``chunk``); each chunk's definition is encoded
-    (``encode_json``) once, when first registered, and kept in ``texts``; ``needs`` holds, per rule,
-    what each of its patterns asks of a fact by plain string equality (see ``string_needs``).
+    ``texts`` and ``needs`` hold, for some rules, their condition already encoded (``encode_json``)
+    and what its patterns ask by plain string equality (``string_needs``): the built-in rules come
+    from the cache that way (cache.py) and need no condition in ``rules``; the others are encoded
+    when first registered. The rules are registered in chunks of MAX_RULES_PER_RULESET (``chunk``).
     """
 
     rules: dict[str, dict[str, Any]]
-    texts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
-    chunk_ids: list[list[str]] = field(default_factory=list, repr=False, compare=False)
+    texts: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     needs: dict[str, tuple[tuple[tuple[str, str], ...], ...] | None] = field(
         default_factory=dict, repr=False, compare=False
     )
+    chunk_ids: list[list[str]] = field(default_factory=list, repr=False, compare=False)
+    _chunk_texts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        ids = sorted(self.rules)
+        ids = sorted(set(self.rules) | set(self.texts))
         self.chunk_ids = [
             [*ids[i : i + MAX_RULES_PER_RULESET], CATCH_ALL] for i in range(0, len(ids), MAX_RULES_PER_RULESET)
         ]
 
-    def chunk_text(self, index: int) -> str:
-        """``encode_json(chunk(self.rules)[index])``, encoded once."""
-        text = self.texts.get(index)
+    def text(self, rule_id: str) -> str:
+        """``encode_json`` of the rule's condition."""
+        text = self.texts.get(rule_id)
         if text is None:
-            part = {rid: self.rules[rid] for rid in self.chunk_ids[index][:-1]}
-            part[CATCH_ALL] = _catch_all()
-            text = self.texts[index] = encode_json_fast(part)
+            text = self.texts[rule_id] = encode_json_fast(self.rules[rule_id])
+        return text
+
+    def chunk_text(self, index: int) -> str:
+        """``encode_json(chunk(...)[index])``: the chunk's rules' texts put together, once."""
+        text = self._chunk_texts.get(index)
+        if text is None:
+            body = "".join(
+                f"{json.dumps(rid, ensure_ascii=False)}:{self.text(rid)}," for rid in self.chunk_ids[index][:-1]
+            )
+            text = self._chunk_texts[index] = f"{{{body}{_CATCH_ALL_TEXT}}}"
         return text
 
     def rule_needs(self, rule_id: str) -> tuple[tuple[tuple[str, str], ...], ...] | None:
@@ -299,6 +309,9 @@ def _catch_all() -> dict[str, Any]:
     # makes durable-rules raise or corrupt its heap (segfault / "free(): invalid pointer"),
     # even when it matches part of a rule, so every fact must complete one rule.
     return {"all": [{"m": {"$gte": {"_fid": 0}}}]}
+
+
+_CATCH_ALL_TEXT = f"{json.dumps(CATCH_ALL)}:{encode_json(_catch_all())}"
 
 
 def chunk(rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -366,7 +379,7 @@ def can_fire(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[str
         return hit
 
     out = []
-    for rid in compiled.rules:
+    for rid in (rid for ids in compiled.chunk_ids for rid in ids[:-1]):
         needs = compiled.rule_needs(rid)
         if needs is None or all(possible(n) for n in needs):
             out.append(rid)
@@ -379,7 +392,7 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
     ``facts`` are plain dicts with ``kind``; returns (rule id, {alias: fact index})
     for every firing, sorted (deterministic whatever order actions ran in).
     """
-    if not compiled.rules or not facts:
+    if not compiled.chunk_ids or not facts:
         return []
     sid = uuid.uuid4().hex
     payload = []
