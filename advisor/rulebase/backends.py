@@ -106,33 +106,44 @@ class DurableBackend:
                 for name, text, need in table[r.id]:
                     texts[name], needs[name] = text, need
         self.compiled = engine.CompiledRuleset(rules=C.compile_rules(live, overrides).rules, texts=texts, needs=needs)
-        self.aliases = {r.id: C.engine_aliases(r) for r in rules}
+        self.by_id = {r.id: r for r in rules}
         self.params = params
-        self.nots = {
-            r.id: tuple((i.pattern, matcher.local_pattern(i.pattern)) for i in r.items if isinstance(i, Not))
-            for r in rules
-        }
-        self.joined = {r.id: {p.alias: p for p in r.patterns() if matcher.has_refs(p)} for r in rules}
         self.sep = C.VARIANT_SEP
+        #: rule id -> (engine alias -> alias, its negations, its patterns with references), for the rules that fired
+        self._checks: dict[str, tuple[dict[str, str], tuple[Any, ...], dict[str, Any]]] = {}
+
+    def _rule_checks(self, rule_id: str) -> tuple[dict[str, str], tuple[Any, ...], dict[str, Any]]:
+        checks = self._checks.get(rule_id)
+        if checks is None:
+            from advisor.rulebase import compile as C
+
+            r = self.by_id[rule_id]
+            checks = self._checks[rule_id] = (
+                C.engine_aliases(r),
+                tuple((i.pattern, matcher.local_pattern(i.pattern)) for i in r.items if isinstance(i, Not)),
+                {p.alias: p for p in r.patterns() if matcher.has_refs(p)},
+            )
+        return checks
 
     def evaluate(self, facts: list[dict[str, Any]]) -> list[tuple[str, Binding]]:
         found = set()
         for rid, b in engine.evaluate(self.compiled, facts):
             rule_id = rid.split(self.sep, 1)[0]
-            names = self.aliases[rule_id]
+            names = self._rule_checks(rule_id)[0]
             found.add((rule_id, tuple(sorted((names.get(a, a), i) for a, i in b.items()))))
-        index = matcher.FactIndex(facts)
+        index: matcher.FactIndex | None = None
         not_cands: dict[str, matcher.NotCandidates] = {}
         out = []
         for rule_id, pairs in sorted(found):
             binding = dict(pairs)
-            nots, joined = self.nots[rule_id], self.joined[rule_id]
+            _, nots, joined = self._rule_checks(rule_id)
             if nots or joined:
                 bound = {a: facts[i] for a, i in binding.items()}
                 params = self.params[rule_id]
                 if not all(matches(p, facts[binding[a]], params, bound) for a, p in joined.items() if a in binding):
                     continue  # a reference durable-rules could not order (a cycle of references)
                 if rule_id not in not_cands:
+                    index = index or matcher.FactIndex(facts)
                     not_cands[rule_id] = matcher.not_candidates(nots, index, params)
                 if matcher.negated(not_cands[rule_id], binding, facts, params, bound):
                     continue

@@ -204,6 +204,21 @@ def _noop(c: Any) -> None:
     return None
 
 
+class _Actions(dict):  # type: ignore[type-arg]
+    """A ruleset's actions by rule name, each made when its rule first fires (durable-rules looks an
+    action up by name as it runs it; most rules never fire)."""
+
+    def __init__(self, rule_ids: list[str]):
+        super().__init__()
+        self.names = frozenset(rule_ids)
+
+    def __missing__(self, rid: str) -> Any:
+        if rid not in self.names:
+            raise KeyError(rid)
+        action = self[rid] = _DR.Promise(_noop if rid == CATCH_ALL else _action(rid))
+        return action
+
+
 def _register(text: str, rule_ids: list[str]) -> _Registered:
     """Register a ruleset once per content: ``text`` is its definition (rule name -> {all: ...}) as
     ``encode_json`` writes it, ``rule_ids`` its rule names in that order."""
@@ -216,7 +231,7 @@ def _register(text: str, rule_ids: list[str]) -> _Registered:
             return _REGISTERED[name]
         host = _host()
         rs = object.__new__(_DR.Ruleset)
-        rs._actions = {rid: _DR.Promise(_noop if rid == CATCH_ALL else _action(rid)) for rid in rule_ids}
+        rs._actions = _Actions(rule_ids)
         rs._name = name
         rs._host = host
         rs._handle = _DRE.create_ruleset(name, text)

@@ -42,8 +42,29 @@ def builtin():
 
 
 # -- JSON for the engine -------------------------------------------------------------------
-NUMBERS = [0, 1, -1, 7, 2**40, -(2**53) - 1, 10**15, 10**17, 0.1, -0.0, 1e-5, 2.5e-40, 1e-30, 1.5e16, 3.0, 1 / 3,
-           -123.456e-7, 5e-324, 1.7976931348623157e308, True, False]
+NUMBERS = [
+    0,
+    1,
+    -1,
+    7,
+    2**40,
+    -(2**53) - 1,
+    10**15,
+    10**17,
+    0.1,
+    -0.0,
+    1e-5,
+    2.5e-40,
+    1e-30,
+    1.5e16,
+    3.0,
+    1 / 3,
+    -123.456e-7,
+    5e-324,
+    1.7976931348623157e308,
+    True,
+    False,
+]
 STRINGS = ["", "a", 'quo"te', "back\\slash", "1.5", "-3", "1e5", "ünï", "\u2028", "tab\t", "nl\n", "{[,:]}", "\x00"]
 
 
@@ -100,13 +121,22 @@ def _fact_sets(rng: random.Random):
     for _ in range(60):
         facts = []
         for _ in range(rng.randint(0, 3)):
-            facts.append(LossCurve(split=rng.choice(["train", "eval"]), points=rng.choice([3, 10]),
-                                   diverged=rng.random() < 0.4, last_value=rng.choice([None, 0.5, 2.0]),
-                                   side=rng.choice(["run", "baseline"])))
+            facts.append(
+                LossCurve(
+                    split=rng.choice(["train", "eval"]),
+                    points=rng.choice([3, 10]),
+                    diverged=rng.random() < 0.4,
+                    last_value=rng.choice([None, 0.5, 2.0]),
+                    side=rng.choice(["run", "baseline"]),
+                )
+            )
         for _ in range(rng.randint(0, 3)):
             name = rng.choice(["learning_rate", "optimizer", "batch_size"])
-            value = {"learning_rate": rng.choice([0.1, 0.001]), "optimizer": rng.choice(["adam", "sgd", "adamw"]),
-                     "batch_size": rng.choice([32, 64, "32"])}[name]
+            value = {
+                "learning_rate": rng.choice([0.1, 0.001]),
+                "optimizer": rng.choice(["adam", "sgd", "adamw"]),
+                "batch_size": rng.choice([32, 64, "32"]),
+            }[name]
             facts.append(Hyperparameter(name=name, value=value))
         if rng.random() < 0.3:
             facts.append(GeneralizationGap(eval_points=rng.choice([1, 2, 5])))
@@ -121,9 +151,12 @@ def test_rulesets_left_out_change_no_firing(monkeypatch):
     if not _durable():
         pytest.skip("durable-rules does not import here")
     n = engine.MAX_RULES_PER_RULESET
-    text = "".join(rule_yaml(w, f"{chr(97 + k)}{j:03d}-{i}", as_list_item=True)
-                   for k, group in enumerate((WHENS[:4], WHENS[4:7], WHENS[7:]))
-                   for j in range(n // len(group)) for i, w in enumerate(group))
+    text = "".join(
+        rule_yaml(w, f"{chr(97 + k)}{j:03d}-{i}", as_list_item=True)
+        for k, group in enumerate((WHENS[:4], WHENS[4:7], WHENS[7:]))
+        for j in range(n // len(group))
+        for i, w in enumerate(group)
+    )
     rules, diags = parse_rules_text(text, "w.yaml")
     assert len(rules) > 2 * n and not [d for d in diags if d.severity == "error"]
     rb = RuleBase(rules, engine="durable")
@@ -148,11 +181,13 @@ def _durable() -> bool:
 
 
 def test_can_fire_keeps_a_rule_when_a_fact_may_match():
-    compiled = engine.CompiledRuleset(rules={
-        "a": {"all": [{"p0": {"$and": [{"kind": "loss_curve"}, {"side": "run"}, {"split": "eval"}]}}]},
-        "b": {"all": [{"p0": {"$and": [{"kind": "hyperparameter"}, {"$ex": {"value": 1}}]}}]},
-        "c": {"any": [{"p0": {"$and": [{"kind": "nothing_here"}]}}]},  # another shape: always kept
-    })
+    compiled = engine.CompiledRuleset(
+        rules={
+            "a": {"all": [{"p0": {"$and": [{"kind": "loss_curve"}, {"side": "run"}, {"split": "eval"}]}}]},
+            "b": {"all": [{"p0": {"$and": [{"kind": "hyperparameter"}, {"$ex": {"value": 1}}]}}]},
+            "c": {"any": [{"p0": {"$and": [{"kind": "nothing_here"}]}}]},  # another shape: always kept
+        }
+    )
     train = {"_fid": 0, "kind": "loss_curve", "side": "run", "split": "train"}
     assert engine.can_fire(compiled, [train]) == ["c"]
     assert engine.can_fire(compiled, [train, {"_fid": 1, "kind": "loss_curve", "side": "run"}]) == ["a", "c"]
@@ -183,9 +218,13 @@ TEMPLATES = [
 
 def _contexts(rng: random.Random):
     for _ in range(60):
-        lc = LossCurve(split=rng.choice(["train", "eval"]), points=rng.choice([0, 7]),
-                       last_value=rng.choice([None, 0.000012, 3.0, 123456789.5, float("nan")]),
-                       first_nonfinite_step=rng.choice([None, 40]), diverged=rng.random() < 0.5)
+        lc = LossCurve(
+            split=rng.choice(["train", "eval"]),
+            points=rng.choice([0, 7]),
+            last_value=rng.choice([None, 0.000012, 3.0, 123456789.5, float("nan")]),
+            first_nonfinite_step=rng.choice([None, 40]),
+            diverged=rng.random() < 0.5,
+        )
         g = GeneralizationGap(eval_points=2, eval_rise_ratio=rng.choice([None, 0.25]))
         hp = Hyperparameter(name="learning_rate", value=rng.choice([0.1, "1e-3", True, 3]))
         params = {"max_lr": rng.choice([0.01, 5]), "huge": "x" * rng.choice([10, 30_000])}
@@ -237,8 +276,20 @@ def test_builtin_evidence_renders_as_jinja_renders_it(builtin):
 
 
 def test_templates_with_more_than_substitutions_go_to_jinja(builtin):
-    for text in ["{% if a %}x{% endif %}", "{{ a ~ b }}", "{{ a.b() }}", "{{ a['b'] }}", "{{ a | upper }}",
-                 "{{ not a }}", "{{ 1 }}", "{# x #}", "{{ a.0 }}", "{{ a }}\n", "{{ a", "{{ a }} {{"]:
+    for text in [
+        "{% if a %}x{% endif %}",
+        "{{ a ~ b }}",
+        "{{ a.b() }}",
+        "{{ a['b'] }}",
+        "{{ a | upper }}",
+        "{{ not a }}",
+        "{{ 1 }}",
+        "{# x #}",
+        "{{ a.0 }}",
+        "{{ a }}\n",
+        "{{ a",
+        "{{ a }} {{",
+    ]:
         assert _plain_parts(text) is None, text
     assert _plain_parts("a {{ b.c | num | pct }} d") == (("a ", ("b", "c"), ("num", "pct")), (" d", (), ()))
     plain = sum(_plain_parts(r.evidence) is not None for r in builtin)
