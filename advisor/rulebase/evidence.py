@@ -275,14 +275,16 @@ def _render_plain(text: str, ctx: dict[str, Any]) -> str | None:
     return result if len(result) <= MAX_EVIDENCE_CHARS else None
 
 
-def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any]) -> str:
-    """Fill the template. ``facts``: alias -> Fact (pydantic) or dict."""
+def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any], shipped: bool = False) -> str:
+    """Fill the template. ``facts``: alias -> Fact (pydantic) or dict. ``shipped``: a built-in rule's
+    template, filled without jinja when it only substitutes values (``_render_plain``, the same text);
+    every other template, a user's above all, renders in the sandbox."""
     ctx: dict[str, Any] = dict(params)
     ctx["params"] = dict(params)
     for alias, fact in facts.items():
         data = fact.model_dump() if hasattr(fact, "model_dump") else dict(fact)
         ctx[alias] = _FactView(data)
-    plain = _render_plain(text, ctx)
+    plain = _render_plain(text, ctx) if shipped else None
     if plain is not None:
         return " ".join(plain.split())
     try:

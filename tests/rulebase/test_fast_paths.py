@@ -250,7 +250,7 @@ def _jinja(text: str, facts: dict, params: dict) -> str:
 
 
 def _same(text: str, facts: dict, params: dict) -> bool:
-    got, want = render_evidence(text, facts, params), _jinja(text, facts, params)
+    got, want = render_evidence(text, facts, params, shipped=True), _jinja(text, facts, params)
     assert _ADDRESS.sub("0x", got) == _ADDRESS.sub("0x", want), text  # a method's repr names its object
     ctx = {**params, "params": dict(params), **{a: _FactView(f.model_dump()) for a, f in facts.items()}}
     return _render_plain(text, ctx) is not None
@@ -294,3 +294,26 @@ def test_templates_with_more_than_substitutions_go_to_jinja(builtin):
     assert _plain_parts("a {{ b.c | num | pct }} d") == (("a ", ("b", "c"), ("num", "pct")), (" d", (), ()))
     plain = sum(_plain_parts(r.evidence) is not None for r in builtin)
     assert plain > len(builtin) / 2  # most built-in evidence is plain substitution
+
+
+def test_only_shipped_rules_skip_jinja(builtin, monkeypatch):
+    """A user's template always renders in the sandbox; a shipped rule's plain one is filled directly."""
+    from advisor.rulebase import evidence
+    from advisor.rulebase.infer import RuleBase
+
+    calls = []
+    real = evidence._render_plain
+    monkeypatch.setattr(evidence, "_render_plain", lambda text, ctx: calls.append(text) or real(text, ctx))
+    text = rule_yaml("  all:\n    - loss_curve: {split: train}", "user-rule").replace(
+        "evidence: fired", "evidence: 'points {{ loss_curve.points }}'"
+    )
+    user, _ = parse_rules_text(text, "user.yaml")
+    firings, _ = RuleBase(user).infer([LossCurve(split="train", points=7)])
+    assert [f.evidence for f in firings] == ["points 7"] and calls == []
+    rule = next(r for r in builtin if r.id == "init-std-too-large")
+    from advisor.rulebase import cache
+
+    if cache.origin(rule) is None:
+        pytest.skip("the rule-base cache is turned off (ADVISOR_NO_CACHE)")
+    firings, _ = RuleBase(builtin).infer(rule.fires[0].facts)
+    assert "init-std-too-large" in {f.rule.id for f in firings} and rule.evidence in calls
