@@ -213,6 +213,19 @@ TEMPLATES = [
     "{{ lc.last_value | num(2) }} {{ 'x' }} {{ lc.points + 1 }}",
     "{{ huge }}",
     "{{ _x }} {{ lc._private }} {{ lc.__class__ }}",
+    "{% if lc.diverged %}diverged at {{ lc.first_nonfinite_step | step }}{% endif %} done",
+    "a{% if lc.split != 'train' %} eval {{ lc.points }}{% if lc.nothere %} x {{ lc.nothere.deeper }}{% endif %}{% endif %}b",
+    "{% if lc.first_nonfinite_step != '?' %}step {{ lc.first_nonfinite_step }}{% endif %}",
+    '{% if hp.name == "learning_rate" %}lr {{ hp.value | num }}{% endif %}{%if hp.value%}!{%endif%}',
+    "{% if g.eval_rise_ratio %}{{ g.eval_rise_ratio | pct }}{% if g.nothere != '?' %} never{% endif %}{% endif %}",
+    "{% if nothere %}x{% endif %} {% if params.max_lr %}{{ max_lr }}{% endif %}",
+    "{% if lc.split %}x{% else %}y{% endif %}",
+    "{% if lc.split %}unclosed",
+    "closed {% endif %}",
+    "{% if lc.items %}x{% endif %}",
+    "{%- if lc.split %}x{% endif -%}",
+    "{% if lc.points == 7 %}seven{% endif %}",
+    "{% if lc.split != 'it\\'s' %}x{% endif %}",
 ]
 
 
@@ -277,7 +290,12 @@ def test_builtin_evidence_renders_as_jinja_renders_it(builtin):
 
 def test_templates_with_more_than_substitutions_go_to_jinja(builtin):
     for text in [
-        "{% if a %}x{% endif %}",
+        "{% if a %}x{% else %}y{% endif %}",
+        "{% if a %}x",
+        "{% endif %}",
+        "{% if a.b > 1 %}x{% endif %}",
+        "{% if a | num %}x{% endif %}",
+        "{% for a in b %}x{% endfor %}",
         "{{ a ~ b }}",
         "{{ a.b() }}",
         "{{ a['b'] }}",
@@ -291,7 +309,8 @@ def test_templates_with_more_than_substitutions_go_to_jinja(builtin):
         "{{ a }} {{",
     ]:
         assert _plain_parts(text) is None, text
-    assert _plain_parts("a {{ b.c | num | pct }} d") == (("a ", ("b", "c"), ("num", "pct")), (" d", (), ()))
+    assert _plain_parts("a {{ b.c | num | pct }} d") == (("text", "a "), ("out", ("b", "c"), ("num", "pct")), ("text", " d"))
+    assert _plain_parts("{% if b.c != '?' %}x{% endif %}") == (("if", ("b", "c"), "!=", "?"), ("text", "x"), ("endif",))
     plain = sum(_plain_parts(r.evidence) is not None for r in builtin)
     assert plain > len(builtin) / 2  # most built-in evidence is plain substitution
 
