@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Iterable, cast
 
 import yaml
-from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes
 from pydantic import ValidationError
 
 from advisor.causes import CAUSE_BY_ID
@@ -600,6 +599,8 @@ class _RuleChecker:
 
     # -- evidence
     def check_evidence(self, text: str, items: list[S.Item], pos: S.Pos) -> None:
+        from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes  # only when rules are parsed
+
         env = template_env()
         try:
             ast = env.parse(text)
