@@ -17,7 +17,7 @@ import os
 from functools import lru_cache
 from typing import Any, Protocol
 
-from advisor.rulebase import engine, matcher
+from advisor.rulebase import cache, engine, matcher
 from advisor.rulebase.matcher import matches
 from advisor.rulebase.schema import Not, Rule
 
@@ -90,39 +90,77 @@ class DurableBackend:
     def __init__(self, rules: list[Rule], params: dict[str, dict[str, Any]], overrides: dict[str, Any]):
         from advisor.rulebase import compile as C
 
-        self.compiled = C.compile_rules(rules, overrides)
-        self.aliases = {r.id: C.engine_aliases(r) for r in rules}
+        texts: dict[str, str] = {}
+        needs: dict[str, Any] = {}
+        live: list[Rule] = []  # compiled here: user rules, and built-in rules a parameter override touches
+        builtin: dict[str, list[Rule]] = {}
+        for r in rules:
+            key = cache.origin(r)
+            if key is None or C.overridden(r, overrides):
+                live.append(r)
+            else:
+                builtin.setdefault(key, []).append(r)
+        for key, group in builtin.items():  # the built-in rules as their defaults compile, from the cache
+            table = cache.compiled_rules(key, group, _compile_entries)
+            for r in group:
+                for name, text, need in table[r.id]:
+                    texts[name], needs[name] = text, need
+        self.compiled = engine.CompiledRuleset(rules=C.compile_rules(live, overrides).rules, texts=texts, needs=needs)
+        self.by_id = {r.id: r for r in rules}
         self.params = params
-        self.nots = {
-            r.id: tuple((i.pattern, matcher.local_pattern(i.pattern)) for i in r.items if isinstance(i, Not))
-            for r in rules
-        }
-        self.joined = {r.id: {p.alias: p for p in r.patterns() if matcher.has_refs(p)} for r in rules}
         self.sep = C.VARIANT_SEP
+        #: rule id -> (engine alias -> alias, its negations, its patterns with references), for the rules that fired
+        self._checks: dict[str, tuple[dict[str, str], tuple[Any, ...], dict[str, Any]]] = {}
+
+    def _rule_checks(self, rule_id: str) -> tuple[dict[str, str], tuple[Any, ...], dict[str, Any]]:
+        checks = self._checks.get(rule_id)
+        if checks is None:
+            from advisor.rulebase import compile as C
+
+            r = self.by_id[rule_id]
+            checks = self._checks[rule_id] = (
+                C.engine_aliases(r),
+                tuple((i.pattern, matcher.local_pattern(i.pattern)) for i in r.items if isinstance(i, Not)),
+                {p.alias: p for p in r.patterns() if matcher.has_refs(p)},
+            )
+        return checks
 
     def evaluate(self, facts: list[dict[str, Any]]) -> list[tuple[str, Binding]]:
         found = set()
         for rid, b in engine.evaluate(self.compiled, facts):
             rule_id = rid.split(self.sep, 1)[0]
-            names = self.aliases[rule_id]
+            names = self._rule_checks(rule_id)[0]
             found.add((rule_id, tuple(sorted((names.get(a, a), i) for a, i in b.items()))))
-        index = matcher.FactIndex(facts)
+        index: matcher.FactIndex | None = None
         not_cands: dict[str, matcher.NotCandidates] = {}
         out = []
         for rule_id, pairs in sorted(found):
             binding = dict(pairs)
-            nots, joined = self.nots[rule_id], self.joined[rule_id]
+            _, nots, joined = self._rule_checks(rule_id)
             if nots or joined:
                 bound = {a: facts[i] for a, i in binding.items()}
                 params = self.params[rule_id]
                 if not all(matches(p, facts[binding[a]], params, bound) for a, p in joined.items() if a in binding):
                     continue  # a reference durable-rules could not order (a cycle of references)
                 if rule_id not in not_cands:
+                    index = index or matcher.FactIndex(facts)
                     not_cands[rule_id] = matcher.not_candidates(nots, index, params)
                 if matcher.negated(not_cands[rule_id], binding, facts, params, bound):
                     continue
             out.append((rule_id, binding))
         return out
+
+
+def _compile_entries(rules: list[Rule]) -> dict[str, "cache.CompiledEntries"]:
+    """Each rule's engine rules with their default parameters: (name, condition text, string needs)."""
+    from advisor.rulebase import compile as C
+
+    out = {}
+    for r in rules:
+        out[r.id] = [
+            (name, engine.encode_json_fast(cond), engine.string_needs(cond)) for name, cond in C.compile_rule(r).items()
+        ]
+    return out
 
 
 def make(name: str, rules: list[Rule], params: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> Backend:

@@ -8,7 +8,8 @@ calls ``parse`` and stores what it returned.
 
 - The key is a SHA-256 of advisor's version, the names and contents of the rule
   files and the sources of the modules that decide what a rule becomes
-  (``rulebase/load.py``, ``schema.py``, this file, ``causes.py``, ``facts/``): any
+  (``rulebase/load.py``, its YAML loaders ``rule_yaml.py`` and ``positions.py``, ``schema.py``, this file,
+  ``causes.py``, ``facts/``): any
   edit to one of them gives a new key.
 - The cache is JSON, read back by the code below into the same dataclasses; it is
   never unpickled or evaluated. Test facts are rebuilt with ``model_construct``
@@ -25,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections import UserList
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -59,7 +61,8 @@ def cache_dir() -> Path | None:
 
 def _code_files() -> list[Path]:
     pkg = Path(__file__).resolve().parent.parent  # advisor/
-    files = [pkg / "rulebase" / n for n in ("load.py", "schema.py", "cache.py")] + [pkg / "causes.py"]
+    rulebase = ("load.py", "rule_yaml.py", "positions.py", "schema.py", "cache.py")
+    files = [pkg / "rulebase" / n for n in rulebase] + [pkg / "causes.py"]
     return files + sorted((pkg / "facts").glob("*.py"))
 
 
@@ -94,15 +97,15 @@ def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -
     if raw is not None:
         try:  # line 1: the rules; then one line of JSON per test-case list, read when first used
             head, _, rest = raw.partition("\n")
-            data = json.loads(head)
             lazy = rest.split("\n") if rest else []
+            data = json.loads(head, object_hook=_decoder(lazy))  # the rules built as the JSON is read
             if data.get("key") == key and data.get("format") == FORMAT and len(lazy) == data["lazy_lines"]:
-                return [_decode(r, lazy) for r in data["rules"]], [Diagnostic(**d) for d in data["diagnostics"]]
+                return _remember(list(data["rules"]), key), [Diagnostic(**d) for d in data["diagnostics"]]
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             pass  # a damaged or foreign file: parse, and write it again
     rules, diags = parse()
     _store(path, key, rules, diags)
-    return rules, diags
+    return _remember(rules, key), diags
 
 
 def _store(path: Path, key: str, rules: list[S.Rule], diags: list[Diagnostic]) -> None:
@@ -141,7 +144,7 @@ class LazyCases(UserList):
     @property  # type: ignore[override]
     def data(self) -> list[Any]:
         if self._data is None:
-            self._data = _decode(json.loads(self._raw or "[]"), [])
+            self._data = json.loads(self._raw or "[]", object_hook=_decoder([]))
             self._raw = None
         return self._data
 
@@ -191,22 +194,119 @@ def _encode(obj: Any, lazy: list[str]) -> Any:
     raise TypeError(f"cannot cache a {name}")
 
 
-def _decode(obj: Any, lazy: list[str]) -> Any:
-    if isinstance(obj, list):
-        return [_decode(v, lazy) for v in obj]
-    if not isinstance(obj, dict):
-        return obj
-    if "$dc" in obj:
-        return _DATACLASSES[obj["$dc"]](**{k: _decode(v, lazy) for k, v in obj["f"].items()})
-    if "$fact" in obj or "$source" in obj:
-        from advisor.facts import FACT_KINDS, Source
+def _decoder(lazy: list[str]) -> Callable[[dict[str, Any]], Any]:
+    """The ``object_hook`` that turns ``_encode``'s JSON objects back into the values they stand for
+    (json calls it on each object once its members are decoded, innermost first)."""
 
-        model = Source if "$source" in obj else FACT_KINDS[obj["$fact"]]
-        return model.model_construct(**{k: _decode(v, lazy) for k, v in obj["f"].items()})
-    if "$lazy" in obj:
-        return LazyCases(lazy[obj["$lazy"]])
-    if "$tuple" in obj:
-        return tuple(_decode(v, lazy) for v in obj["$tuple"])
-    if "$dict" in obj:
-        return {_decode(k, lazy): _decode(v, lazy) for k, v in obj["$dict"]}
-    return {k: _decode(v, lazy) for k, v in obj.items()}
+    def decode(obj: dict[str, Any]) -> Any:
+        if "$dc" in obj:
+            return _DATACLASSES[obj["$dc"]](**obj["f"])
+        if "$fact" in obj or "$source" in obj:
+            from advisor.facts import FACT_KINDS, Source
+
+            model = Source if "$source" in obj else FACT_KINDS[obj["$fact"]]
+            return model.model_construct(**obj["f"])
+        if "$lazy" in obj:
+            return LazyCases(lazy[obj["$lazy"]])
+        if "$tuple" in obj:
+            return tuple(obj["$tuple"])
+        if "$dict" in obj:
+            return {k: v for k, v in obj["$dict"]}
+        return obj
+
+    return decode
+
+
+# -- the built-in rules compiled for durable-rules ---------------------------------------------
+# What a rule becomes for the engine (compile.py's conditions, encoded by engine.encode_json) depends
+# only on the rule, its parameters and the code of compile.py and engine.py. For the built-in rules,
+# as their default parameters compile, it is kept in <cache dir>/compiled-<key>.json (JSON text, one
+# entry per rule: [[name, condition text, string needs], ...]), next to the rule base it was compiled
+# from; a rule a parameter override touches, and every user rule, is compiled again on each run.
+
+COMPILED_FORMAT = 1
+#: id(rule) -> (the rule, the key of the built-in rule base it was loaded with)
+_ORIGIN: dict[int, tuple[S.Rule, str]] = {}
+#: compiled key -> rule id -> its entries, as read or built in this process
+_COMPILED: dict[str, dict[str, list[tuple[str, str, Any]]]] = {}
+_COMPILED_LOCK = threading.Lock()
+
+CompiledEntries = list[tuple[str, str, Any]]  # (engine rule name, condition text, string needs)
+
+
+def _remember(rules: list[S.Rule], key: str) -> list[S.Rule]:
+    for r in rules:
+        _ORIGIN[id(r)] = (r, key)
+    return rules
+
+
+def origin(rule: S.Rule) -> str | None:
+    """The key of the built-in rule base ``rule`` was loaded with by ``load_builtin`` (None for any other rule)."""
+    hit = _ORIGIN.get(id(rule))
+    return hit[1] if hit is not None and hit[0] is rule else None
+
+
+def compiled_key(key: str) -> str:
+    """SHA-256 of the rule base's key and the code that compiles and encodes its rules."""
+    pkg = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256(f"compiled {COMPILED_FORMAT} {key}\n".encode())
+    for f in (pkg / "rulebase" / "compile.py", pkg / "rulebase" / "engine.py"):
+        data = f.read_bytes()
+        h.update(f"code {f.name} {len(data)}\n".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _needs(value: Any) -> Any:
+    return None if value is None else tuple(tuple((k, v) for k, v in pattern) for pattern in value)
+
+
+def compiled_rules(
+    key: str, rules: list[S.Rule], build: Callable[[list[S.Rule]], dict[str, CompiledEntries]]
+) -> dict[str, CompiledEntries]:
+    """Rule id -> its compiled entries, for ``rules`` (built-in rules of the rule base ``key``, with
+    their default parameters): from the cache file when it holds them, else ``build(missing rules)``,
+    added to the file."""
+    where = cache_dir()
+    try:
+        ckey = compiled_key(key)
+    except OSError:
+        return build(rules)
+    path = where / f"compiled-{ckey[:32]}.json" if where is not None else None
+    with _COMPILED_LOCK:
+        table = _COMPILED.get(ckey)
+        if table is None:
+            table = _COMPILED[ckey] = _read_compiled(path, ckey) if path is not None else {}
+        missing = [r for r in rules if r.id not in table]
+        if missing:
+            table.update(build(missing))
+            if path is not None:
+                _store_compiled(path, ckey, table)
+        return table
+
+
+def _read_compiled(path: Path, ckey: str) -> dict[str, CompiledEntries]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != COMPILED_FORMAT or data.get("key") != ckey:
+            return {}
+        return {
+            rid: [(str(name), str(text), _needs(needs)) for name, text, needs in entries]
+            for rid, entries in data["rules"].items()
+        }
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError):
+        return {}  # absent, damaged or foreign: compiled again and written
+
+
+def _store_compiled(path: Path, ckey: str, table: dict[str, CompiledEntries]) -> None:
+    try:
+        text = json.dumps({"format": COMPILED_FORMAT, "key": ckey, "rules": table}, ensure_ascii=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        for old in path.parent.glob("compiled-*.json"):  # compiled forms of other rule bases or code
+            if old != path:
+                old.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError):
+        return

@@ -157,17 +157,30 @@ def effective_params(rule: S.Rule, overrides: dict[str, Any] | None = None) -> d
     return params
 
 
+def overridden(rule: S.Rule, overrides: dict[str, Any] | None) -> bool:
+    """Whether ``effective_params`` changes a parameter of the rule (then it compiles otherwise)."""
+    for key in overrides or {}:
+        rid, _, name = key.rpartition(".")
+        if (rid == rule.id or rid == "") and name in rule.params:
+            return True
+    return False
+
+
 def engine_aliases(rule: S.Rule) -> dict[str, str]:
     """engine alias (p0, p1, ...) -> the rule's alias (kind or `as:` name)."""
     return {f"p{i}": p.alias for i, p in enumerate(rule.patterns())}
 
 
+def compile_rule(rule: S.Rule, overrides: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """One rule's durable conditions by name: its id, or ``id#k`` for each alternative of an ``any``."""
+    variants = _Compiler(rule, effective_params(rule, overrides)).compile()
+    if len(variants) == 1:
+        return {rule.id: variants[0]}
+    return {f"{rule.id}{VARIANT_SEP}{k}": v for k, v in enumerate(variants)}
+
+
 def compile_rules(rules: list[S.Rule], overrides: dict[str, Any] | None = None) -> CompiledRuleset:
     compiled: dict[str, Any] = {}
     for rule in rules:
-        variants = _Compiler(rule, effective_params(rule, overrides)).compile()
-        if len(variants) == 1:
-            compiled[rule.id] = variants[0]
-        else:
-            compiled.update({f"{rule.id}{VARIANT_SEP}{k}": v for k, v in enumerate(variants)})
+        compiled.update(compile_rule(rule, overrides))
     return CompiledRuleset(rules=compiled)

@@ -30,9 +30,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -89,6 +90,43 @@ def encode_json(obj: Any) -> str:
     if isinstance(obj, (list, tuple)):
         return "[" + ",".join(encode_json(v) for v in obj) + "]"
     raise TypeError(f"cannot encode {type(obj).__name__} for the rule engine")
+
+
+def encode_json_fast(obj: Any) -> str:
+    """``encode_json`` of a value whose dict keys are all strings (ruleset definitions, facts), in one pass.
+
+    One ``json.dumps`` of the whole value, then each number token rewritten by ``encode_number``: the
+    same text as ``encode_json``'s walk (json.dumps writes an int's digits and a float's repr, which
+    ``float()`` reads back exactly). A value this cannot write as the walk would (a non-finite number,
+    an unknown type) goes to ``encode_json``, which writes it or fails as it always did.
+    """
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
+        return _BEFORE_NUMBER.sub(_rewrite, text)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return encode_json(obj)
+
+
+#: JSON strings and other characters, then a number token (group 2) or the end: json.dumps writes a
+#: digit or a '-' outside a string only at the start of a number. Every match starts where the one
+#: before ended (the last one runs to the end), so none starts inside a string.
+_BEFORE_NUMBER = re.compile(r'((?:"(?:[^"\\]|\\.)*"|[^"\d\-])*)(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)?')
+_NUMBERS: dict[str, str] = {}  # number token -> its positional form (the same few recur: 1, 0, thresholds)
+
+
+def _rewrite(m: re.Match[str]) -> str:
+    token = m.group(2)
+    if token is None:
+        return m.group(0)
+    number = _NUMBERS.get(token)
+    if number is None:
+        if "." in token or "e" in token or "E" in token:
+            number = encode_number(float(token))  # a float's repr, which float() reads back exactly
+        else:
+            number = encode_number(int(token))  # an int: as the walk does, float() of it
+        if len(_NUMBERS) < 4096:
+            _NUMBERS[token] = number
+    return m.group(1) + number
 
 
 def engine_fact(fid: int, fact: dict[str, Any]) -> dict[str, Any]:
@@ -166,9 +204,24 @@ def _noop(c: Any) -> None:
     return None
 
 
-def _register(definition: dict[str, Any]) -> _Registered:
-    """Register a ruleset (rule name -> {all/any: ...}) once per content."""
-    text = encode_json(definition)
+class _Actions(dict):  # type: ignore[type-arg]
+    """A ruleset's actions by rule name, each made when its rule first fires (durable-rules looks an
+    action up by name as it runs it; most rules never fire)."""
+
+    def __init__(self, rule_ids: list[str]):
+        super().__init__()
+        self.names = frozenset(rule_ids)
+
+    def __missing__(self, rid: str) -> Any:
+        if rid not in self.names:
+            raise KeyError(rid)
+        action = self[rid] = _DR.Promise(_noop if rid == CATCH_ALL else _action(rid))
+        return action
+
+
+def _register(text: str, rule_ids: list[str]) -> _Registered:
+    """Register a ruleset once per content: ``text`` is its definition (rule name -> {all: ...}) as
+    ``encode_json`` writes it, ``rule_ids`` its rule names in that order."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     name = f"advisor_{digest}"
     with _LOCK:
@@ -178,11 +231,11 @@ def _register(definition: dict[str, Any]) -> _Registered:
             return _REGISTERED[name]
         host = _host()
         rs = object.__new__(_DR.Ruleset)
-        rs._actions = {rid: _DR.Promise(_noop if rid == CATCH_ALL else _action(rid)) for rid in definition}
+        rs._actions = _Actions(rule_ids)
         rs._name = name
         rs._host = host
         rs._handle = _DRE.create_ruleset(name, text)
-        rs._definition = definition
+        rs._definition = dict.fromkeys(rule_ids)  # the names only (durable reads it only in get_definition)
         host._ruleset_directory[name] = rs
         host._ruleset_list.append(rs)
         reg = _Registered(name=name, ruleset=rs)
@@ -221,9 +274,49 @@ class EngineError(RuntimeError):
 
 @dataclass
 class CompiledRuleset:
-    """Engine-ready rules: rule id -> durable condition ({'all': [...]} or {'any': [...]})."""
+    """Engine-ready rules: rule id -> durable condition ({'all': [...]} or {'any': [...]}).
+
+    ``texts`` and ``needs`` hold, for some rules, their condition already encoded (``encode_json``)
+    and what its patterns ask by plain string equality (``string_needs``): the built-in rules come
+    from the cache that way (cache.py) and need no condition in ``rules``; the others are encoded
+    when first registered. The rules are registered in chunks of MAX_RULES_PER_RULESET (``chunk``).
+    """
 
     rules: dict[str, dict[str, Any]]
+    texts: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    needs: dict[str, tuple[tuple[tuple[str, str], ...], ...] | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    chunk_ids: list[list[str]] = field(default_factory=list, repr=False, compare=False)
+    _chunk_texts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ids = sorted(set(self.rules) | set(self.texts))
+        self.chunk_ids = [
+            [*ids[i : i + MAX_RULES_PER_RULESET], CATCH_ALL] for i in range(0, len(ids), MAX_RULES_PER_RULESET)
+        ]
+
+    def text(self, rule_id: str) -> str:
+        """``encode_json`` of the rule's condition."""
+        text = self.texts.get(rule_id)
+        if text is None:
+            text = self.texts[rule_id] = encode_json_fast(self.rules[rule_id])
+        return text
+
+    def chunk_text(self, index: int) -> str:
+        """``encode_json(chunk(...)[index])``: the chunk's rules' texts put together, once."""
+        text = self._chunk_texts.get(index)
+        if text is None:
+            body = "".join(
+                f"{json.dumps(rid, ensure_ascii=False)}:{self.text(rid)}," for rid in self.chunk_ids[index][:-1]
+            )
+            text = self._chunk_texts[index] = f"{{{body}{_CATCH_ALL_TEXT}}}"
+        return text
+
+    def rule_needs(self, rule_id: str) -> tuple[tuple[tuple[str, str], ...], ...] | None:
+        if rule_id not in self.needs:
+            self.needs[rule_id] = string_needs(self.rules[rule_id])
+        return self.needs[rule_id]
 
 
 def _catch_all() -> dict[str, Any]:
@@ -231,6 +324,9 @@ def _catch_all() -> dict[str, Any]:
     # makes durable-rules raise or corrupt its heap (segfault / "free(): invalid pointer"),
     # even when it matches part of a rule, so every fact must complete one rule.
     return {"all": [{"m": {"$gte": {"_fid": 0}}}]}
+
+
+_CATCH_ALL_TEXT = f"{json.dumps(CATCH_ALL)}:{encode_json(_catch_all())}"
 
 
 def chunk(rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -243,22 +339,90 @@ def chunk(rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return chunks
 
 
+def string_needs(condition: dict[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...] | None:
+    """Per pattern of a durable ``all`` condition, the (field, text) pairs it tests by plain equality
+    (``{"kind": "loss_curve"}``, ``{"split": "train"}``: terms of its ``$and``); None for a condition of
+    another shape (``any``: such a rule is always registered)."""
+    items = condition.get("all") if isinstance(condition, dict) and len(condition) == 1 else None
+    if not isinstance(items, list):
+        return None
+    out = []
+    for item in items:
+        if not (isinstance(item, dict) and len(item) == 1):
+            return None
+        (pattern,) = item.values()
+        terms = pattern.get("$and") if isinstance(pattern, dict) and len(pattern) == 1 else None
+        if not isinstance(terms, list):
+            return None
+        out.append(
+            tuple(
+                (k, v)
+                for t in terms
+                if isinstance(t, dict) and len(t) == 1
+                for k, v in t.items()
+                if not k.startswith("$") and isinstance(v, str)
+            )
+        )
+    return tuple(out)
+
+
+def can_fire(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[str]:
+    """The rules that may fire on ``facts`` (engine facts): all but those with a pattern that no fact
+    can match because every fact holds another text in a field the pattern tests by equality (no
+    ``loss_curve`` fact at all, no fact with ``split: eval``...).
+
+    durable-rules matches a pattern only when every term of its ``$and`` holds, so such a rule cannot
+    fire; a chunk of such rules only is not registered nor run (``evaluate``). A fact without the
+    field, or with a value of another type, is taken as a possible match.
+    """
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    odd: list[dict[str, Any]] = []  # facts without a text kind: a possible match for any pattern
+    for f in facts:
+        kind = f.get("kind")
+        if isinstance(kind, str):
+            by_kind.setdefault(kind, []).append(f)
+        else:
+            odd.append(f)
+    seen: dict[tuple[tuple[str, str], ...], bool] = {}
+
+    def possible(needs: tuple[tuple[str, str], ...]) -> bool:
+        hit = seen.get(needs)
+        if hit is None:
+            kind = next((v for k, v in needs if k == "kind"), None)
+            pool = facts if kind is None else by_kind.get(kind, []) + odd
+            hit = seen[needs] = any(all(not isinstance(f.get(k), str) or f[k] == v for k, v in needs) for f in pool)
+        return hit
+
+    out = []
+    for rid in (rid for ids in compiled.chunk_ids for rid in ids[:-1]):
+        needs = compiled.rule_needs(rid)
+        if needs is None or all(possible(n) for n in needs):
+            out.append(rid)
+    return out
+
+
 def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tuple[str, dict[str, int]]]:
     """Run the rules over the facts once, in a fresh session.
 
     ``facts`` are plain dicts with ``kind``; returns (rule id, {alias: fact index})
     for every firing, sorted (deterministic whatever order actions ran in).
     """
-    if not compiled.rules or not facts:
+    if not compiled.chunk_ids or not facts:
         return []
-    registered = [_register(part) for part in chunk(compiled.rules)]
     sid = uuid.uuid4().hex
     payload = []
     for i in range(len(facts)):
         f = engine_fact(i, facts[i])
         f["sid"] = sid
         payload.append(f)
-    text = encode_json(payload)
+    live = set(can_fire(compiled, payload))
+    # a chunk none of whose rules can fire is left out; the others are registered as they always were
+    # (durable-rules' known failures depend on what a ruleset holds: the rulesets are not recomposed)
+    chunks = [i for i, ids in enumerate(compiled.chunk_ids) if not live.isdisjoint(ids)]
+    if not chunks:
+        return []
+    registered = [_register(compiled.chunk_text(i), compiled.chunk_ids[i]) for i in chunks]
+    text = encode_json_fast(payload)
     with _LOCK:
         _COLLECT[sid] = []
     try:

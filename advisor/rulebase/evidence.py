@@ -13,18 +13,7 @@ import time
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, nodes
-from jinja2.compiler import CodeGenerator
-from jinja2.sandbox import SandboxedEnvironment
-
 from advisor.evidence_format import fmt_num, fmt_pct, fmt_step
-
-
-class _Lenient(StrictUndefined):
-    """Undefined that renders as '?' (a fact field that was not measured)."""
-
-    def __str__(self) -> str:  # type: ignore[override]  # renders instead of failing
-        return "?"
 
 
 #: budgets of one evidence text (a user's rule file is untrusted: a template must not hang or flood)
@@ -48,88 +37,6 @@ def _check_size(value: Any) -> Any:
     if isinstance(value, (str, list, tuple, dict)) and len(value) > MAX_VALUE:
         raise TemplateBudgetError(f"a value of {len(value)} items or characters, above the limit of {MAX_VALUE}")
     return value
-
-
-class _BudgetedCodeGenerator(CodeGenerator):
-    """Compiles ``a ~ b`` to a join whose result is size-checked (doubling a text in a loop stops)."""
-
-    def visit_Concat(self, node: nodes.Concat, frame: Any) -> None:
-        self.write("environment.budget_join((")
-        for arg in node.nodes:
-            self.visit(arg, frame)
-            self.write(", ")
-        self.write("))")
-
-
-class BudgetedSandbox(SandboxedEnvironment):
-    """jinja2's sandbox plus limits: repeating a text or list, big powers and wide format specs are
-    refused (``range`` is already capped by the sandbox), and every value an operator, a filter or a
-    method call makes is size-checked; ``render_budgeted`` adds a time and an output budget."""
-
-    code_generator_class = _BudgetedCodeGenerator
-    intercepted_binops = frozenset({"*", "**", "%", "+", "//", "/", "-"})
-
-    @staticmethod
-    def budget_join(parts: Any) -> str:
-        total = 0
-        out = []
-        for p in parts:
-            text = str(p)
-            total += len(text)
-            if total > MAX_VALUE:
-                raise TemplateBudgetError(f"a text above the limit of {MAX_VALUE} characters")
-            out.append(text)
-        return "".join(out)
-
-    def wrap_str_format(self, value: Any) -> Any:
-        fmt = super().wrap_str_format(value)
-        if fmt is not None and _WIDE.search(str(getattr(value, "__self__", ""))):
-
-            def refuse(*args: Any, **kwargs: Any) -> str:
-                raise TemplateBudgetError("a format width above the limit")
-
-            return refuse
-        return fmt
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            for seq, n in ((left, right), (right, left)):
-                if (
-                    isinstance(seq, (str, list, tuple))
-                    and isinstance(n, int)
-                    and len(seq) * max(n, 0) > MAX_EVIDENCE_CHARS
-                ):
-                    raise TemplateBudgetError(f"repeating a {type(seq).__name__} {n} times is above the size limit")
-        elif operator == "**":
-            if isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 1024:
-                raise TemplateBudgetError(f"the power {left}**{right} is above the limit")
-        elif operator == "%" and isinstance(left, str) and _WIDE.search(left):
-            raise TemplateBudgetError("a format width above the limit")
-        return _check_size(super().call_binop(context, operator, left, right))
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        if isinstance(getattr(__obj, "__self__", None), str):  # 'x'.ljust(10**9), .zfill, .center ...
-            for a in (*args, *kwargs.values()):
-                _check_count(a, "a width")
-        return _check_size(super().call(__context, __obj, *args, **kwargs))
-
-
-def _bounded_filter(fn: Any) -> Any:
-    """A built-in filter whose extra arguments (widths, counts) are bounded."""
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        rest = [a for a in args[1:] if not hasattr(a, "environment")] + list(kwargs.values())
-        for a in rest:
-            _check_count(a, "a filter argument")
-        value = next((a for a in args if not hasattr(a, "environment")), None)
-        if isinstance(value, str) and _WIDE.search(value) and getattr(fn, "__name__", "") == "do_format":
-            raise TemplateBudgetError("a format width above the limit")
-        return _check_size(fn(*args, **kwargs))
-
-    for attr in ("jinja_pass_arg",):  # keep pass_context / pass_environment markers
-        if hasattr(fn, attr):
-            setattr(run, attr, getattr(fn, attr))
-    return run
 
 
 def render_budgeted(
@@ -165,13 +72,12 @@ def render_budgeted(
 
 
 @lru_cache(maxsize=1)
-def template_env() -> SandboxedEnvironment:
-    env = BudgetedSandbox(autoescape=False, undefined=_Lenient, keep_trailing_newline=False)
-    env.filters.update({name: _bounded_filter(fn) for name, fn in env.filters.items()})
-    env.filters["num"] = fmt_num
-    env.filters["pct"] = fmt_pct
-    env.filters["step"] = fmt_step
-    return env
+def template_env() -> Any:
+    """The sandboxed jinja environment evidence templates render in (jinja is imported when first needed:
+    a diagnosis whose evidence texts are all plain does without it)."""
+    from advisor.rulebase.sandbox import make_template_env
+
+    return make_template_env()
 
 
 @lru_cache(maxsize=4096)
@@ -197,13 +103,142 @@ class _FactView(dict):
         return _UNMEASURED if value is None else value
 
 
-def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any]) -> str:
-    """Fill the template. ``facts``: alias -> Fact (pydantic) or dict."""
+#: a template that only fills in values: text, ``{{ name.field... | num }}`` substitutions and
+#: ``{% if name.field %}`` / ``{% if name.field != 'text' %}`` ... ``{% endif %}`` blocks
+_TAG = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
+_PATH = r"([A-Za-z][A-Za-z0-9_]*)((?:\s*\.\s*[A-Za-z][A-Za-z0-9_]*)*)"
+_PLAIN_EXPR = re.compile(r"\s*" + _PATH + r"\s*((?:\|\s*(?:num|pct|step)\s*)*)", re.S)
+_PLAIN_IF = re.compile(r"\s*if\s+" + _PATH + r"\s*(?:(==|!=)\s*(?:'([^'\\]*)'|\"([^\"\\]*)\")\s*)?", re.S)
+_PLAIN_ENDIF = re.compile(r"\s*endif\s*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+#: names jinja reads as constants or operators, not as a lookup
+_NOT_NAMES = frozenset({"true", "false", "none", "True", "False", "None", "not"})
+#: ("text", literal) | ("out", path, filters) | ("if", path, operator or "", literal) | ("endif",)
+_Plain = tuple[tuple[Any, ...], ...]
+_FILTERS = {"num": fmt_num, "pct": fmt_pct, "step": fmt_step}  # the template environment's filters of these names
+
+
+def _plain_path(m: re.Match[str]) -> tuple[str, ...] | None:
+    if m.group(1) in _NOT_NAMES:
+        return None
+    return (m.group(1), *_WORD.findall(m.group(2)))
+
+
+@lru_cache(maxsize=4096)
+def _plain_parts(text: str) -> _Plain | None:
+    """``text`` as a list of steps when it is a plain template (text, substitutions of a name's fields
+    through num/pct/step, ``if`` blocks on a field or on its comparison with a quoted text: no other
+    tag, no comment, whitespace control, call, operator or ``else``); None otherwise."""
+    if text.endswith("\n"):  # jinja drops one trailing newline (keep_trailing_newline=False): leave it to jinja
+        return None
+    parts: list[tuple[Any, ...]] = []
+    depth = pos = 0
+    for m in [*_TAG.finditer(text), None]:
+        literal = text[pos : m.start() if m else len(text)]
+        if "{{" in literal or "{%" in literal or "{#" in literal or "\r" in literal:
+            return None  # a tag of another shape, or a line end jinja rewrites
+        if literal:
+            parts.append(("text", literal))
+        if m is None:
+            break
+        pos = m.end()
+        if m.group(1) is not None:
+            e = _PLAIN_EXPR.fullmatch(m.group(1))
+            path = _plain_path(e) if e else None
+            if e is None or path is None:
+                return None
+            parts.append(("out", path, tuple(_WORD.findall(e.group(3)))))
+        elif _PLAIN_ENDIF.fullmatch(m.group(2)):
+            depth -= 1
+            if depth < 0:
+                return None
+            parts.append(("endif",))
+        else:
+            c = _PLAIN_IF.fullmatch(m.group(2))
+            path = _plain_path(c) if c else None
+            if c is None or path is None:
+                return None
+            literal = c.group(4) if c.group(4) is not None else c.group(5)
+            parts.append(("if", path, c.group(3) or "", literal))
+            depth += 1
+    return tuple(parts) if depth == 0 else None
+
+
+_NO_VALUE = object()
+
+
+def _lookup(obj: Any, name: str) -> Any:
+    """``environment.getattr(obj, name)`` of the sandbox for a fact view or a dict, where it gives a value
+    (a name a dict has as an attribute, such as ``items``, or a missing key: _NO_VALUE)."""
+    if type(obj) is _FactView and not hasattr(_FactView, name):
+        return obj.__getattr__(name)
+    if type(obj) is dict and not hasattr(dict, name):
+        return obj.get(name, _NO_VALUE)
+    return _NO_VALUE
+
+
+def _value(ctx: dict[str, Any], path: tuple[str, ...]) -> Any:
+    value = ctx.get(path[0], _NO_VALUE)
+    for name in path[1:]:
+        if value is _NO_VALUE:
+            break
+        value = _lookup(value, name)
+    return _NO_VALUE if callable(value) else value
+
+
+def _render_plain(text: str, ctx: dict[str, Any]) -> str | None:
+    """The text jinja renders for a plain template (the same lookups, filters, tests and ``str`` of each
+    value), without compiling it; None when the template or a value it reads is anything else (jinja
+    then renders it in the sandbox, as every other template)."""
+    parts = _plain_parts(text)
+    if parts is None:
+        return None
+    out = []
+    skipping = 0  # depth of the if blocks being skipped, within a block whose test failed
+    try:
+        for step in parts:
+            kind = step[0]
+            if kind == "endif":
+                skipping = max(skipping - 1, 0)
+            elif kind == "if":
+                if skipping:
+                    skipping += 1
+                    continue
+                value = _value(ctx, step[1])
+                if value is _NO_VALUE:
+                    return None
+                test = value != step[3] if step[2] == "!=" else value == step[3] if step[2] == "==" else value
+                if not test:
+                    skipping = 1
+            elif skipping:
+                continue
+            elif kind == "text":
+                out.append(step[1])
+            else:
+                value = _value(ctx, step[1])
+                if value is _NO_VALUE:
+                    return None
+                for f in step[2]:
+                    value = _FILTERS[f](value)
+                out.append(str(value))
+    except Exception:  # noqa: BLE001 - jinja renders it and reports the error as it does
+        return None
+    result = "".join(out)
+    return result if len(result) <= MAX_EVIDENCE_CHARS else None
+
+
+def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any], shipped: bool = False) -> str:
+    """Fill the template. ``facts``: alias -> Fact (pydantic) or dict. ``shipped``: a built-in rule's
+    template, filled without jinja when it only substitutes values (``_render_plain``, the same text);
+    every other template, a user's above all, renders in the sandbox."""
     ctx: dict[str, Any] = dict(params)
     ctx["params"] = dict(params)
     for alias, fact in facts.items():
         data = fact.model_dump() if hasattr(fact, "model_dump") else dict(fact)
         ctx[alias] = _FactView(data)
+    plain = _render_plain(text, ctx) if shipped else None
+    if plain is not None:
+        return " ".join(plain.split())
     try:
         return " ".join(render_budgeted(_compiled(text), ctx).split())
     except TemplateBudgetError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 
 from advisor.facts.base import Fact
 from advisor.facts.finding import Finding
-from advisor.rulebase import backends
+from advisor.rulebase import backends, cache
 from advisor.rulebase.compile import effective_params
 from advisor.rulebase.evidence import render_evidence
 from advisor.rulebase.schema import Rule
@@ -44,6 +44,8 @@ class RuleBase:
         self.params = {r.id: effective_params(r, self.overrides) for r in self.rules}
         self.engine = backends.choose(engine)
         self.backend = backends.make(self.engine, self.rules, self.params, self.overrides)
+        #: the shipped rules (as loaded from the rule-base cache): their plain evidence templates skip jinja
+        self.shipped = {r.id for r in self.rules if cache.origin(r) is not None}
 
     def infer(self, facts: list[Fact]) -> tuple[list[Firing], list[str]]:
         """All firings (sorted by rule id, then matched facts) and warnings."""
@@ -71,7 +73,7 @@ class RuleBase:
                     id=rule.finding,
                     rule=rule_id,
                     confidence=rule.confidence,
-                    text=render_evidence(rule.evidence, matched, self.params[rule_id]),
+                    text=render_evidence(rule.evidence, matched, self.params[rule_id], rule_id in self.shipped),
                 )
             if set(new) == set(findings):
                 break
@@ -86,7 +88,11 @@ class RuleBase:
             rule = self.by_id[rule_id]
             matched = self._matched(rule_id, binding, all_facts)
             firings.append(
-                Firing(rule=rule, facts=matched, evidence=render_evidence(rule.evidence, matched, self.params[rule_id]))
+                Firing(
+                    rule=rule,
+                    facts=matched,
+                    evidence=render_evidence(rule.evidence, matched, self.params[rule_id], rule_id in self.shipped),
+                )
             )
         return firings, warnings
 

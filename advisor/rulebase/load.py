@@ -15,20 +15,16 @@ import typing
 from pathlib import Path
 from typing import Any, Iterable, cast
 
-import yaml
-from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes
 from pydantic import ValidationError
 
 from advisor.causes import CAUSE_BY_ID
 from advisor.errors import Diagnostic
 import advisor.facts as vocabulary
 from advisor.rulebase import schema as S
-from advisor.read.safe import yaml_int
+from advisor.rulebase.positions import PosDict, PosList
 from advisor.rulebase.evidence import template_env
 
 MAX_RULE_FILE_BYTES = 1_000_000
-MAX_ALIASES = 50
-MAX_NESTING = 40  # mapping/list levels in a user's rule file
 MAX_EXPANDED_NODES = 200_000  # values once aliases are expanded (a big rule file has a few thousand)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 ALIAS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -37,53 +33,6 @@ CONTAINS_FORBIDDEN = set("[]\\^")
 
 
 # --------------------------------------------------------------------------- YAML with positions
-class PosDict(dict):
-    """A mapping that remembers where its keys and values were written."""
-
-    start: S.Pos = (1, 1)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.key_pos: dict[Any, S.Pos] = {}
-        self.val_pos: dict[Any, S.Pos] = {}
-
-
-class PosList(list):
-    start: S.Pos = (1, 1)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pos: list[S.Pos] = []
-
-
-def _mark(node: yaml.Node) -> S.Pos:
-    return (node.start_mark.line + 1, node.start_mark.column + 1)
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps positions, refuses duplicate keys and anchor bombs."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.problems: list[tuple[S.Pos, str, str]] = []
-        self._alias_count = 0
-
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            self._alias_count += 1
-            if self._alias_count > MAX_ALIASES:
-                raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (an anchor bomb?)")
-        self._depth = getattr(self, "_depth", 0) + 1
-        try:  # a bounded nesting depth: a rule has a handful of levels, recursion would crash at ~1000
-            if self._depth > MAX_NESTING:
-                raise yaml.MarkedYAMLError(
-                    problem=f"nested more than {MAX_NESTING} levels deep", problem_mark=self.peek_event().start_mark
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
 def _expanded_size(value: Any, memo: dict[int, int]) -> int:
     """Values in ``value`` once YAML aliases are expanded (a shared object counts at each use)."""
     if not isinstance(value, (dict, list)):
@@ -94,56 +43,6 @@ def _expanded_size(value: Any, memo: dict[int, int]) -> int:
         children = list(value.keys()) + list(value.values()) if isinstance(value, dict) else value
         memo[key] = 1 + sum(_expanded_size(v, memo) for v in children)
     return memo[key]
-
-
-def _construct_map(loader: _Loader, node: yaml.MappingNode):
-    loader.flatten_mapping(node)
-    data = PosDict()
-    data.start = _mark(node)
-    yield data
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if not isinstance(key, (str, int, float, bool)) or key is None:
-            loader.problems.append((_mark(key_node), "yaml", f"keys must be plain names, got {key!r}"))
-            continue
-        if key in data:
-            loader.problems.append((_mark(key_node), "yaml", f"duplicate key '{key}'"))
-        data[key] = loader.construct_object(value_node, deep=True)
-        data.key_pos[key] = _mark(key_node)
-        data.val_pos[key] = _mark(value_node)
-
-
-def _construct_seq(loader: _Loader, node: yaml.SequenceNode):
-    data = PosList()
-    data.start = _mark(node)
-    yield data
-    for child in node.value:
-        data.append(loader.construct_object(child, deep=True))
-        data.pos.append(_mark(child))
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-_Loader.add_constructor("tag:yaml.org,2002:int", yaml_int)  # 5000 digits: +-inf, not a ValueError
-
-_CSafeLoader = getattr(yaml, "CSafeLoader", None)
-if _CSafeLoader is not None:
-
-    class _FastLoader(_CSafeLoader):  # type: ignore[misc, valid-type]
-        """libyaml's parser with the same position-keeping constructors.
-
-        Used for the built-in rule base only (about 10x faster than the pure-Python
-        parser); user files keep _Loader, which also counts aliases against bombs.
-        """
-
-        def __init__(self, stream: str) -> None:
-            super().__init__(stream)
-            self.problems: list[tuple[S.Pos, str, str]] = []
-
-    _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-    _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-else:  # pragma: no cover - PyYAML built without libyaml
-    _FastLoader = _Loader  # type: ignore[misc]
 
 
 # --------------------------------------------------------------------------- field types
@@ -600,6 +499,8 @@ class _RuleChecker:
 
     # -- evidence
     def check_evidence(self, text: str, items: list[S.Item], pos: S.Pos) -> None:
+        from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes  # only when rules are parsed
+
         env = template_env()
         try:
             ast = env.parse(text)
@@ -766,9 +667,13 @@ class _RuleChecker:
 # --------------------------------------------------------------------------- entry points
 def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser)."""
+    import yaml  # imported by the rules' parser only: a diagnosis from the rule cache does not load PyYAML
+
+    from advisor.rulebase.rule_yaml import FastLoader, Loader
+
     diags: list[Diagnostic] = []
     try:
-        loader = (_FastLoader if trusted else _Loader)(text)
+        loader = (FastLoader if trusted else Loader)(text)
     except yaml.YAMLError as exc:  # a control character: the reader refuses the text before parsing
         at = getattr(exc, "position", 0) or 0
         line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1

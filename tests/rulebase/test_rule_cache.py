@@ -31,6 +31,7 @@ def cache_at(tmp_path, monkeypatch) -> Path:
     where = tmp_path / "cache"
     monkeypatch.setenv("ADVISOR_CACHE_DIR", str(where))
     monkeypatch.delenv("ADVISOR_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "_COMPILED", {})  # what this process compiled before is not in this folder
     return where
 
 
@@ -128,3 +129,91 @@ def test_cache_folder_defaults(monkeypatch, tmp_path):
     assert cache.cache_dir() == tmp_path / "home" / ".cache" / "advisor"
     monkeypatch.setenv("ADVISOR_NO_CACHE", "1")
     assert cache.cache_dir() is None
+
+
+# -- the compiled form of the built-in rules (compiled-<key>.json) -----------------------------
+def _fires(rules, overrides=None, value=0.7) -> bool:
+    from advisor.facts.hparams import Hyperparameter
+    from advisor.rulebase.infer import RuleBase
+
+    rb = RuleBase(rules, overrides, engine="durable")
+    firings, _ = rb.infer([Hyperparameter(name="init_std", value=value, raw_key="initializer_range")])
+    return "init-std-too-large" in {f.rule.id for f in firings}
+
+
+@pytest.fixture()
+def durable():
+    from advisor.rulebase import backends
+
+    if backends.durable_problem():
+        pytest.skip(backends.durable_problem() or "")
+
+
+def test_compiled_rules_are_what_the_rules_compile_to(cache_at, durable):
+    from advisor.rulebase import engine
+    from advisor.rulebase.compile import compile_rules
+    from advisor.rulebase.infer import RuleBase
+
+    folder = builtin_rules_dir()
+    rules, _, _ = _load(folder)
+    cached = RuleBase(rules, engine="durable").backend.compiled
+    (written,) = cache_at.glob("compiled-*.json")
+    data = json.loads(written.read_text(encoding="utf-8"))  # plain JSON, nothing else
+    assert set(data["rules"]) == {r.id for r in rules}
+    fresh = compile_rules(rules)
+    assert cached.rules == {} and set(cached.texts) == set(fresh.rules)  # nothing compiled in this run
+    for name, cond in fresh.rules.items():
+        assert cached.text(name) == engine.encode_json(cond)
+        assert cached.rule_needs(name) == engine.string_needs(cond)
+    assert [cached.chunk_text(i) for i in range(len(cached.chunk_ids))] == [
+        engine.encode_json(part) for part in engine.chunk(fresh.rules)
+    ]
+    cache._COMPILED.clear()  # a new process: read back from the file
+    again = RuleBase(rules, engine="durable").backend.compiled
+    assert again.texts == cached.texts and again.needs == cached.needs
+
+
+def test_a_changed_rule_compiles_again(cache_at, tmp_path, durable):
+    folder = _copy_rules(tmp_path)
+    rules, _, _ = _load(folder)
+    assert _fires(rules)  # 0.7 > max_std 0.5
+    f = folder / "hyperparameters" / "init-std-too-large.yaml"
+    f.write_text(f.read_text(encoding="utf-8").replace("max_std: 0.5", "max_std: 0.9"), encoding="utf-8")
+    rules, _, parsed = _load(folder)
+    assert parsed == 1 and not _fires(rules)
+    assert len(list(cache_at.glob("compiled-*.json"))) == 1  # the old entry was removed
+    cache._COMPILED.clear()
+    rules, _, parsed = _load(folder)
+    assert parsed == 0 and not _fires(rules) and _fires(rules, value=1.0)
+
+
+def test_a_parameter_override_compiles_the_rule_it_touches(cache_at, tmp_path, durable):
+    folder = _copy_rules(tmp_path)
+    rules, _, _ = _load(folder)
+    assert _fires(rules)
+    assert not _fires(rules, {"init-std-too-large.max_std": 0.9})
+    assert not _fires(rules, {"max_std": 0.9})
+    assert _fires(rules, {"other-rule.max_std": 0.9})
+    assert _fires(rules)  # the cached form is unchanged
+
+
+def test_a_changed_compiler_compiles_again(cache_at, tmp_path, durable, monkeypatch):
+    folder = _copy_rules(tmp_path)
+    rules, _, _ = _load(folder)
+    assert _fires(rules)
+    (first,) = cache_at.glob("compiled-*.json")
+    key = next(iter({cache.origin(r) for r in rules}))
+    before = cache.compiled_key(key)
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda p: real(p) + (b"# edited" if p.name == "compile.py" else b""))
+    assert cache.compiled_key(key) != before
+    assert _fires(rules)
+    assert [p.name for p in cache_at.glob("compiled-*.json")] != [first.name]
+
+
+def test_user_rules_are_compiled_every_time(cache_at, tmp_path, durable):
+    folder = _copy_rules(tmp_path)
+    user = load_rules([folder])[0]  # the same files, loaded as a user's: not from the cache
+    assert all(cache.origin(r) is None for r in user)
+    assert _fires(user)
+    assert not list(cache_at.glob("compiled-*.json"))
