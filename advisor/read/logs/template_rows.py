@@ -37,6 +37,7 @@ class Rows:
         self.kstate = kstate
         self.templates: list[Template] = []
         self.prefixes: tuple[str, ...] = ()  # the templates' literal prefixes
+        self.epochs = False  # a template of Keras epochs (two lines) is kept
         self.last: Template | None = None  # the template that matched last
         #: the block being read holds only ASCII characters (the templates' ASCII regexes are used then)
         self.ascii = True
@@ -58,6 +59,7 @@ class Rows:
         kept = [t for t in others if t.inert == tpl.inert][: (MAX_INERT if tpl.inert else MAX_TEMPLATES) - 1]
         self.templates[:] = [tpl, *kept, *[t for t in others if t.inert != tpl.inert]]
         self.prefixes = tuple({t.prefix for t in self.templates})
+        self.epochs = any(t.kind == "keras" for t in self.templates)
         if self.last not in self.templates:
             self.last = None
 

@@ -124,9 +124,12 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
         pieces = blocks(fh, MAX_LINE)
         block = ""
         cur = size = 0
+        overlong = False
+        ahead: tuple[str, bool] | None = None  # the next piece, read before its turn
         while True:
             if cur >= size:
-                piece = next(pieces, None)
+                piece = ahead if ahead is not None else next(pieces, None)
+                ahead = None
                 if piece is None:
                     break
                 block, overlong = piece
@@ -141,6 +144,20 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                     cur, lineno = nxt, now
                     continue
             end = block.find("\n", cur) + 1 or size
+            if (
+                end == size
+                and rows.epochs
+                and not overlong
+                and ahead is None
+                and not tb_line
+                and tstate.columns is None
+            ):
+                ahead = next(pieces, None)  # the block's last line: joined to the next block, where a Keras epoch
+                if ahead is not None and not ahead[1]:  # that starts with it may be matched whole
+                    block, ahead = block[cur:] + ahead[0], None
+                    cur, size = 0, len(block)
+                    rows.ascii = block.isascii()
+                    continue
             line = block[cur:end]
             cur = end
             lineno += 1
