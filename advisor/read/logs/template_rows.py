@@ -91,6 +91,7 @@ class Rows:
         size = len(block)
         first_chars = keras.FIRST_CHARS
         failed = -1  # where the current template was just tried in vain
+        stop = False  # a line the caller must read
         inert: list | None = None  # the inert templates' match (set when a tight loop starts)
         while pos < size:
             m = None if match is None or failed == pos else match(block, pos)
@@ -169,25 +170,59 @@ class Rows:
                         cells, lines = self.cells, self.lines
                 else:
                     lineno += 1
-            else:
-                mid = block.find("\n", pos) + 1
-                groups = m.groups()
+            else:  # Keras epochs: this one, and the next ones the same template matches (dead lines between)
                 n, total = tpl.counter  # type: ignore[union-attr,misc]
-                if mid - pos > MAX_CHARS or end - mid > MAX_CHARS or groups[n - 1] != groups[total - 1]:
-                    break  # (a counter short of its total or past it: read in full)
-                if epoch_before is None:  # the header ends the epoch before
-                    if self.waiting is not None and kstate.pending is self.waiting[0]:
-                        kstate.pending = None  # (the last epoch of a run of ours: recorded as the rows are)
-                        self._hold(*self.waiting[1:])
+                find = block.find
+                while True:
+                    mid = find("\n", pos) + 1
+                    groups = m.groups()
+                    if mid - pos > MAX_CHARS or end - mid > MAX_CHARS or groups[n - 1] != groups[total - 1]:
+                        stop = True  # (a counter short of its total or past it: read in full)
+                        break
+                    if epoch_before is not None:  # the epoch before is recorded at this header
+                        if epoch_before[0] is self.tpl:
+                            if not self.lines:
+                                self.col.before_change = self.flush
+                            self.cells.extend(epoch_before[1])
+                            self.lines.append(epoch_before[2])
+                        else:  # (rows of another template were held since)
+                            self._hold(*epoch_before)
                     else:
-                        keras.flush(self.col, kstate)
-                        self.col.read.formats.add("keras")
-                else:
-                    self._hold(*epoch_before)
+                        if self.waiting is not None and kstate.pending is self.waiting[0]:
+                            kstate.pending = None  # (the last epoch of a run of ours: recorded as the rows are)
+                            self._hold(*self.waiting[1:])
+                        else:
+                            keras.flush(self.col, kstate)
+                            self.col.read.formats.add("keras")
+                        if tpl is not self.tpl:
+                            self.flush()
+                            self.tpl = tpl
+                    lineno += 2
+                    epoch_before = (tpl, groups, lineno)  # type: ignore[assignment]
+                    tail = True
+                    kstate.phase = "tail"  # (the bar at its total; a line after it may end that: keras.other_line)
+                    pos = end
+                    m = match(block, pos)  # type: ignore[misc]
+                    while m is None:
+                        end = find("\n", pos) + 1
+                        if not end or block[pos:end] not in dead:
+                            break
+                        if tail and block[pos] not in first_chars:
+                            keras.other_line(kstate)
+                            tail = False
+                        lineno += 1
+                        pos = end
+                        m = match(block, pos)  # type: ignore[misc]
+                    if m is None:
+                        failed = pos
+                        break
+                    end = m.end()
+                if len(self.lines) >= MAX_ROWS:
+                    self.flush()
                 cells, lines = self.cells, self.lines
-                lineno += 2
-                epoch_before = (tpl, groups, lineno)  # type: ignore[assignment]
-                tail = True
+                if stop:
+                    break
+                continue
             pos = end
         self.last = tpl
         if epoch_before is not None:
@@ -206,14 +241,14 @@ class Rows:
             self.flush()
 
     def _end_epochs(self, tpl: Template, groups: tuple[str, ...], lineno: int) -> None:
-        """The Keras state after a run of epochs read by template: the last one's bar waits, at its total."""
+        """The Keras state after a run of epochs read by template: the last one's bar waits, at its total (its phase is
+        set as each epoch is taken, and lines after the last one may have ended it)."""
         values, _, epoch = read_row(tpl, groups, "")
         state = self.kstate
         n, total = tpl.counter  # type: ignore[misc]
         state.pending = (values, lineno, epoch, None)
         self.waiting = (state.pending, tpl, groups, lineno)
         state.epoch = epoch
-        state.phase = "tail"
         state.last_n = int(groups[n - 1])
         state.seen = True
         self.col.read.steps_per_epoch = int(groups[total - 1])

@@ -147,6 +147,23 @@ def test_keras_epochs_are_read_by_template(tmp_path, monkeypatch):
     assert fast == slow
 
 
+def test_keras_epochs_between_other_template_lines(tmp_path, monkeypatch):
+    """A key/value line after each Keras epoch: both are read by template in one run, each epoch's values recorded
+    at the next header, after the key/value line before it (as line by line)."""
+    lines = [
+        f"Epoch {e}/30\n3/3 - 1s - loss: 0.{e:02d} - accuracy: 0.5\nstep {e} val_loss: 0.{e:02d} top1 0.7\n"
+        for e in range(1, 31)
+    ]
+    lines.append("3/3 - 1s - loss: 0.99 - accuracy: 0.6\n")  # a bar after the key/value line: an evaluation
+    path = tmp_path / "train.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    read = text.read_text(path, path.name)
+    assert read.series["train/loss"].buf.count == 30 and read.series["eval/loss"].buf.count == 30
+    assert read.series["test/loss"].buf.count == 1
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
 def test_template_keeps_keys_and_number_spellings():
     line = "step 100 top1: 0.5 loss 2.5e-01 eta 0:10:00\n"
     low = line.lower()
@@ -238,6 +255,8 @@ _FORMATS = (
     lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} \u2501\u2501\u2501 0s 3ms/step - accuracy: {b} - loss: {c}",
     lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} - 1s - loss: {c}\n  {len(b)}/{len(b)} - 0s - loss: {a}",
     lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} - 1s - loss: {c} - epoch: {a}\nTest loss: {b}",
+    lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} - 1s - loss: {c}\nstep {a} loss: {b} acc {c}",
+    lambda a, b, c: f"{len(b)}/{len(b)} - 1s - loss: {c}",
     # noise that recurs as it is, a line of another script, digits of other scripts
     lambda a, b, c: "/usr/lib/python3/numpy/core/fromnumeric.py:3504: RuntimeWarning: Mean of empty slice.",
     lambda a, b, c: "  return _methods._mean(a, axis=axis, dtype=dtype, out=out, **kwargs)",
