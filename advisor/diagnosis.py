@@ -20,8 +20,8 @@ from advisor.extract import extract_facts
 from advisor.extract.base import Extraction, RunPair
 from advisor.facts.loss_curve import LossCurve
 from advisor.inventory import InputRecord, RunFolder
-from advisor.read.run import RunRead, read_run
 from advisor.rank import rank
+from advisor.read.run import RunRead, read_run
 from advisor.report.model import Chart, CheckReport, CrashReport, FindingReport, Report, Summary
 from advisor.rulebase import builtin_rules_dir
 from advisor.rulebase.infer import RuleBase
@@ -251,6 +251,8 @@ def _charts(extraction: Extraction) -> list[Chart]:
 
 def _unknown_options(options: dict[str, Any]) -> list[str]:
     """Warnings for extractor thresholds no extractor reads (a typo would otherwise pass silently)."""
+    if not options:
+        return []  # nothing to check (and the comparison's tolerance module stays unimported)
     from dataclasses import fields
 
     from advisor.extract.curves import CurveThresholds

@@ -8,20 +8,49 @@ is reported as an input entry naming the extractor.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib import import_module
+from typing import cast
 
-from advisor.extract import chance, data_stats, dynamics, hparams, loss_curve, op_compare
+from advisor.extract import chance, hparams, loss_curve
 from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.facts.base import Fact
 from advisor.inventory import InputRecord
+from advisor.read.run import RunRead
+
+
+def _has_samples(side: RunRead) -> bool:
+    try:
+        found = side.samples()
+    except Exception:  # noqa: BLE001 - the extractor meets the same error and reports it
+        return True
+    return bool(found.sets or found.unreadable)
+
+
+def _when(module: str, reads: Callable[[RunPair], bool]) -> Extractor:
+    """The ``extract`` of ``module``, imported and run only when the pair holds what it reads (``reads``).
+
+    Without its inputs such an extractor adds nothing (no fact, input entry, check or series), so skipping it
+    changes no result; its modules (and their fact kinds and numeric code) then are not imported at all, which
+    is most of what a run of a log and a config would pay for them.
+    """
+
+    def run(pair: RunPair) -> Extraction:
+        if not reads(pair):
+            return Extraction()
+        return cast(Extractor, import_module(module).extract)(pair)
+
+    run.__name__ = run.__qualname__ = f"{module.rsplit('.', 1)[-1]}_when_present"
+    return run
+
 
 #: (name, function): the whole pipeline, explicitly
 EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("hparams", hparams.extract),
-    ("data_stats", data_stats.extract),
+    ("data_stats", _when("advisor.extract.data_stats", lambda pair: any(map(_has_samples, pair.sides())))),
     ("loss_curve", loss_curve.extract),
-    ("op_compare", op_compare.extract),
-    ("dynamics", dynamics.extract),
+    ("op_compare", _when("advisor.extract.op_compare", lambda pair: bool(pair.run.dumps))),
+    ("dynamics", _when("advisor.extract.dynamics", lambda pair: any(side.tensor_files for side in pair.sides()))),
     ("model", model_desc.extract),
 )
 

@@ -2,34 +2,48 @@
 
 Modules are listed explicitly (no import-time discovery): to add a fact kind,
 define a ``Fact`` subclass in a module here and add the module to
-``_MODULES``.
+``MODULES``.
+
+``FACT_KINDS`` imports every module on first use (the rule loader, the CLI's
+fact listing and schema). A diagnosis that finds its rules in the rule cache
+never asks for it, so it imports only the fact modules of the extractors it
+runs: a log-only run does not build the data, dynamics or operator kinds.
 """
 
 from __future__ import annotations
 
 import inspect
+from importlib import import_module
+from typing import Any
 
-from advisor.facts import data, dynamics, finding, hparams, loss_curve, mixed_precision, ops
-from advisor.facts import benchmark
-from advisor.facts import model as model_facts
 from advisor.facts.base import Fact, Source
 
-_MODULES = (finding, hparams, loss_curve, ops, dynamics, mixed_precision, data, model_facts, benchmark)
+#: the modules that define fact kinds, under advisor.facts
+MODULES = ("finding", "hparams", "loss_curve", "ops", "dynamics", "mixed_precision", "data", "model", "benchmark")
+
+#: kind name -> pydantic model (built on first use; see the module's doc)
+FACT_KINDS: dict[str, type[Fact]]
 
 
 def _collect() -> dict[str, type[Fact]]:
     kinds: dict[str, type[Fact]] = {}
-    for module in _MODULES:
+    for name in MODULES:
+        module = import_module(f"advisor.facts.{name}")
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, Fact) and obj is not Fact and obj.__module__ == module.__name__:
-                name = obj.kind_name()
-                if name in kinds and kinds[name] is not obj:
-                    raise RuntimeError(f"fact kind '{name}' defined twice: {kinds[name]} and {obj}")
-                kinds[name] = obj
+                kind = obj.kind_name()
+                if kind in kinds and kinds[kind] is not obj:
+                    raise RuntimeError(f"fact kind '{kind}' defined twice: {kinds[kind]} and {obj}")
+                kinds[kind] = obj
     return dict(sorted(kinds.items()))
 
 
-#: kind name -> pydantic model
-FACT_KINDS: dict[str, type[Fact]] = _collect()
+def __getattr__(name: str) -> Any:
+    if name == "FACT_KINDS":
+        kinds = _collect()
+        globals()["FACT_KINDS"] = kinds
+        return kinds
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["FACT_KINDS", "Fact", "Source"]
+
+__all__ = ["FACT_KINDS", "Fact", "MODULES", "Source"]

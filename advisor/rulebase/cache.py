@@ -8,7 +8,8 @@ calls ``parse`` and stores what it returned.
 
 - The key is a SHA-256 of advisor's version, the names and contents of the rule
   files and the sources of the modules that decide what a rule becomes
-  (``rulebase/load.py``, ``schema.py``, this file, ``causes.py``, ``facts/``): any
+  (``rulebase/load.py``, its YAML loaders ``rule_yaml.py`` and ``positions.py``, ``schema.py``, this file,
+  ``causes.py``, ``facts/``): any
   edit to one of them gives a new key.
 - The cache is JSON, read back by the code below into the same dataclasses; it is
   never unpickled or evaluated. Test facts are rebuilt with ``model_construct``
@@ -60,7 +61,8 @@ def cache_dir() -> Path | None:
 
 def _code_files() -> list[Path]:
     pkg = Path(__file__).resolve().parent.parent  # advisor/
-    files = [pkg / "rulebase" / n for n in ("load.py", "schema.py", "cache.py")] + [pkg / "causes.py"]
+    rulebase = ("load.py", "rule_yaml.py", "positions.py", "schema.py", "cache.py")
+    files = [pkg / "rulebase" / n for n in rulebase] + [pkg / "causes.py"]
     return files + sorted((pkg / "facts").glob("*.py"))
 
 

@@ -15,19 +15,16 @@ import typing
 from pathlib import Path
 from typing import Any, Iterable, cast
 
-import yaml
 from pydantic import ValidationError
 
 from advisor.causes import CAUSE_BY_ID
 from advisor.errors import Diagnostic
-from advisor.facts import FACT_KINDS
+import advisor.facts as vocabulary
 from advisor.rulebase import schema as S
-from advisor.read.safe import yaml_int
+from advisor.rulebase.positions import PosDict, PosList
 from advisor.rulebase.evidence import template_env
 
 MAX_RULE_FILE_BYTES = 1_000_000
-MAX_ALIASES = 50
-MAX_NESTING = 40  # mapping/list levels in a user's rule file
 MAX_EXPANDED_NODES = 200_000  # values once aliases are expanded (a big rule file has a few thousand)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 ALIAS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -36,53 +33,6 @@ CONTAINS_FORBIDDEN = set("[]\\^")
 
 
 # --------------------------------------------------------------------------- YAML with positions
-class PosDict(dict):
-    """A mapping that remembers where its keys and values were written."""
-
-    start: S.Pos = (1, 1)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.key_pos: dict[Any, S.Pos] = {}
-        self.val_pos: dict[Any, S.Pos] = {}
-
-
-class PosList(list):
-    start: S.Pos = (1, 1)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pos: list[S.Pos] = []
-
-
-def _mark(node: yaml.Node) -> S.Pos:
-    return (node.start_mark.line + 1, node.start_mark.column + 1)
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps positions, refuses duplicate keys and anchor bombs."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.problems: list[tuple[S.Pos, str, str]] = []
-        self._alias_count = 0
-
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            self._alias_count += 1
-            if self._alias_count > MAX_ALIASES:
-                raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (an anchor bomb?)")
-        self._depth = getattr(self, "_depth", 0) + 1
-        try:  # a bounded nesting depth: a rule has a handful of levels, recursion would crash at ~1000
-            if self._depth > MAX_NESTING:
-                raise yaml.MarkedYAMLError(
-                    problem=f"nested more than {MAX_NESTING} levels deep", problem_mark=self.peek_event().start_mark
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
 def _expanded_size(value: Any, memo: dict[int, int]) -> int:
     """Values in ``value`` once YAML aliases are expanded (a shared object counts at each use)."""
     if not isinstance(value, (dict, list)):
@@ -93,56 +43,6 @@ def _expanded_size(value: Any, memo: dict[int, int]) -> int:
         children = list(value.keys()) + list(value.values()) if isinstance(value, dict) else value
         memo[key] = 1 + sum(_expanded_size(v, memo) for v in children)
     return memo[key]
-
-
-def _construct_map(loader: _Loader, node: yaml.MappingNode):
-    loader.flatten_mapping(node)
-    data = PosDict()
-    data.start = _mark(node)
-    yield data
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if not isinstance(key, (str, int, float, bool)) or key is None:
-            loader.problems.append((_mark(key_node), "yaml", f"keys must be plain names, got {key!r}"))
-            continue
-        if key in data:
-            loader.problems.append((_mark(key_node), "yaml", f"duplicate key '{key}'"))
-        data[key] = loader.construct_object(value_node, deep=True)
-        data.key_pos[key] = _mark(key_node)
-        data.val_pos[key] = _mark(value_node)
-
-
-def _construct_seq(loader: _Loader, node: yaml.SequenceNode):
-    data = PosList()
-    data.start = _mark(node)
-    yield data
-    for child in node.value:
-        data.append(loader.construct_object(child, deep=True))
-        data.pos.append(_mark(child))
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-_Loader.add_constructor("tag:yaml.org,2002:int", yaml_int)  # 5000 digits: +-inf, not a ValueError
-
-_CSafeLoader = getattr(yaml, "CSafeLoader", None)
-if _CSafeLoader is not None:
-
-    class _FastLoader(_CSafeLoader):  # type: ignore[misc, valid-type]
-        """libyaml's parser with the same position-keeping constructors.
-
-        Used for the built-in rule base only (about 10x faster than the pure-Python
-        parser); user files keep _Loader, which also counts aliases against bombs.
-        """
-
-        def __init__(self, stream: str) -> None:
-            super().__init__(stream)
-            self.problems: list[tuple[S.Pos, str, str]] = []
-
-    _FastLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-    _FastLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
-else:  # pragma: no cover - PyYAML built without libyaml
-    _FastLoader = _Loader  # type: ignore[misc]
 
 
 # --------------------------------------------------------------------------- field types
@@ -185,7 +85,7 @@ def _category(value: Any) -> str:
 
 
 def field_types(kind: str) -> dict[str, tuple[set[str], tuple[Any, ...] | None]]:
-    model = FACT_KINDS[kind]
+    model = vocabulary.FACT_KINDS[kind]
     return {
         name: _type_categories(f.annotation) for name, f in model.model_fields.items() if name not in ("kind", "source")
     }
@@ -455,12 +355,12 @@ class _RuleChecker:
             return None
         kind = kinds[0]
         kpos = self._kpos(item, kind)
-        if kind not in FACT_KINDS:
+        if kind not in vocabulary.FACT_KINDS:
             self.err(
                 kpos,
                 f"unknown fact kind '{kind}'",
-                expected="one of: " + ", ".join(FACT_KINDS),
-                hint=_suggest(kind, FACT_KINDS),
+                expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
+                hint=_suggest(kind, vocabulary.FACT_KINDS),
             )
             return None
         alias = item.get("as", kind)
@@ -649,12 +549,12 @@ class _RuleChecker:
         for node in ast.find_all(nodes.Getattr):
             if isinstance(node.node, nodes.Name) and node.node.name in pats:
                 kind = pats[node.node.name].kind
-                if node.attr not in FACT_KINDS[kind].model_fields:
+                if node.attr not in vocabulary.FACT_KINDS[kind].model_fields:
                     self.err(
                         (pos[0] + node.lineno - 1, pos[1]),
                         f"evidence uses '{node.node.name}.{node.attr}', but '{kind}' has no field '{node.attr}'",
                         code="evidence-template",
-                        hint=_suggest(node.attr, FACT_KINDS[kind].model_fields),
+                        hint=_suggest(node.attr, vocabulary.FACT_KINDS[kind].model_fields),
                     )
 
     # -- tests
@@ -722,12 +622,12 @@ class _RuleChecker:
                 )
                 continue
             kind, fields = next(iter(f.items()))
-            if kind not in FACT_KINDS:
+            if kind not in vocabulary.FACT_KINDS:
                 self.err(
                     self._kpos(f, kind),
                     f"unknown fact kind '{kind}' in test case '{name}'",
-                    expected="one of: " + ", ".join(FACT_KINDS),
-                    hint=_suggest(kind, FACT_KINDS),
+                    expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
+                    hint=_suggest(kind, vocabulary.FACT_KINDS),
                 )
                 continue
             fields = fields or {}
@@ -735,7 +635,7 @@ class _RuleChecker:
                 self.err(self._vpos(f, kind, fpos), f"the fields of '{kind}' must be a mapping")
                 continue
             try:
-                facts.append(FACT_KINDS[kind](**dict(fields)))
+                facts.append(vocabulary.FACT_KINDS[kind](**dict(fields)))
             except ValidationError as exc:
                 for e in exc.errors():
                     loc = e["loc"][0] if e["loc"] else None
@@ -753,7 +653,7 @@ class _RuleChecker:
                         epos,
                         f"test case '{name}': {msg}",
                         code="rule-tests",
-                        hint=_suggest(str(loc), FACT_KINDS[kind].model_fields)
+                        hint=_suggest(str(loc), vocabulary.FACT_KINDS[kind].model_fields)
                         if e["type"] == "extra_forbidden"
                         else None,
                     )
@@ -767,9 +667,13 @@ class _RuleChecker:
 # --------------------------------------------------------------------------- entry points
 def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser)."""
+    import yaml  # imported by the rules' parser only: a diagnosis from the rule cache does not load PyYAML
+
+    from advisor.rulebase.rule_yaml import FastLoader, Loader
+
     diags: list[Diagnostic] = []
     try:
-        loader = (_FastLoader if trusted else _Loader)(text)
+        loader = (FastLoader if trusted else Loader)(text)
     except yaml.YAMLError as exc:  # a control character: the reader refuses the text before parsing
         at = getattr(exc, "position", 0) or 0
         line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
