@@ -32,9 +32,10 @@ import json
 import math
 import re
 import threading
+import traceback
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -188,35 +189,46 @@ class _Registered:
     ruleset: Any
 
 
-def _action(rule_id: str) -> Callable[[Any], None]:
-    def run(c: Any) -> None:
-        matched = {k: dict(v) for k, v in (c._m or {}).items() if isinstance(v, dict)}
-        sid = str(c.s.sid)
-        with _LOCK:
-            bucket = _COLLECT.get(sid)
-            if bucket is not None:
-                bucket.append((rule_id, matched))
-
-    return run
-
-
-def _noop(c: Any) -> None:
-    return None
-
-
-class _Actions(dict):  # type: ignore[type-arg]
-    """A ruleset's actions by rule name, each made when its rule first fires (durable-rules looks an
-    action up by name as it runs it; most rules never fire)."""
-
-    def __init__(self, rule_ids: list[str]):
-        super().__init__()
-        self.names = frozenset(rule_ids)
-
-    def __missing__(self, rid: str) -> Any:
-        if rid not in self.names:
-            raise KeyError(rid)
-        action = self[rid] = _DR.Promise(_noop if rid == CATCH_ALL else _action(rid))
-        return action
+def _run_actions(rs: Any, rule_ids: frozenset[str], state_handle: Any) -> None:
+    """Run the actions durable-rules has queued for a state, as ``Ruleset.do_actions`` does (the same
+    engine calls in the same order: ``start_action_for_state``, then for each action ``update_state``
+    with the state and ``complete_and_start_action``), without its per-action Closure and Promise
+    objects: an action here only notes (rule name, matched facts) for the state's session
+    (``_COLLECT``); the catch-all's does nothing."""
+    result = _DRE.start_action_for_state(rs._handle, state_handle)
+    if not result:
+        return
+    state = json.loads(result[0])
+    state_text = json.dumps(state, ensure_ascii=False)  # what do_actions writes back: our actions leave it as is
+    sid = str(state.get("sid"))
+    message = json.loads(result[1])
+    while True:
+        action_name, matched = next(iter(message.items()))
+        if action_name not in rule_ids:
+            raise KeyError(action_name)
+        if action_name != CATCH_ALL:
+            facts = {
+                k: dict(v) for k, v in (matched if isinstance(matched, dict) else {}).items() if isinstance(v, dict)
+            }
+            with _LOCK:
+                bucket = _COLLECT.get(sid)
+                if bucket is not None:
+                    bucket.append((action_name, facts))
+        try:
+            _DRE.update_state(rs._handle, state_text)
+            new = _DRE.complete_and_start_action(rs._handle, state_handle)
+        except BaseException as exc:  # as do_actions: logged, the action abandoned, the error raised
+            _DR.logger.exception(
+                "base exception type %s, value %s, traceback %s",
+                type(exc),
+                str(exc),
+                traceback.format_tb(exc.__traceback__),
+            )
+            _DRE.abandon_action(rs._handle, state_handle)
+            raise
+        if not new:
+            return
+        message = json.loads(new)
 
 
 def _register(text: str, rule_ids: list[str]) -> _Registered:
@@ -231,7 +243,8 @@ def _register(text: str, rule_ids: list[str]) -> _Registered:
             return _REGISTERED[name]
         host = _host()
         rs = object.__new__(_DR.Ruleset)
-        rs._actions = _Actions(rule_ids)
+        rs._actions = {}  # actions run in _run_actions, by name
+        rs._names = frozenset(rule_ids)
         rs._name = name
         rs._host = host
         rs._handle = _DRE.create_ruleset(name, text)
@@ -426,13 +439,10 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
     with _LOCK:
         _COLLECT[sid] = []
     try:
-        host = _host()
         for reg in registered:
             rs = reg.ruleset
             try:
-                host._handle_function(
-                    rs, lambda s, rs=rs: rs._handle_result(_DRE.assert_facts(rs._handle, s), s), text, None
-                )
+                _run_actions(rs, rs._names, rs._handle_result(_DRE.assert_facts(rs._handle, text), text))
             except Exception as exc:  # engine errors surface with the ruleset's rules named
                 raise EngineError(f"rule engine failed on a ruleset of {len(rs._definition) - 1} rules: {exc}") from exc
         with _LOCK:

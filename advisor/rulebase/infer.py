@@ -17,7 +17,7 @@ from advisor.facts.finding import Finding
 from advisor.rulebase import backends, cache
 from advisor.rulebase.compile import effective_params
 from advisor.rulebase.evidence import render_evidence
-from advisor.rulebase.schema import Rule
+from advisor.rulebase.schema import Not, Rule
 
 MAX_ROUNDS = 8
 
@@ -46,6 +46,13 @@ class RuleBase:
         self.backend = backends.make(self.engine, self.rules, self.params, self.overrides)
         #: the shipped rules (as loaded from the rule-base cache): their plain evidence templates skip jinja
         self.shipped = {r.id for r in self.rules if cache.origin(r) is not None}
+        #: whether a rule reads findings (a pattern or a `not:` of kind finding); when none does, a second
+        #: round would fire the same rules on the same facts (a finding fact matches no other kind)
+        self.reads_findings = any(
+            p.kind == "finding"
+            for r in self.rules
+            for p in [*r.patterns(), *(i.pattern for i in r.items if isinstance(i, Not))]
+        )
 
     def infer(self, facts: list[Fact]) -> tuple[list[Firing], list[str]]:
         """All firings (sorted by rule id, then matched facts) and warnings."""
@@ -75,7 +82,7 @@ class RuleBase:
                     confidence=rule.confidence,
                     text=render_evidence(rule.evidence, matched, self.params[rule_id], rule_id in self.shipped),
                 )
-            if set(new) == set(findings):
+            if set(new) == set(findings) or not self.reads_findings:
                 break
             findings = new
         else:

@@ -336,3 +336,33 @@ def test_only_shipped_rules_skip_jinja(builtin, monkeypatch):
         pytest.skip("the rule-base cache is turned off (ADVISOR_NO_CACHE)")
     firings, _ = RuleBase(builtin).infer(rule.fires[0].facts)
     assert "init-std-too-large" in {f.rule.id for f in firings} and rule.evidence in calls
+
+
+# -- rounds of chained findings -----------------------------------------------------------------
+@pytest.mark.parametrize("engine_name_", ["durable", "python"])
+def test_one_round_when_no_rule_reads_findings(engine_name_, monkeypatch):
+    """Without a rule on findings, a second round fires the same rules on the same facts: it is skipped."""
+    from pathlib import Path
+
+    from advisor.rulebase.infer import RuleBase
+    from advisor.rulebase.load import load_rules
+
+    if engine_name_ == "durable" and not _durable():
+        pytest.skip("durable-rules does not import here")
+    rules, _ = load_rules([Path(__file__).parent / "data" / "chain.yaml"])
+    facts = [LossCurve(split="train", first_nonfinite_step=7), Hyperparameter(name="learning_rate", value=0.0001)]
+    readers = RuleBase(rules, engine=engine_name_)
+    assert readers.reads_findings
+    without = RuleBase([r for r in rules if r.id != "test-nonfinite-without-lr"], engine=engine_name_)
+    assert not without.reads_findings
+    calls = []
+    real = without.backend.evaluate
+    monkeypatch.setattr(without.backend, "evaluate", lambda dicts: calls.append(len(dicts)) or real(dicts))
+    once = without.infer(facts)
+    assert calls == [2]  # one round, on the two facts
+    monkeypatch.setattr(without, "reads_findings", True)
+    twice = without.infer(facts)
+    assert calls == [2, 2, 3]  # the rounds as before: the same firings with the finding added
+    assert [(f.rule.id, f.facts, f.evidence) for f in once[0]] == [(f.rule.id, f.facts, f.evidence) for f in twice[0]]
+    assert once[1] == twice[1] == []
+    assert {f.rule.id for f in once[0]} == {"test-finding-nonfinite", "test-small-lr-argues-against"}
