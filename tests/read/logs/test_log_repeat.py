@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,38 @@ def test_generated_logs_read_the_same_with_templates(tmp_path_factory, monkeypat
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         fast, slow = _both(path, monkeypatch)
         assert fast == slow
+
+
+def _number(r) -> str:
+    k = r.random()
+    if k < 0.4:
+        return str(r.randint(0, 10**6))
+    if k < 0.8:
+        return f"{r.uniform(-1e6, 1e6):.4f}"
+    if k < 0.95:
+        return f"{r.uniform(1e-9, 1e9):.3e}"
+    return r.choice(["nan", "inf", "-inf", "1.#INF", "1e999", "0.5%", "-0.0", ".5", "5."])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_shapes_in_short_turns_read_the_same_with_templates(seed, tmp_path, monkeypatch):
+    """Thousands of lines, the shapes above taking turns every few lines (where one family's state meets another's
+    template), with the real block size: the same read with templates as line by line."""
+    r = random.Random(seed)
+    lines = []
+    k = 0
+    while len(lines) < 4000:
+        fmt = r.choice(_FORMATS)
+        mode = r.choice(["any", "small", "up", "up"])
+        for _ in range(r.randint(1, 6)):
+            if mode == "up":
+                k += r.randint(0, 2)
+                lines.append(fmt(str(k // 7), str(k), _number(r)))
+            elif mode == "small":
+                lines.append(fmt(str(r.randint(0, 30)), str(r.randint(0, 30)), _number(r)))
+            else:
+                lines.append(fmt(_number(r), _number(r), _number(r)))
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
