@@ -90,10 +90,6 @@ class Template:
         """A line that records nothing and changes nothing (``learn_inert``): skipped."""
         return self.kind == "inert"
 
-    @property
-    def ngroups(self) -> int:
-        return self.regex.groups
-
 
 def _compiled(pattern: str, **fields) -> Template:
     return Template(re.compile(pattern), ascii=re.compile(pattern, re.ASCII), **fields)

@@ -115,7 +115,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
     dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
     dead = rows.dead  # lines read in full that hold no trigger word: skipped when seen again
-    header: tuple[int, str] = (0, "")  # the last Keras epoch header read in full, and its line number
+    header: tuple[int, str] = (0, "")  # line number and text of the last Keras epoch header read in full
     with (
         path.open("r", encoding=encoding, errors="replace", newline=None)
         if stream is None
