@@ -6,9 +6,14 @@ first. The values of matched lines wait, as text, until the collector is next as
 ``before_change``) or ``MAX_ROWS`` wait; then each column is converted with one numpy call and goes to its series
 in a few array operations (``Collector.add_columns``), in file order.
 
+Lines between them that the reader would read without any effect are skipped in the same run: *dead* lines (a line
+the text reader found no trigger word in, remembered by its exact text: in this state its only possible effect is
+ending a Keras bar's tail, ``keras.other_line``, which is applied) and lines of an inert template.
+
 A Keras epoch (``Epoch 3/10`` and the bar's last line, the counter at its total) changes the Keras reader's state
 as ``keras.parse`` would: the header records the epoch before (``keras.flush``), the bar's values wait as the new
-epoch's pending values, and the counter at its total closes the epoch (phase "tail"). Within a run of such epochs
+epoch's pending values, and the counter at its total closes the epoch (phase "tail", set at once: a line after it
+may end it). Within a run of such epochs
 each one's values are recorded at the next header, so they are held here like other rows; the last one's become
 the Keras state's pending values when the run ends.
 """
