@@ -1,7 +1,8 @@
 """End-to-end CPU time of ``advisor diagnose`` on the shipped examples, against a reference in the same run.
 
-For each example folder, runs ``python -m advisor diagnose EXAMPLE --format json -o TMP`` in a fresh
-interpreter and measures the child's CPU time (user + sys, from ``resource.getrusage(RUSAGE_CHILDREN)``);
+For each example folder, and for three runs written by the real libraries (what users mostly have: a log,
+a config, maybe a model summary; ``REAL_RUNS`` below), runs ``python -m advisor diagnose RUN --format json -o
+TMP`` in a fresh interpreter and measures the child's CPU time (user + sys, from ``resource.getrusage(RUSAGE_CHILDREN)``);
 the reference is ``python -c "import numpy, pydantic, yaml, jinja2"`` (importing the core dependencies,
 the least any diagnosis costs), measured in the same run. Each command runs ``--repeat`` times and the
 least CPU time is kept (the machine may be shared). The #11 target is a typical small run under 0.5 s.
@@ -11,7 +12,8 @@ installed package has them) and advisor's rule-base cache (``--no-rule-cache`` m
 
 Usage::
 
-    python benchmarks/e2e_bench.py [--repeat 5] [--examples lr_too_high healthy ...] [--json OUT.json]
+    python benchmarks/e2e_bench.py [--repeat 5] [--examples lr_too_high healthy ...] [--runs PATH ...]
+                                   [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.5
 REFERENCE = "import numpy, pydantic, yaml, jinja2"
+#: runs written by the real libraries (tests/extract/config_samples/README.md, tests/extract/fixtures): name -> path
+REAL_RUNS = {
+    "keras_log": "tests/extract/fixtures/keras_log_only_healthy",  # Keras 3 fit output, model summary
+    "hf_trainer": "tests/extract/config_samples/hf_output",  # transformers Trainer checkpoints and arguments
+    "lightning_csv": "tests/extract/config_samples/lightning/lightning_logs/version_1",  # CSVLogger, hparams
+}
 
 
 def cpu_of(cmd: list[str], env: dict[str, str]) -> float:
@@ -46,10 +54,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--examples", nargs="*", default=None, help="example folder names (default: all)")
+    ap.add_argument(
+        "--runs", nargs="*", default=None, help="run folders or files to add (default: the real-library runs)"
+    )
     ap.add_argument("--no-rule-cache", action="store_true", help="measure with ADVISOR_NO_CACHE=1")
     ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
     args = ap.parse_args()
-    names = args.examples or sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir())
+    names = args.examples or sorted(
+        p.name
+        for p in (ROOT / "examples").iterdir()
+        if p.is_dir() and p.name != "generated"  # (made locally)
+    )
+    paths = {name: ROOT / "examples" / name for name in names}
+    extra = REAL_RUNS if args.runs is None else {Path(r).name: Path(r) for r in args.runs}
+    paths.update({name: ROOT / path for name, path in extra.items()})
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its byte code compiled
@@ -59,21 +77,12 @@ def main() -> None:
         out = str(Path(tmp) / "report.json")
 
         def diagnose(name: str) -> list[str]:
-            return [
-                sys.executable,
-                "-m",
-                "advisor",
-                "diagnose",
-                str(ROOT / "examples" / name),
-                "--format",
-                "json",
-                "-o",
-                out,
-            ]
+            return [sys.executable, "-m", "advisor", "diagnose", str(paths[name]), "--format", "json", "-o", out]
 
-        cpu_of(diagnose(names[0]), env)  # byte code and rule-base caches written
+        for name in paths:  # byte code (the modules a run imports lazily too) and rule-base caches written
+            cpu_of(diagnose(name), env)
         ref = best_cpu([sys.executable, "-c", REFERENCE], env, args.repeat)
-        runs = {name: best_cpu(diagnose(name), env, args.repeat) for name in names}
+        runs = {name: best_cpu(diagnose(name), env, args.repeat) for name in paths}
     result = {
         "reference_cmd": f'python -c "{REFERENCE}"',
         "reference_cpu_s": ref,

@@ -220,22 +220,63 @@ def parse_number(text: str) -> float | None:
 
 # -- bounded series --------------------------------------------------------------
 class Buffer:
-    """(step, epoch, value, line) points; at most ``cap`` kept, decimated evenly when full."""
+    """(step, epoch, value, line) points; at most ``cap`` kept, decimated evenly when full.
+
+    The four arrays hold ``n`` points and room for more (their length doubles when full, up to ``cap``: arrays grown
+    a little at a time were copied again and again); ``step``, ``epoch``, ``value`` and ``line`` are the points."""
 
     def __init__(self, cap: int | None = None):
         self.cap = MAX_POINTS if cap is None else cap
-        self.step = array("d")
-        self.epoch = array("d")
-        self.value = array("d")
-        self.line = array("q")
+        self._step = array("d")
+        self._epoch = array("d")
+        self._value = array("d")
+        self._line = array("q")
+        self.n = 0  # points stored
         self.count = 0  # points seen (after resume de-duplication)
         self.stride = 1
         self._phase = 0
         self.nonfinite = 0
         self.first_nonfinite: tuple[float, float, int] | None = None  # (step, epoch, line)
 
+    @property
+    def step(self) -> array:
+        return self._step[: self.n]
+
+    @property
+    def epoch(self) -> array:
+        return self._epoch[: self.n]
+
+    @property
+    def value(self) -> array:
+        return self._value[: self.n]
+
+    @property
+    def line(self) -> array:
+        return self._line[: self.n]
+
     def __len__(self) -> int:
-        return len(self.value)
+        return self.n
+
+    def reserve(self, size: int) -> None:
+        """Room for ``size`` points (at least; at most ``cap``)."""
+        have = len(self._value)
+        if size <= have:
+            return
+        extra = min(max(size, 2 * have, 64), max(self.cap, size)) - have
+        zeros = bytes(8 * extra)
+        for arr in (self._step, self._epoch, self._value, self._line):
+            arr.frombytes(zeros)
+
+    def put(self, step: float, epoch: float, value: float, line: int) -> None:
+        """Store one point (the caller decides which points are stored)."""
+        n = self.n
+        if n == len(self._value):
+            self.reserve(n + 1)
+        self._step[n] = step
+        self._epoch[n] = epoch
+        self._value[n] = value
+        self._line[n] = line
+        self.n = n + 1
 
     def add(self, step: float, epoch: float, value: float, line: int) -> None:
         self.count += 1
@@ -247,36 +288,60 @@ class Buffer:
         if self._phase < self.stride:
             return
         self._phase = 0
-        self.step.append(step)
-        self.epoch.append(epoch)
-        self.value.append(value)
-        self.line.append(line)
-        if len(self.value) >= self.cap:
+        self.put(step, epoch, value, line)
+        if self.n >= self.cap:
             self.decimate()
 
     def decimate(self) -> None:
         """Keep every second stored point, and from now on every ``2 * stride``-th new one."""
-        for name in ("step", "epoch", "value", "line"):
-            arr = getattr(self, name)
-            setattr(self, name, array(arr.typecode, arr[::2]))
+        n = self.n
+        self._step = array("d", self._step[:n:2])
+        self._epoch = array("d", self._epoch[:n:2])
+        self._value = array("d", self._value[:n:2])
+        self._line = array("q", self._line[:n:2])
+        self.n = len(self._value)
         self.stride *= 2
 
     def truncate(self, keep: int) -> None:
         """Keep only the first ``keep`` stored points (a resumed run overwrites the rest)."""
-        dropped = len(self.value) - keep
+        dropped = self.n - keep
         if dropped <= 0:
             return
         self.count -= dropped * self.stride
-        for name in ("step", "epoch", "value", "line"):
-            del getattr(self, name)[keep:]
+        self.n = keep
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = self.n
+        if not n:
+            return np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
         return (
-            np.frombuffer(self.step, dtype=np.float64).copy() if len(self.step) else np.zeros(0),
-            np.frombuffer(self.epoch, dtype=np.float64).copy() if len(self.epoch) else np.zeros(0),
-            np.frombuffer(self.value, dtype=np.float64).copy() if len(self.value) else np.zeros(0),
-            np.frombuffer(self.line, dtype=np.int64).copy() if len(self.line) else np.zeros(0, np.int64),
+            np.frombuffer(self._step, dtype=np.float64, count=n).copy(),
+            np.frombuffer(self._epoch, dtype=np.float64, count=n).copy(),
+            np.frombuffer(self._value, dtype=np.float64, count=n).copy(),
+            np.frombuffer(self._line, dtype=np.int64, count=n).copy(),
         )
+
+
+#: (position kind: 0 step, 1 epoch only; whether positions are given; first and last position) of a batch of records
+BatchPositions = tuple[int, bool, float, float]
+
+
+def batch_positions(st: np.ndarray, ep: np.ndarray) -> BatchPositions | None:
+    """What ``MetricSeries.add_many`` needs of a batch's positions (the same for every series of the batch), or None
+    when the batch is not for it: steps on some records only, a position missing or going back."""
+    nan_steps = np.isnan(st)
+    if not nan_steps.any():
+        kind, x = 0, st
+    elif nan_steps.all():
+        kind, x = 1, ep
+    else:
+        return None
+    x_nan = np.isnan(x)
+    if x_nan.all():
+        return kind, False, math.nan, math.nan
+    if x_nan.any() or (x.size > 1 and bool((np.diff(x) < 0).any())):
+        return None
+    return kind, True, float(x[0]), float(x[-1])
 
 
 @dataclass
@@ -303,7 +368,7 @@ class MetricSeries:
     def add(self, step: float, epoch: float, value: float, line: int) -> None:
         kind, x = (0, step) if step == step else (1, epoch)
         if x == x:
-            if x < self._last[kind] and len(self.buf.value):
+            if x < self._last[kind] and self.buf.n:
                 self._went_back(kind, x)
             self._last[kind] = x
             first = self._first
@@ -320,41 +385,43 @@ class MetricSeries:
         if buf._phase < buf.stride:
             return
         buf._phase = 0
-        buf.step.append(step)
-        buf.epoch.append(epoch)
-        buf.value.append(value)
-        buf.line.append(line)
-        if len(buf.value) >= buf.cap:
+        n = buf.n
+        if n == len(buf._value):
+            buf.reserve(n + 1)
+        buf._step[n] = step
+        buf._epoch[n] = epoch
+        buf._value[n] = value
+        buf._line[n] = line
+        buf.n = n = n + 1
+        if n >= buf.cap:
             buf.decimate()
             if self.restarts:  # the buffer kept every second point
                 self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
 
-    def add_many(self, st: np.ndarray, ep: np.ndarray, values: np.ndarray, lines: np.ndarray) -> bool:
+    def add_many(
+        self,
+        st: np.ndarray,
+        ep: np.ndarray,
+        values: np.ndarray,
+        lines: np.ndarray,
+        where: BatchPositions | None = None,
+    ) -> bool:
         """Points in file order, exactly as ``add`` of each, in a few array operations. Only for points on one kind
         of position that never goes back (no restart, no resume): returns False, having done nothing, otherwise
-        (the caller then adds them one by one)."""
+        (the caller then adds them one by one). ``where``: ``batch_positions(st, ep)``, when the caller has it."""
         n = int(values.size)
-        nan_steps = np.isnan(st)
-        if not nan_steps.any():
-            kind, x = 0, st
-        elif nan_steps.all():
-            kind, x = 1, ep
-        else:
-            return False
-        x_nan = np.isnan(x)
-        if x_nan.all():
-            tracked = False
-        elif x_nan.any() or (n > 1 and bool((np.diff(x) < 0).any())):
-            return False
-        else:
-            tracked = True
-            if x[0] < self._last[kind] and len(self.buf.value):
+        if where is None:
+            where = batch_positions(st, ep)
+            if where is None:
                 return False
+        kind, tracked, x_first, x_last = where
         if tracked:
-            self._last[kind] = float(x[-1])
+            if x_first < self._last[kind] and self.buf.n:
+                return False
+            self._last[kind] = x_last
             first = self._first
             if first[kind] != first[kind]:
-                first[kind] = float(x[0])
+                first[kind] = x_first
         buf = self.buf
         buf.count += n
         finite = np.isfinite(values)
@@ -366,17 +433,22 @@ class MetricSeries:
                 buf.first_nonfinite = (float(st[i]), float(ep[i]), int(lines[i]))
         start = 0
         while True:  # the points Buffer.add would store: every stride-th, halving the buffer when full
-            at = start + buf.stride - buf._phase - 1
+            stride = buf.stride
+            at = start + stride - buf._phase - 1
             if at >= n:
                 buf._phase += n - start
                 return True
-            idx = np.arange(at, n, buf.stride)[: buf.cap - len(buf.value)]
-            buf.step.frombytes(st[idx].tobytes())
-            buf.epoch.frombytes(ep[idx].tobytes())
-            buf.value.frombytes(values[idx].tobytes())
-            buf.line.frombytes(lines[idx].astype(np.int64).tobytes())
-            last = int(idx[-1])
-            if len(buf.value) < buf.cap:
+            k = min(len(range(at, n, stride)), buf.cap - buf.n)
+            stop = at + (k - 1) * stride + 1
+            lo, hi = buf.n, buf.n + k
+            buf.reserve(hi)
+            buf._step[lo:hi] = array("d", st[at:stop:stride].tobytes())
+            buf._epoch[lo:hi] = array("d", ep[at:stop:stride].tobytes())
+            buf._value[lo:hi] = array("d", values[at:stop:stride].tobytes())
+            buf._line[lo:hi] = array("q", lines[at:stop:stride].astype(np.int64, copy=False).tobytes())
+            buf.n = hi
+            last = stop - 1
+            if hi < buf.cap:
                 buf._phase = n - 1 - last
                 return True
             buf.decimate()
@@ -394,7 +466,7 @@ class MetricSeries:
             self._first = [math.nan, math.nan]
         else:  # resumed from a checkpoint: the new lines win
             start = self.restarts[-1] if self.restarts else 0
-            xs = self.buf.step if kind == 0 else self.buf.epoch
+            xs = self.buf._step if kind == 0 else self.buf._epoch  # (searched up to len(self.buf))
             keep = bisect.bisect_left(xs, x, start, len(self.buf))  # x is sorted within a run
             if len(self.buf) - keep <= 0.5 * (len(self.buf) - start):
                 self.resumes += 1
@@ -586,8 +658,9 @@ class Collector:
                     read.last_step = step
         else:  # each series in a few array operations where its positions allow
             st = self._global_steps(steps, epochs)
+            where = batch_positions(st, epochs)
             for s, i in kept:
-                if not s.add_many(st, epochs, columns[i], lines):
+                if where is None or not s.add_many(st, epochs, columns[i], lines, where):
                     sts, eps, values, line_list = st.tolist(), epochs.tolist(), columns[i].tolist(), lines.tolist()
                     for j in range(len(line_list)):
                         s.add(sts[j], eps[j], values[j], line_list[j])

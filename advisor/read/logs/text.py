@@ -1,9 +1,12 @@
 """The line loop over a text log: every format family on every line, in bounded memory.
 
-Lines are read with a length cap (``MAX_LINE``): a file without newlines (binary
-garbage, a truncated dump) cannot make one huge string. Carriage returns
-end lines too, so progress bars give one line per update. A cheap trigger
-regex skips lines that cannot hold anything we read.
+Lines are read in blocks (``blocks.py``) with a length cap (``MAX_LINE``): a file
+without newlines (binary garbage, a truncated dump) cannot make one huge string.
+Carriage returns end lines too, so progress bars give one line per update. A
+cheap trigger test skips lines that cannot hold anything we read. At each line
+start of a block, runs of lines with the shape of a line read before are taken
+by templates, and lines without a trigger word seen before are skipped
+(``template_rows.py``, ``repeat.py``); the other lines go through every family.
 """
 
 from __future__ import annotations
@@ -23,13 +26,18 @@ from advisor.read.logs import (
     mxnet,
     repeat,
     table,
+    template_rows,
     timm,
 )
+from advisor.read.logs.blocks import blocks
 from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 from advisor.read.safe import clean_log_line
 
 MAX_LINE = 65536
+#: lines without trigger words remembered (to skip them when they come again), and the longest remembered
+MAX_DEAD = 1024
+MAX_DEAD_CHARS = 300
 #: a line without one of these (lower-cased) cannot hold anything we read
 TRIGGER_WORDS = (
     "loss",
@@ -102,47 +110,58 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     tb_line = 0  # line of a pending "Traceback (most recent call last):"
     exc_line = -2  # line of the last exception read
     epoch_ctx: float | None = None
-    cut = False
     lineno = 0
-    rows = repeat.Rows(col)  # lines with the shape of a key/value line read before (repeat.py)
-    templates = rows.templates  # (Rows changes this list in place)
+    rows = template_rows.Rows(col, kstate)  # lines with the shape of a line read before (repeat.py)
     credit = 8.0  # template compilations allowed before they pay off (each costs ~10 lines' reading)
     dict_record: list[tuple[dict[str, float], float | None, float | None]] = []  # what a dict print recorded
+    dead = rows.dead  # lines read in full that hold no trigger word: skipped when seen again
+    header: tuple[int, str] = (0, "")  # the last Keras epoch header read in full, and its line number
     with (
         path.open("r", encoding=encoding, errors="replace", newline=None)
         if stream is None
         else io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline=None)
     ) as fh:
-        readline = fh.readline
+        pieces = blocks(fh, MAX_LINE)
+        block = ""
+        cur = size = 0
+        overlong = False
+        ahead: tuple[str, bool] | None = None  # the next piece, read before its turn
         while True:
-            line = readline(MAX_LINE)
-            if not line:
-                break
-            if cut:  # the rest of an overlong line
-                cut = not line.endswith("\n") and len(line) == MAX_LINE
-                continue
+            if cur >= size:
+                piece = ahead if ahead is not None else next(pieces, None)
+                ahead = None
+                if piece is None:
+                    break
+                block, overlong = piece
+                cur, size = 0, len(block)
+                rows.ascii = block.isascii()
+                if overlong:  # (a line cut at MAX_LINE comes alone)
+                    read.overlong_lines += 1
+            if not tb_line and tstate.columns is None and (dead or rows.templates):  # (see template_rows.py)
+                nxt, now = rows.take(block, cur, lineno)
+                if nxt != cur:
+                    credit = min(8.0, credit + 0.05 * (now - lineno))
+                    cur, lineno = nxt, now
+                    continue
+            end = block.find("\n", cur) + 1 or size
+            if (
+                end == size
+                and rows.epochs
+                and not overlong
+                and ahead is None
+                and not tb_line
+                and tstate.columns is None
+            ):
+                ahead = next(pieces, None)  # the block's last line: joined to the next block, where a Keras epoch
+                if ahead is not None and not ahead[1]:  # that starts with it may be matched whole
+                    block, ahead = block[cur:] + ahead[0], None
+                    cur, size = 0, len(block)
+                    rows.ascii = block.isascii()
+                    continue
+            line = block[cur:end]
+            cur = end
             lineno += 1
-            if len(line) == MAX_LINE and not line.endswith("\n"):
-                read.overlong_lines += 1
-                cut = True
-            if templates and len(line) <= repeat.MAX_CHARS and not tb_line and tstate.columns is None:
-                if kstate.phase != "tail":  # (else a line ends a Keras epoch)
-                    for tpl in templates:
-                        m = tpl.regex.fullmatch(line)
-                        if m is not None:
-                            if tpl.inert:
-                                pass
-                            elif tpl is rows.tpl and rows.rows and len(rows.rows) < repeat.MAX_ROWS - 1:
-                                rows.rows.append((m.groups(), lineno, line if tpl.position else None))
-                            else:
-                                rows.add(tpl, m.groups(), lineno, line)
-                            if credit < 8.0:
-                                credit += 0.05
-                            break
-                    else:
-                        m = None
-                    if m is not None:
-                        continue
+            raw = line
             if "\x1b" in line or "\x00" in line:  # colour codes and NUL padding are not part of the values
                 line = clean_log_line(line)
             if len(line) > _LONG_DIGITS_MIN and _LONG_DIGITS_RE.search(line):
@@ -169,6 +188,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 if word in low:
                     break
             else:
+                if len(line) <= MAX_DEAD_CHARS and len(dead) < MAX_DEAD and line is raw:
+                    dead.add(line)  # (nothing of it was read, whatever the state but the Keras tail's)
                 continue
             if line.startswith("Traceback (most recent call last)"):
                 tb_line = lineno
@@ -207,6 +228,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                     dict_record.clear()
                 continue
             if (line[:1] in keras.FIRST_CHARS) and keras.parse(line, lineno, col, kstate):
+                pend = kstate.pending
+                if pend is None:
+                    if kstate.phase == "fit" and not kstate.last_n:
+                        header = (lineno, line)  # (a header, or a bar without values: learn_keras tells)
+                elif pend[1] == lineno and header[0] == lineno - 1 and kstate.phase == "tail" and credit >= 1.0:
+                    if rows.keep(repeat.learn_keras(header[1], line, pend[0])):
+                        credit -= 1.0
                 continue
             if kstate.seen and line.startswith("Test") and keras.parse_test(line, lineno, col, kstate):
                 continue

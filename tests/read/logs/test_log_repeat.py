@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.read.logs import records, repeat, text
+from advisor.read.logs import blocks, records, repeat, template_rows, text
 from advisor.read.logs.records import LogRead
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -49,8 +49,10 @@ def _summary(read: LogRead) -> tuple:
 
 def _both(path: Path, monkeypatch) -> tuple[tuple, tuple]:
     fast = _summary(text.read_text(path, path.name))
-    with monkeypatch.context() as m:
-        m.setattr(repeat, "learn", lambda *a, **k: None)
+    with monkeypatch.context() as m:  # the line-by-line reader: no template, no line skipped as seen before
+        for name in ("learn", "learn_dict", "learn_inert", "learn_keras"):
+            m.setattr(repeat, name, lambda *a, **k: None)
+        m.setattr(text, "MAX_DEAD", 0)
         slow = _summary(text.read_text(path, path.name))
     return fast, slow
 
@@ -64,13 +66,13 @@ def test_a_repeated_line_is_read_by_its_template(tmp_path, monkeypatch):
     path = tmp_path / "train.log"
     path.write_text("".join(lines), encoding="utf-8")
     calls = []
-    real = repeat.Rows.flush
+    real = template_rows.Rows.flush
 
     def flush(self):
-        calls.append(len(self.rows))
+        calls.append(len(self.lines))
         real(self)
 
-    monkeypatch.setattr(repeat.Rows, "flush", flush)
+    monkeypatch.setattr(template_rows.Rows, "flush", flush)
     read = text.read_text(path, path.name)
     assert sum(calls) >= 190  # most lines went through the template
     loss = read.series["train/loss"]
@@ -107,6 +109,57 @@ def test_lines_without_effect_are_skipped_by_shape_but_keys_stay(tmp_path, monke
     path.write_text("".join(lines), encoding="utf-8")
     read = text.read_text(path, path.name)
     assert read.series["train/top1"].buf.count == 1
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_keras_epochs_are_read_by_template(tmp_path, monkeypatch):
+    """An ``Epoch k/N`` header and the bar's last line, again and again: after the first epoch read in full, each
+    epoch is one template match; the epoch's values are one point at that epoch, the last one waits as the Keras
+    reader's pending values, and an evaluation bar after fit is still a test point."""
+    lines = []
+    for e in range(1, 41):
+        lines.append(f"Epoch {e}/40\n")
+        lines.append(f"100/100 [==============================] - 2s 20ms/step - loss: {1.0 / e:.4f} - val_loss: 0.5\n")
+        if e % 7 == 0:
+            lines.append("/usr/lib/python3/numpy/core/fromnumeric.py:3504: RuntimeWarning: Mean of empty slice.\n")
+    lines.append("10/10 [==============================] - 0s 2ms/step - loss: 0.4\n")
+    path = tmp_path / "keras.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    learnt = []
+    real = repeat.learn_keras
+
+    def learn_keras(*args):
+        learnt.append(real(*args))
+        return learnt[-1]
+
+    monkeypatch.setattr(repeat, "learn_keras", learn_keras)
+    read = text.read_text(path, path.name)
+    assert len(learnt) == 1 and learnt[0] is not None and learnt[0].kind == "keras"
+    loss = read.series["train/loss"]
+    assert loss.buf.count == 40
+    _, epochs, values, line_numbers = loss.buf.arrays()
+    assert epochs[:3].tolist() == [1.0, 2.0, 3.0] and epochs[-1] == 40.0
+    assert values[9] == float(f"{1.0 / 10:.4f}") and line_numbers[0] == 2
+    assert read.series["test/loss"].buf.count == 1 and read.steps_per_epoch == 100
+    monkeypatch.undo()
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+def test_keras_epochs_between_other_template_lines(tmp_path, monkeypatch):
+    """A key/value line after each Keras epoch: both are read by template in one run, each epoch's values recorded
+    at the next header, after the key/value line before it (as line by line)."""
+    lines = [
+        f"Epoch {e}/30\n3/3 - 1s - loss: 0.{e:02d} - accuracy: 0.5\nstep {e} val_loss: 0.{e:02d} top1 0.7\n"
+        for e in range(1, 31)
+    ]
+    lines.append("3/3 - 1s - loss: 0.99 - accuracy: 0.6\n")  # a bar after the key/value line: an evaluation
+    path = tmp_path / "train.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    read = text.read_text(path, path.name)
+    assert read.series["train/loss"].buf.count == 30 and read.series["eval/loss"].buf.count == 30
+    assert read.series["test/loss"].buf.count == 1
     fast, slow = _both(path, monkeypatch)
     assert fast == slow
 
@@ -196,6 +249,19 @@ _FORMATS = (
     lambda a, b, c: f"Train Epoch: {a} [{b}/60000 (10%)]\tLoss: {c}",
     lambda a, b, c: f"step {a} learning rate {b} loss {c}",
     lambda a, b, c: f"Accuracy: {len(a)}/{len(b) + 10} ({c}%) step {a} loss {b}",
+    # Keras epochs: the header and the bar's last line (counter at, short of or past its total; Keras 3's bar)
+    lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} [====] - 1s 2ms/step - loss: {c} - val_loss: {b}",
+    lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(c)} [====] - 1s 2ms/step - loss: {c} - accuracy: {b}",
+    lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} \u2501\u2501\u2501 0s 3ms/step - accuracy: {b} - loss: {c}",
+    lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} - 1s - loss: {c}\n  {len(b)}/{len(b)} - 0s - loss: {a}",
+    lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} - 1s - loss: {c} - epoch: {a}\nTest loss: {b}",
+    lambda a, b, c: f"Epoch {a}/5\n{len(b)}/{len(b)} - 1s - loss: {c}\nstep {a} loss: {b} acc {c}",
+    lambda a, b, c: f"{len(b)}/{len(b)} - 1s - loss: {c}",
+    # noise that recurs as it is, a line of another script, digits of other scripts
+    lambda a, b, c: "/usr/lib/python3/numpy/core/fromnumeric.py:3504: RuntimeWarning: Mean of empty slice.",
+    lambda a, b, c: "  return _methods._mean(a, axis=axis, dtype=dtype, out=out, **kwargs)",
+    lambda a, b, c: f"step {a} loss: {b} \u00e9tape",
+    lambda a, b, c: f"step \u0663{len(a)} loss: {b}",
 )
 
 
@@ -205,25 +271,31 @@ _COUNTER = st.integers(0, 30).map(str)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_generated_logs_read_the_same_with_templates(tmp_path_factory, monkeypatch, data):
-    # small buffers, so that thinning happens inside the column-by-column path too
-    monkeypatch.setattr(records, "MAX_POINTS", data.draw(st.sampled_from([4, 7, 100_000])))
-    lines = []
-    k = 0
-    for _ in range(data.draw(st.integers(1, 10))):
-        fmt = data.draw(st.sampled_from(_FORMATS))
-        # numbers as drawn; small counters that go up, fall back and repeat; or a counter going up by 0-2 with
-        # its epoch (k // 7) and sometimes starting again (a restart or a resume)
-        mode = data.draw(st.sampled_from(["any", "small", "up"]))
-        if mode == "up" and data.draw(st.booleans()):
-            k = data.draw(st.integers(0, k))
-        for _ in range(data.draw(st.integers(1, 40))):  # a shape repeated with other numbers, as logs do
-            if mode == "up":
-                k += data.draw(st.integers(0, 2))
-                lines.append(fmt(str(k // 7), str(k), data.draw(_NUMBER)))
-            else:
-                number = _COUNTER if mode == "small" else _NUMBER
-                lines.append(fmt(data.draw(number), data.draw(number), data.draw(_NUMBER)))
-    path = tmp_path_factory.mktemp("logs") / "train.log"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    fast, slow = _both(path, monkeypatch)
-    assert fast == slow
+    with monkeypatch.context() as patch:  # (undone after each example)
+        # small buffers, so that thinning happens inside the column-by-column path too; small blocks and row batches, so
+        # that runs of template lines cross block ends and are recorded in several batches; a small line cap
+        patch.setattr(records, "MAX_POINTS", data.draw(st.sampled_from([4, 7, 100_000])))
+        patch.setattr(blocks, "BLOCK_CHARS", data.draw(st.sampled_from([17, 100, 32768])))
+        patch.setattr(template_rows, "MAX_ROWS", data.draw(st.sampled_from([2, 5, 4096])))
+        if blocks.BLOCK_CHARS < 100:
+            patch.setattr(text, "MAX_LINE", data.draw(st.sampled_from([40, 65536])))
+        lines = []
+        k = 0
+        for _ in range(data.draw(st.integers(1, 10))):
+            fmt = data.draw(st.sampled_from(_FORMATS))
+            # numbers as drawn; small counters that go up, fall back and repeat; or a counter going up by 0-2 with
+            # its epoch (k // 7) and sometimes starting again (a restart or a resume)
+            mode = data.draw(st.sampled_from(["any", "small", "up"]))
+            if mode == "up" and data.draw(st.booleans()):
+                k = data.draw(st.integers(0, k))
+            for _ in range(data.draw(st.integers(1, 40))):  # a shape repeated with other numbers, as logs do
+                if mode == "up":
+                    k += data.draw(st.integers(0, 2))
+                    lines.append(fmt(str(k // 7), str(k), data.draw(_NUMBER)))
+                else:
+                    number = _COUNTER if mode == "small" else _NUMBER
+                    lines.append(fmt(data.draw(number), data.draw(number), data.draw(_NUMBER)))
+        path = tmp_path_factory.mktemp("logs") / "train.log"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        fast, slow = _both(path, monkeypatch)
+        assert fast == slow
