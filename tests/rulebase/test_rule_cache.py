@@ -217,3 +217,34 @@ def test_user_rules_are_compiled_every_time(cache_at, tmp_path, durable):
     assert all(cache.origin(r) is None for r in user)
     assert _fires(user)
     assert not list(cache_at.glob("compiled-*.json"))
+
+
+def test_a_damaged_compiled_file_is_written_again(cache_at, tmp_path, durable):
+    folder = _copy_rules(tmp_path)
+    rules, _, _ = _load(folder)
+    assert _fires(rules[:3] + [r for r in rules if r.id == "init-std-too-large"])  # a few rules first
+    (written,) = cache_at.glob("compiled-*.json")
+    assert len(json.loads(written.read_text(encoding="utf-8"))["rules"]) == 4
+    assert _fires(rules)  # the others are added
+    assert len(json.loads(written.read_text(encoding="utf-8"))["rules"]) == len(rules)
+    written.write_text('{"format": 1, "rules": {"init-std-too-large": [["x", "', encoding="utf-8")
+    cache._COMPILED.clear()
+    assert _fires(rules) and not _fires(rules, value=0.1)
+    assert set(json.loads(written.read_text(encoding="utf-8"))["rules"]) == {r.id for r in rules}
+
+
+def test_the_caches_go_to_the_cache_folder_not_the_run(cache_at, tmp_path, durable):
+    from advisor import diagnosis
+    from advisor.diagnosis import diagnose
+
+    diagnosis._load_builtin.cache_clear()  # read the rule base again, into this cache folder
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "lr_too_high", run)
+
+    def state():
+        return sorted((p.relative_to(run).as_posix(), p.stat().st_mtime_ns) for p in run.rglob("*"))
+
+    before = state()
+    report = diagnose(run)
+    assert report.causes and state() == before
+    assert {p.name.split("-")[0] for p in cache_at.iterdir()} == {"rules", "compiled"}
