@@ -320,7 +320,10 @@ def _read_texts(run: RunRead) -> None:
     for rel in folder.files:
         if rel not in settings and rel not in models:
             continue
-        head = run._heads[rel] if rel in run._heads else _head(folder.abs(rel))
+        head = run._heads.get(rel)
+        if head is None:  # text piped in is searched as a file would be (its bytes are held, not opened)
+            piped = folder.memory.get(rel.as_posix())
+            head = piped[: max(HEAD_BYTES, MAX_TEXT_BYTES)] if piped is not None else _head(folder.abs(rel))
         if head is None:
             continue  # the log readers report an unreadable log
         if rel in settings:
@@ -397,9 +400,12 @@ def _settings_logs(folder: RunFolder) -> list[Path]:
     return [
         rel
         for rel in folder.files
-        if (rel.suffix.lower() in SETTINGS_LOG_SUFFIXES or rel.name.lower() in SETTINGS_LOG_NAMES)
-        and rel.name.lower() not in SETTINGS_NOT_LOGS
-        and not any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1])
+        if rel.as_posix() in folder.memory  # standard input: a log excerpt, read like train.log
+        or (
+            (rel.suffix.lower() in SETTINGS_LOG_SUFFIXES or rel.name.lower() in SETTINGS_LOG_NAMES)
+            and rel.name.lower() not in SETTINGS_NOT_LOGS
+            and not any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1])
+        )
     ]
 
 
@@ -449,9 +455,12 @@ def _model_texts(folder: RunFolder) -> list[Path]:
     return [
         p
         for p in folder.files
-        if p in found
-        and p.name.lower() not in MODEL_TEXT_SKIP_NAMES
-        and not any(part.lower() in NOT_LOG_DIRS for part in p.parts[:-1])
+        if p.as_posix() in folder.memory  # standard input, as a log file
+        or (
+            p in found
+            and p.name.lower() not in MODEL_TEXT_SKIP_NAMES
+            and not any(part.lower() in NOT_LOG_DIRS for part in p.parts[:-1])
+        )
     ]
 
 
@@ -465,7 +474,7 @@ def _regular(path: Path) -> bool:
 
 def _head(path: Path) -> bytes | None:
     """The first bytes of a text file (enough for the settings and the model searches); None when it cannot
-    be read. A file held in memory (standard input) is not searched: it is read as a log only."""
+    be read. Not for a file held in memory (standard input): its bytes are at hand (``_read_texts``)."""
     try:
         if file_problem(path) is not None:
             return None

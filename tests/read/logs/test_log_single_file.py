@@ -50,6 +50,37 @@ def test_stdin_facts(capsys, monkeypatch):
     assert "loss_curve: split=train" in out and "first_nonfinite_step=60" in out
 
 
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "extract", "fixtures")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        os.path.join(EXAMPLES, "lr_too_high", "train.log"),  # argparse Namespace(lr=2.5, ...) printed first
+        os.path.join(FIXTURES, "keras_log_only_one_unit", "train.log"),  # Keras 3 model summary, then fit
+    ],
+    ids=["namespace-settings", "keras-summary"],
+)
+def test_piped_text_gives_the_diagnosis_of_the_same_file(log, capsys, monkeypatch):
+    """Settings and a model summary printed in the text are read from standard input as from the file."""
+    import json
+
+    assert main(["diagnose", log, "-f", "json"]) == 0
+    from_file = json.loads(capsys.readouterr().out)
+    with open(log, "rb") as fh:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(fh.read())))
+    assert main(["diagnose", "-", "-f", "json"]) == 0
+    piped = json.loads(capsys.readouterr().out)
+    assert [(c["id"], c["confidence"]) for c in piped["causes"]] == [
+        (c["id"], c["confidence"]) for c in from_file["causes"]
+    ]
+    assert piped["facts_count"] == from_file["facts_count"]
+    kinds = sorted(i["kind"] for i in piped["inputs"] if i["status"] == "used")
+    assert kinds == sorted(i["kind"] for i in from_file["inputs"] if i["status"] == "used")
+    assert piped["causes"] and piped["causes"][0]["confidence"] >= 0.5  # read from what the text prints
+
+
 def test_stdin_is_bounded():
     assert read_stdin(io.BytesIO(b"x" * 10), limit=10) == b"x" * 10
     with pytest.raises(StdinTooLarge, match="save the log to a file"):
