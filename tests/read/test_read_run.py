@@ -144,7 +144,10 @@ def test_standard_input_and_one_file_are_read_as_the_log(tmp_path):
     piped = read_run(RunFolder.open("-", stdin=text))
     assert [(f.shown, f.kind) for f in piped.logs] == [("stdin", "log")]
     assert piped.logs[0].read.series["train/loss"]
-    assert piped.hparams == [] and piped.model_texts == [] and piped.problems == []
+    assert piped.hparams == [] and piped.problems == []
+    # searched for printed settings and a model as a log file is, from the bytes held in memory
+    assert [(t.rel.name, t.text.encode()) for t in piped.model_texts] == [("stdin", text)]
+    assert [(s.shown, s.found) for s in piped.log_settings] == [("stdin", [])]
     (tmp_path / "output").write_bytes(text)  # no suffix: still the log, because it was named
     (tmp_path / "other.log").write_bytes(text)
     single = read_run(RunFolder.open(tmp_path / "output"))
