@@ -39,3 +39,8 @@ def fmt_step(value: Any) -> str:
     if _undefined(value):
         return "?"
     return str(int(value)) if isinstance(value, (int, float)) and math.isfinite(value) else str(value)
+
+
+#: the filters evidence texts and report templates use, by name (one table: the sandbox, the plain evidence path
+#: and the report environments register these same functions)
+FILTERS = {"num": fmt_num, "pct": fmt_pct, "step": fmt_step}

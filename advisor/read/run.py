@@ -84,6 +84,8 @@ MODEL_TEXT_PATTERNS = ("*.log", "*.txt", "*.out", "*.err", "stdout", "stderr", "
 MODEL_TEXT_SKIP_NAMES = {"requirements.txt", "license.txt", "readme.txt", "tensors.jsonl"}
 #: only the start of a text is searched for a model
 MAX_TEXT_BYTES = 8_000_000
+#: the start of a text log that the settings and model searches read
+SEARCH_BYTES = max(HEAD_BYTES, MAX_TEXT_BYTES)
 #: a JSON model description (or a .keras file's config.json) larger than this is not read
 MAX_JSON_BYTES = 20_000_000
 #: the header line of a CSV file: at most this many bytes
@@ -289,7 +291,7 @@ def _read_logs(run: RunRead) -> None:
         raw = _whole(path, MAX_STATE_BYTES) if rel in states else None
         if raw is None:
             # a text log searched for settings and models too: its head comes from the same open
-            want = max(HEAD_BYTES, MAX_TEXT_BYTES) if rel in texts else MAX_HEADER_BYTES if rel in csvs else 0
+            want = SEARCH_BYTES if rel in texts else MAX_HEADER_BYTES if rel in csvs else 0
             want = want if want and _regular(path) else 0
             read, head = read_file_head(path, shown, want)
             if head is not None:
@@ -323,7 +325,7 @@ def _read_texts(run: RunRead) -> None:
         head = run._heads.get(rel)
         if head is None:  # text piped in is searched as a file would be (its bytes are held, not opened)
             piped = folder.memory.get(rel.as_posix())
-            head = piped[: max(HEAD_BYTES, MAX_TEXT_BYTES)] if piped is not None else _head(folder.abs(rel))
+            head = piped[:SEARCH_BYTES] if piped is not None else _head(folder.abs(rel))
         if head is None:
             continue  # the log readers report an unreadable log
         if rel in settings:
@@ -479,7 +481,7 @@ def _head(path: Path) -> bytes | None:
         if file_problem(path) is not None:
             return None
         with open(path, "rb") as fh:
-            return fh.read(max(HEAD_BYTES, MAX_TEXT_BYTES))
+            return fh.read(SEARCH_BYTES)
     except OSError:
         return None
 

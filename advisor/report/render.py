@@ -12,7 +12,7 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from advisor.evidence_format import fmt_num, fmt_pct, fmt_step
+from advisor.evidence_format import FILTERS
 from advisor.read.safe import shown
 from advisor.report.model import Report
 from advisor.rulebase import templates_dir
@@ -108,7 +108,7 @@ def _env(html: bool) -> Environment:
         keep_trailing_newline=True,
         bytecode_cache=_bytecode_cache(),
     )
-    env.filters.update(num=fmt_num, pct=fmt_pct, step=fmt_step, md=_md_escape)
+    env.filters.update(FILTERS, md=_md_escape)
     return env
 
 

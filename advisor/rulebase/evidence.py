@@ -13,7 +13,7 @@ import time
 from functools import lru_cache
 from typing import Any
 
-from advisor.evidence_format import fmt_num, fmt_pct, fmt_step
+from advisor.evidence_format import FILTERS
 
 
 #: budgets of one evidence text (a user's rule file is untrusted: a template must not hang or flood)
@@ -115,7 +115,6 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _NOT_NAMES = frozenset({"true", "false", "none", "True", "False", "None", "not"})
 #: ("text", literal) | ("out", path, filters) | ("if", path, operator or "", literal) | ("endif",)
 _Plain = tuple[tuple[Any, ...], ...]
-_FILTERS = {"num": fmt_num, "pct": fmt_pct, "step": fmt_step}  # the template environment's filters of these names
 
 
 def _plain_path(m: re.Match[str]) -> tuple[str, ...] | None:
@@ -219,7 +218,7 @@ def _render_plain(text: str, ctx: dict[str, Any]) -> str | None:
                 if value is _NO_VALUE:
                     return None
                 for f in step[2]:
-                    value = _FILTERS[f](value)
+                    value = FILTERS[f](value)
                 out.append(str(value))
     except Exception:  # noqa: BLE001 - jinja renders it and reports the error as it does
         return None

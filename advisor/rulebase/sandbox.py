@@ -10,7 +10,7 @@ from jinja2 import StrictUndefined, nodes
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import SandboxedEnvironment
 
-from advisor.evidence_format import fmt_num, fmt_pct, fmt_step
+from advisor.evidence_format import FILTERS
 from advisor.rulebase.evidence import (
     _WIDE,
     MAX_EVIDENCE_CHARS,
@@ -113,7 +113,5 @@ def _bounded_filter(fn: Any) -> Any:
 def make_template_env() -> SandboxedEnvironment:
     env = BudgetedSandbox(autoescape=False, undefined=_Lenient, keep_trailing_newline=False)
     env.filters.update({name: _bounded_filter(fn) for name, fn in env.filters.items()})
-    env.filters["num"] = fmt_num
-    env.filters["pct"] = fmt_pct
-    env.filters["step"] = fmt_step
+    env.filters.update(FILTERS)
     return env
