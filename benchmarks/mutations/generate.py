@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 DEFAULT_OUT = HERE / "generated"
 
 _CLS = {"hidden_act": "relu", "init": "default", "normalize": True, "label_noise": 0.0, "seed": 0}
@@ -65,11 +66,14 @@ PROGRAMS: dict[str, tuple[str, dict]] = {
                                            "hidden": [64], "out_units": 10, "out_act": None,
                                            "loss": "CrossEntropyLoss", "optimizer": "sgd", "momentum": 0.9,
                                            "lr": 0.05, "epochs": 10, "batch_size": 32}),
+    **__import__("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf"), operators in HF_OPERATORS
 }
 
 
 def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
     """(operator, changed settings, true cause, also-acceptable causes) applicable to a program."""
+    if base.get("runner") == "hf":
+        return __import__("hf_programs").operators(base)
     keras = "metrics" in base
     task = base["task"]
     ops: list[tuple[str, dict, str, list[str]]] = []
@@ -149,6 +153,10 @@ def _runner(kind: str):
         import keras_programs
 
         return keras_programs.run
+    if kind == "hf":
+        import hf_programs
+
+        return hf_programs.run
     import torch_programs
 
     return torch_programs.run_torch if kind == "torch" else torch_programs.run_lightning
@@ -166,7 +174,8 @@ def run_program(name: str, out: Path, only_ops: list[str] | None = None) -> dict
         folder = out / name / op
         t0 = time.perf_counter()
         run({**base, **changes}, folder)
-        labels[f"{name}/{op}"] = {"cause": cause, "also_ok": also_ok, "operator": FAMILY.get(op, op), "variant": op,
+        labels[f"{name}/{op}"] = {"cause": cause, "also_ok": also_ok, "operator": FAMILY.get(op, op.split("_seed")[0]),
+                                  "variant": op,
                                   "program": name,
                                   "run": f"{name}/{op}", "baseline": None,
                                   "note": f"{name}: {op} {json.dumps(changes)}" if changes else f"{name}: healthy",
