@@ -455,6 +455,10 @@ def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
     n = obj.get("num_labels")
     if not isinstance(n, int) and isinstance(obj.get("id2label"), dict):
         n = len(obj["id2label"])
+    if n is None and "id2label" not in obj and str(arch or "").endswith("ForSequenceClassification"):
+        # PretrainedConfig's default num_labels is 2, and transformers 5 leaves a default id2label out of
+        # config.json (to_diff_dict), so a classification head saved without one has 2 outputs
+        n = 2
     pt = obj.get("problem_type")
     return ModelDescription(
         format="hf_config",
