@@ -600,6 +600,10 @@ def _facts_for(folder: RunRead, out: Extraction) -> None:
             description_format="hf_config",
             activations_known=False,
             architecture=found.hf.architecture,
+            # a sequence-classification head is one Linear(hidden, num_labels) (the models' documented layout)
+            output_units=found.hf.n_classes
+            if (found.hf.architecture or "").endswith("ForSequenceClassification")
+            else None,
             side=folder.side,  # type: ignore[arg-type]
             source=Source(path=found.hf.path),
         )

@@ -30,6 +30,7 @@ def test_default_two_labels_and_the_cross_entropy_of_the_head():
     loss = _one(facts, "loss_setup")
     assert (loss.family, loss.variant, loss.expects) == ("cross_entropy", "torch_cross_entropy", "logits")
     assert "single_label_classification" in loss.name
+    assert _one(facts, "model_summary").output_units == 2
     chance = _one(facts, "chance_level", split="train")
     assert chance.chance_loss == math.log(2)
     assert round(chance.end_ratio, 3) == 0.819  # 40 % shuffled labels: the train loss levels off near ln 2
@@ -42,6 +43,7 @@ def test_num_labels_one_is_a_regression_head_with_mse():
     assert "regression" in loss.name
     assert _one(facts, "task").task_type == "regression"
     assert not [f for f in facts if f.kind == "chance_level"]
+    assert _one(facts, "model_summary").output_units == 1  # the head: Linear(hidden, num_labels)
 
 
 def test_evaluate_after_train_is_not_a_second_evaluation():
