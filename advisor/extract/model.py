@@ -148,6 +148,16 @@ def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> Lo
     )
 
 
+def _trainable_params(folder: RunRead) -> int | None:
+    """The trainable parameter count a log states (Trainer's "Number of trainable parameters" line)."""
+    for printed in folder.log_settings:
+        for found in printed.found:
+            value = found.values.get("num_parameters") if found.form == "Trainer" else None
+            if isinstance(value, int):
+                return value
+    return None
+
+
 #: the loss a transformers ``*ForSequenceClassification`` head computes for each ``config.problem_type``
 #: (documented in the models' forward: regression MSELoss, single-label CrossEntropyLoss, multi-label
 #: BCEWithLogitsLoss; problem_type is set from num_labels and the label dtype at the first batch with labels)
@@ -595,6 +605,8 @@ def _facts_for(folder: RunRead, out: Extraction) -> None:
         out.facts.extend(layers)
         out.facts.append(summary)
     elif found.hf is not None:
+        trainable = _trainable_params(folder)
+        low = found.hf.min_params
         summary = ModelSummary(
             framework="transformers",
             description_format="hf_config",
@@ -604,6 +616,9 @@ def _facts_for(folder: RunRead, out: Extraction) -> None:
             output_units=found.hf.n_classes
             if (found.hf.architecture or "").endswith("ForSequenceClassification")
             else None,
+            trainable_params=trainable,
+            config_min_params=low,
+            trainable_share=trainable / low if trainable is not None and low else None,
             side=folder.side,  # type: ignore[arg-type]
             source=Source(path=found.hf.path),
         )

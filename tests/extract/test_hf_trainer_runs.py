@@ -53,3 +53,22 @@ def test_evaluate_after_train_is_not_a_second_evaluation():
     assert (curve.points, curve.last_step) == (6, 228)
     gap = _one(facts, "generalization_gap")
     assert (gap.eval_points, gap.evals_after_min) == (6, 0)
+
+
+def test_frozen_encoder_trainable_share_from_the_log_and_the_config():
+    facts = _facts("bert_frozen_encoder")
+    summary = _one(facts, "model_summary")
+    # "Number of trainable parameters = 195" (the classifier: 64 x 3 + 3); the config's matrices hold at least
+    # 32 x 64 (embedding) + 2 layers x (4 x 64 x 64 + 2 x 64 x 128) = 67584
+    assert (summary.trainable_params, summary.config_min_params) == (195, 67584)
+    assert round(summary.trainable_share, 5) == round(195 / 67584, 5)
+
+
+def test_frozen_encoder_is_named_and_a_trained_one_is_not():
+    from advisor.diagnosis import diagnose
+
+    frozen = {c.id: c.raw_confidence for c in diagnose(RUNS / "bert_frozen_encoder").causes}
+    assert max(frozen, key=frozen.get) == "weight_freezing_error"
+    assert frozen["weight_freezing_error"] >= 0.6
+    trained = {c.id for c in diagnose(RUNS / "bert_lr_high").causes}  # every parameter trainable (75,139)
+    assert "weight_freezing_error" not in trained
