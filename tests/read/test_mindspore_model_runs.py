@@ -68,3 +68,10 @@ def test_step_inside_a_later_epoch_is_counted_from_the_start():
 def test_unscaled_inputs_named_for_a_loss_non_finite_at_the_first_step():
     report = diagnose(SAMPLES / "mindspore_unscaled_digits")
     assert report.causes[0].id == "not_normalized"
+
+
+def test_one_step_per_epoch_counts_one_update_per_epoch():
+    """Batch as large as the data set: LossMonitor prints ``epoch: E step: 1`` every epoch (real output)."""
+    read = read_file(SAMPLES / "mindspore_full_batch.log")
+    steps = read.series["train/loss"].buf.arrays()[0]
+    assert steps.tolist() == list(range(1, 31))  # was step 1 thirty times

@@ -559,7 +559,8 @@ class Collector:
             self._first_epoch = epoch
         if self._per_epoch is None:
             prev = self._prev
-            if prev is not None and step < prev[1] and epoch == prev[0] + 1:
+            if prev is not None and step <= prev[1] and epoch == prev[0] + 1:
+                # (not higher: one step per epoch, or one print per epoch, repeats the same count)
                 # 0-based counters end at per_epoch - 1; 1-based and interval-logged ones (50, 100, ... 500) at per_epoch
                 self._per_epoch = self._max_step + max(0.0, 1.0 - self._min_step)
             else:
@@ -594,7 +595,7 @@ class Collector:
         if self._per_epoch is None:
             prev_s = np.concatenate(([self._prev[1] if self._prev else math.nan], s[:-1]))
             prev_e = np.concatenate(([self._prev[0] if self._prev else math.nan], e[:-1]))
-            falls = np.flatnonzero((s < prev_s) & (e == prev_e + 1))  # the counter restarts as the epoch goes up
+            falls = np.flatnonzero((s <= prev_s) & (e == prev_e + 1))  # the counter restarts as the epoch goes up
             start = int(falls[0]) if falls.size else s.size
             if start:
                 self._min_step = min(self._min_step, float(s[:start].min()))
