@@ -99,7 +99,8 @@ def _arrow(path: Path, n: int) -> dict[str, float]:
     except ImportError:
         return {}
     imported = time.process_time() - t0
-    named = re.sub(r"\((?!\?)", lambda m, c=iter(range(99)): f"(?P<g{next(c)}>", GROUPS).replace("++", "+")
+    parts = re.split(r"\((?!\?)", GROUPS.replace("++", "+"))  # RE2: named groups, no possessive repeats
+    named = parts[0] + "".join(f"(?P<g{i}>{part}" for i, part in enumerate(parts[1:]))
 
     def scan() -> None:
         with open(path, encoding="utf-8", errors="replace") as fh:
