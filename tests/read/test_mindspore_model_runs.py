@@ -75,3 +75,11 @@ def test_one_step_per_epoch_counts_one_update_per_epoch():
     read = read_file(SAMPLES / "mindspore_full_batch.log")
     steps = read.series["train/loss"].buf.arrays()[0]
     assert steps.tolist() == list(range(1, 31))  # was step 1 thirty times
+
+
+def test_a_dict_with_a_loss_stays_a_train_record(tmp_path):
+    """A Keras ``on_epoch_end`` callback that prints its ``logs`` ({'accuracy': ..., 'loss': ...}) is no evaluation."""
+    log = tmp_path / "train.log"
+    text = (SAMPLES / "mindspore_model_eval.log").read_text(encoding="utf-8")
+    log.write_text(text.replace("{'Accuracy': np.float64(0.9138888888888889)}", "{'accuracy': 0.91, 'loss': 1.5}"))
+    assert not any(name.startswith("eval/") for name in read_file(log).series)
