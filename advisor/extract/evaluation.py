@@ -20,6 +20,9 @@ from advisor.facts.model import Task
 from advisor.read.logs.merge import merge_reads
 from advisor.read.logs.records import MetricSeries
 
+#: the least error rate a score is taken to show: a perfect score on a finite eval set bounds the error only to
+#: its resolution (half a percent, the last digit of a score printed in percent)
+MIN_ERROR = 0.005
 #: scores where lower is better
 _LOWER_BETTER = ("wer", "cer", "perplexity", "ppl")
 
@@ -97,14 +100,14 @@ def accuracy_loss_bounds(facts: Sequence[Fact]) -> list[Fact]:
             continue
         if not 0.0 <= score.last_value <= 1.0:
             continue
-        bound = fano_bound(score.last_value, n)
+        bound = fano_bound(min(score.last_value, 1.0 - MIN_ERROR), n)
         out.append(
             AccuracyLossBound(
                 n_classes=n,
                 eval_accuracy=score.last_value,
                 bound_loss=bound,
                 train_end_level=curve.end_level,
-                train_to_bound_ratio=curve.end_level / bound if bound > 0 else None,
+                train_to_bound_ratio=curve.end_level / bound,
                 has_eval_loss=score.has_eval_loss,
                 side=side,
                 source=score.source,

@@ -47,11 +47,10 @@ class AccuracyLossBound(Fact):
     n_classes: int = Field(description="C, the class count of the task")
     eval_accuracy: float = Field(description="the last eval accuracy (eval_score)")
     bound_loss: float = Field(
-        description="h(e) + e ln(C - 1) with e = 1 - eval_accuracy: Fano's upper bound on the label entropy, nats"
+        description="h(e) + e ln(C - 1) with e = 1 - eval_accuracy, at least 0.005 (a perfect score bounds the "
+        "error only to its resolution): Fano's upper bound on the label entropy, nats"
     )
     train_end_level: float = Field(description="the train loss's end level (loss_curve end_level)")
-    train_to_bound_ratio: float | None = Field(
-        default=None, description="train_end_level / bound_loss (None when the bound is 0: accuracy 1)"
-    )
+    train_to_bound_ratio: float = Field(description="train_end_level / bound_loss")
     has_eval_loss: bool = Field(default=False, description="an eval loss is logged as well (eval_score)")
     doc = "train loss end level against Fano's bound on the label entropy implied by the eval accuracy"

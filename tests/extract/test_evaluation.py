@@ -49,6 +49,7 @@ def test_final_model_eval_score_and_its_bound(tmp_path):
     (bound,) = facts["accuracy_loss_bound"]
     assert bound.n_classes == 10
     assert bound.bound_loss == pytest.approx(fano_bound(0.9138888888888889, 10))
+    assert bound.bound_loss > 0
     assert bound.train_to_bound_ratio == pytest.approx(bound.train_end_level / bound.bound_loss)
     assert bound.train_to_bound_ratio > 2  # 40 % shuffled labels: the train loss stays at 1.5 nats
 
@@ -61,3 +62,13 @@ def test_no_class_count_no_bound(tmp_path):
 def test_no_score_no_fact(tmp_path):
     facts = _facts(tmp_path, "mindspore_unscaled_digits/train.log")
     assert "eval_score" not in facts and "accuracy_loss_bound" not in facts
+
+
+def test_perfect_score_bounds_the_error_to_its_resolution(tmp_path):
+    log = (SAMPLES / "mindspore_model_eval.log").read_text(encoding="utf-8")
+    (tmp_path / "run.log").write_text(log.replace("np.float64(0.9138888888888889)", "np.float64(1.0)"))
+    shutil.copy(CONFIG, tmp_path / "mlp_config.yaml")
+    facts = extract_facts(RunPair(RunFolder.scan(tmp_path))).facts
+    (bound,) = [f for f in facts if f.kind == "accuracy_loss_bound"]
+    assert bound.eval_accuracy == 1.0
+    assert bound.bound_loss == pytest.approx(fano_bound(0.995, 10))
