@@ -52,10 +52,25 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("op_compare", _when("advisor.extract.op_compare", lambda pair: bool(pair.run.dumps))),
     ("dynamics", _when("advisor.extract.dynamics", lambda pair: any(side.tensor_files for side in pair.sides()))),
     ("model", model_desc.extract),
+    ("evaluation", _when("advisor.extract.evaluation", lambda pair: any(side.logs for side in pair.sides()))),
 )
 
 #: (name, function): steps that read the facts of several extractors (after all of them) and add facts
-COMBINERS: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (("chance_level", chance.chance_levels),)
+COMBINERS: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (
+    ("chance_level", chance.chance_levels),
+    (
+        "accuracy_loss_bound",
+        lambda facts: _evaluation().accuracy_loss_bounds(facts) if _has(facts, "eval_score") else [],
+    ),
+)
+
+
+def _evaluation():
+    return import_module("advisor.extract.evaluation")
+
+
+def _has(facts: Sequence[Fact], kind: str) -> bool:
+    return any(f.kind == kind for f in facts)
 
 
 def _failed(name: str, exc: Exception) -> InputRecord:

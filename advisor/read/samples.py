@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 import struct
 import zipfile
@@ -52,6 +53,8 @@ SPLIT_WORDS = {
 #: folders that hold operator dumps, not data samples
 DUMP_DIRS = {"dump", "dumps", "dump_tensor_data", "dump_data"}
 MAX_CSV_BYTES = 256 * 1024 * 1024
+#: a CSV header line longer than this is parsed as a CSV record from the file
+HEADER_BYTES = 64 * 1024
 
 
 class SampleReadError(ValueError):
@@ -249,14 +252,13 @@ def open_npz(path: Path, shown: str) -> tuple[dict[str, ArraySource], list[str]]
     return arrays, problems
 
 
-def open_csv(path: Path, shown: str) -> tuple[ArraySource, ArraySource]:
-    """(features, labels) of a CSV with a label column; text labels are kept as text."""
-    size = path.stat().st_size
-    if size > MAX_CSV_BYTES:
-        raise SampleReadError(
-            f"CSV is {size} bytes, over the {MAX_CSV_BYTES}-byte limit for CSV samples; save large samples as .npy"
-        )
-    with open(path, newline="", encoding="utf-8", errors="strict") as fh:
+def open_csv(path: Path, shown: str, data: bytes | None = None) -> tuple[ArraySource, ArraySource]:
+    """(features, labels) of a CSV with a label column; text labels are kept as text.
+
+    ``data``: the file's bytes when the reader already holds them (it is then not opened again)."""
+    _check_csv_size(len(data) if data is not None else path.stat().st_size)
+    text = io.StringIO(data.decode("utf-8"), newline="") if data is not None else None
+    with text or open(path, newline="", encoding="utf-8", errors="strict") as fh:
         reader = csv.reader(fh)
         try:
             header = next(reader)
@@ -339,19 +341,51 @@ def _in_dump_dir(rel: Path) -> bool:
     return any(part.lower() in DUMP_DIRS for part in rel.parts[:-1])
 
 
-def _is_sample_csv(path: Path, first_line: str | None = None) -> bool:
-    """Whether a CSV holds a data sample (a label column, no metric columns); ``first_line``: its first line,
-    already read (used when it is a whole line without quotes, which is then the whole header record)."""
-    if first_line is not None and first_line.endswith("\n") and '"' not in first_line:
-        header = next(csv.reader([first_line]), [])
-    else:
-        try:
-            with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-                header = next(csv.reader(fh), [])
-        except OSError:
-            return False
+def sample_csv_header(first_line: str) -> bool | None:
+    """Whether a CSV whose first line is ``first_line`` holds a data sample (a label column, no metric
+    columns); None when the line alone cannot tell (cut short, or quoted: a record may go on past it)."""
+    if not first_line.endswith("\n") or '"' in first_line:
+        return None
+    return _is_sample_header(next(csv.reader([first_line]), []))
+
+
+def _is_sample_header(header: list[str]) -> bool:
     lower = {h.strip().lower() for h in header}
     return bool(lower & set(CSV_LABELS)) and not (lower & CSV_METRIC_COLUMNS)
+
+
+def _sample_csv_bytes(path: Path, first_line: str | None = None) -> bytes | None:
+    """The bytes of a CSV that holds a data sample, read with one open; None when it holds something else
+    or cannot be opened. ``first_line``: its first line, already read. Raises SampleReadError over
+    ``MAX_CSV_BYTES``."""
+    known = sample_csv_header(first_line) if first_line is not None else None
+    if known is False:
+        return None
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        return None
+    with fh:
+        if known is None:
+            first = fh.readline(HEADER_BYTES)
+            known = sample_csv_header(first.decode("utf-8", errors="replace"))
+            if known is None:  # quoted or very long: the header is the file's first CSV record
+                fh.seek(0)
+                text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace", newline="")
+                known = _is_sample_header(next(csv.reader(text), []))
+                text.detach()
+        if not known:
+            return None
+        _check_csv_size(os.fstat(fh.fileno()).st_size)
+        fh.seek(0)
+        return fh.read()
+
+
+def _check_csv_size(size: int) -> None:
+    if size > MAX_CSV_BYTES:
+        raise SampleReadError(
+            f"CSV is {size} bytes, over the {MAX_CSV_BYTES}-byte limit for CSV samples; save large samples as .npy"
+        )
 
 
 #: an array announcing more bytes than this is read as a sample of its rows (with a note): memory and
@@ -423,7 +457,7 @@ class Found:
 
 
 def find_samples(folder: RunFolder, csv_lines: Mapping[Path, str] | None = None) -> Found:
-    """Every data sample below ``folder`` (read-only; nothing is loaded whole except CSV).
+    """Every data sample below ``folder`` (read-only; nothing is loaded whole except CSV, each opened once).
 
     ``csv_lines``: the first line of CSV files already read (metrics files), by relative path."""
     found = Found()
@@ -458,9 +492,12 @@ def find_samples(folder: RunFolder, csv_lines: Mapping[Path, str] | None = None)
                 continue
             split_word = role[1] or split_of(rel.parent / "x")
             npy_groups.setdefault((rel.parent.as_posix(), split_word), {})[role[0]] = (rel, shown)
-        elif suffix == ".csv" and _is_sample_csv(folder.abs(rel), (csv_lines or {}).get(rel)):
+        elif suffix == ".csv":
             try:
-                fx, fy = open_csv(folder.abs(rel), shown)
+                data = _sample_csv_bytes(folder.abs(rel), (csv_lines or {}).get(rel))
+                if data is None:
+                    continue
+                fx, fy = open_csv(folder.abs(rel), shown, data)
             except (SampleReadError, UnicodeDecodeError, OSError) as exc:
                 found.unreadable.append((shown, str(exc)))
                 continue

@@ -66,14 +66,23 @@ PROGRAMS: dict[str, tuple[str, dict]] = {
                                            "hidden": [64], "out_units": 10, "out_act": None,
                                            "loss": "CrossEntropyLoss", "optimizer": "sgd", "momentum": 0.9,
                                            "lr": 0.05, "epochs": 10, "batch_size": 32}),
-    **__import__("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf"), operators in HF_OPERATORS
+    "mindspore_mlp_digits": ("mindspore", {**_CLS, "net": "mlp", "dataset": "digits", "task": "multiclass",
+                                           "n_classes": 10, "hidden": [64], "optimizer": "momentum",
+                                           "momentum": 0.9, "lr": 0.01, "epochs": 10, "batch_size": 32}),
+    "mindspore_mlp_wine": ("mindspore", {**_CLS, "net": "mlp", "dataset": "wine", "task": "multiclass",
+                                         "n_classes": 3, "hidden": [32], "optimizer": "adam", "lr": 3e-3,
+                                         "epochs": 30, "batch_size": 16, "amp_level": "O2",
+                                         "loss_scale": 1024.0}),
+    **__import__("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf"), their own operators
 }
 
 
 def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
     """(operator, changed settings, true cause, also-acceptable causes) applicable to a program."""
+    if "net" in base:
+        return _module("mindspore_programs").operators(base)  # MindSpore programs carry their own
     if base.get("runner") == "hf":
-        return __import__("hf_programs").operators(base)
+        return _module("hf_programs").operators(base)  # so do the Hugging Face Trainer programs
     keras = "metrics" in base
     task = base["task"]
     ops: list[tuple[str, dict, str, list[str]]] = []
@@ -147,8 +156,15 @@ EXTRA_OPERATORS: dict[str, list[tuple[str, dict, str, list[str]]]] = {
 }
 
 
+def _module(name: str):
+    sys.path.insert(0, str(HERE))
+    return __import__(name)
+
+
 def _runner(kind: str):
     sys.path.insert(0, str(HERE))
+    if kind == "mindspore":
+        return _module("mindspore_programs").run
     if kind == "keras":
         import keras_programs
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from advisor.inventory import RunFolder
+from advisor.read import samples
 from advisor.read.samples import find_samples, split_of
 
 
@@ -79,6 +82,37 @@ def test_bad_csv_is_reported_with_the_line(tmp_path, content, expected):
     (tmp_path / "train.csv").write_text(content)
     found = _scan(tmp_path)
     assert found.sets == [] and expected in dict(found.unreadable)["train.csv"]
+
+
+def test_each_csv_is_opened_once(tmp_path):
+    """A sample CSV is classified by its header and parsed from the one open (it was opened twice)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.csv").write_text("f0,f1,label\n1,2,0\n3,4,1\n")
+    (tmp_path / "data" / "quoted.csv").write_text('"f0","f,1","label"\n1,2,0\n')  # header parsed as a record
+    (tmp_path / "data" / "table.csv").write_text("name,score\nx,1\n")  # no label column: not a sample
+    opened: list[str] = []
+
+    def hook(event, args):
+        if event == "open" and str(args[0]).endswith(".csv"):
+            opened.append(Path(str(args[0])).name)
+
+    sys.addaudithook(hook)  # audit hooks cannot be removed: it only records into this test's list
+    found = _scan(tmp_path)
+    seen, opened[:] = list(opened), []
+    assert sorted(seen) == ["quoted.csv", "table.csv", "train.csv"]
+    by_file = {s.files[0]: s for s in found.sets}
+    assert sorted(by_file) == ["data/quoted.csv", "data/train.csv"]
+    assert by_file["data/train.csv"].features.load().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert by_file["data/quoted.csv"].features.shape == (1, 2)
+
+
+def test_csv_sample_not_utf8_or_too_large_is_reported(tmp_path, monkeypatch):
+    (tmp_path / "train.csv").write_bytes(b"f0,label\n1,\xff\n")
+    (tmp_path / "eval.csv").write_text("f0,label\n" + "1,0\n" * 10)
+    monkeypatch.setattr(samples, "MAX_CSV_BYTES", 40)
+    why = dict(_scan(tmp_path).unreadable)
+    assert "can't decode byte 0xff in position 11" in why["train.csv"]
+    assert why["eval.csv"] == "CSV is 49 bytes, over the 40-byte limit for CSV samples; save large samples as .npy"
 
 
 def test_empty_truncated_and_non_zip_files(tmp_path):

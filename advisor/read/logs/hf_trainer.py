@@ -55,12 +55,30 @@ def parse_print(
         and not any((info := classify_key(k)) is not None and info.metric in ("loss", "score") for k in values)
     ):
         return False  # a settings dict ({'lr': 3e-05, ...}), not logged values
-    if col.add_record(values, lineno, step=step, epoch=epoch):
+    split = None
+    if step is None and epoch is None and col.before_change is not None:
+        col.before_change()  # rows held back first: they set the last step
+    last = col.read.last_step
+    if step is None and epoch is None and last is not None and last == last and _is_unsplit_score(values):
+        # a bare dict of scores after training steps: what an evaluation returns (MindSpore ``Model.eval``:
+        # {'Accuracy': 0.94}), an eval point at the last step
+        split, step = "eval", last
+    if col.add_record(values, lineno, step=step, epoch=epoch, split=split):
         col.read.formats.add("hf_trainer_print")
         if record is not None:
             record.append((values, step, epoch))
         return True
     return False
+
+
+def _is_unsplit_score(values: dict[str, float]) -> bool:
+    """Some key is a score, none is a loss (a dict with the loss is more likely a train summary, such as the
+    ``logs`` of a Keras ``on_epoch_end``) and none names a split of its own (``eval_``, ``train_``, ``val_``)."""
+    infos = [classify_key(k) for k in values]
+    return any(i is not None and i.metric == "score" for i in infos) and all(
+        i is None or (i.metric != "loss" and i.series.split("/", 1)[0] == "train" and not k.lower().startswith("train"))
+        for k, i in zip(values, infos)
+    )
 
 
 def read_state(path: Path, shown: str) -> LogRead:

@@ -5,7 +5,7 @@
 ``iter 0 || Loss: 19.4798 ||``, ``Epoch 001 loss 22.07 | Acc 13.52%``,
 MindSpore ``epoch: 1 step: 100, loss is 2.30`` and ``loss:[2.302/2.298]``,
 Megatron ``lm loss: 6.5E+00 | loss scale: 65536.0 | grad norm: 1.2``,
-detectron2 ``iter: 19  total_loss: 1.986``.  A value in parentheses after a
+detectron2 ``iter: 19  total_loss: 1.986``, NumPy 2 scalars ``acc: np.float64(0.94)``.  A value in parentheses after a
 value (``loss: 1.2 (1.3)``, a running average) is not a new point.
 """
 
@@ -19,11 +19,11 @@ NUM = (
     r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[nN][aA][nN](?:\([iI][nN][dD]\))?"
     r"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|1\.#(?:INF|QNAN|IND)\d*)"
 )
-#: key, separator (':', '=', 'is', or blanks), optional '[' or 'tensor(', number, optional '%'; key and value
+#: key, separator (':', '=', 'is', or blanks), optional '[', 'tensor(' or 'np.float64(', number, optional '%'; key and value
 #: may be quoted (PaddleDetection 1.x ``'loss': '1.024392'``)
 #: (possessive quantifiers: a key never gives characters back, which keeps the scan linear and fast)
 KV_RE = re.compile(
-    r"(?<![\w./'\"-])['\"]?+([A-Za-z_][\w./-]*+)(?:['\"]?+\s*+[:=]\s*+['\"]?+|\s++is\s++|\s++)(?:\[\s*|tensor\()?("
+    r"(?<![\w./'\"-])['\"]?+([A-Za-z_][\w./-]*+)(?:['\"]?+\s*+[:=]\s*+['\"]?+|\s++is\s++|\s++)(?:\[\s*|tensor\(|(?:np|numpy)\.(?:float|int)\d*\()?("
     + NUM
     + r")(%?)['\"]?+(?![\w.#(])"
 )

@@ -200,13 +200,21 @@ def classify_key(raw: str) -> KeyInfo | None:
 _NONFINITE_RE = re.compile(r"^([-+]?)(?:nan(?:\(ind\))?|1\.#(?:qnan|ind)|(inf(?:inity)?|1\.#inf))\d*$", re.I)
 
 
+_NUMPY_SCALAR_RE = re.compile(r"^(?:np|numpy)\.(?:float|int|uint)\d*\(([^()]*)\)$")
+
+
 def parse_number(text: str) -> float | None:
-    """A logged number in any spelling (``1e-3``, ``nan``, ``-inf``, ``1.#INF``, ``tensor(0.5)``), or None."""
+    """A logged number in any spelling (``1e-3``, ``nan``, ``-inf``, ``1.#INF``, ``tensor(0.5)``,
+    ``np.float64(0.5)``), or None."""
     t = text.strip()
     if t[:1] in ("'", '"'):  # PaddleDetection 1.x, recent transformers: 'loss': '1.0243'
         t = t.strip("'\"")
     if t.startswith("tensor("):
         t = t[7:].split(",", 1)[0].rstrip(")")
+    elif t[:3] == "np." or t[:6] == "numpy.":  # NumPy 2's scalar repr (NEP 51): np.float64(0.94), np.int64(3)
+        m = _NUMPY_SCALAR_RE.match(t)
+        if m is not None:
+            t = m.group(1)
     try:
         return float(t)
     except ValueError:
@@ -551,7 +559,8 @@ class Collector:
             self._first_epoch = epoch
         if self._per_epoch is None:
             prev = self._prev
-            if prev is not None and step < prev[1] and epoch == prev[0] + 1:
+            if prev is not None and step <= prev[1] and epoch == prev[0] + 1:
+                # (not higher: one step per epoch, or one print per epoch, repeats the same count)
                 # 0-based counters end at per_epoch - 1; 1-based and interval-logged ones (50, 100, ... 500) at per_epoch
                 self._per_epoch = self._max_step + max(0.0, 1.0 - self._min_step)
             else:
@@ -560,6 +569,16 @@ class Collector:
                 self._prev = (epoch, step)
                 return step
         return (epoch - self._first_epoch) * self._per_epoch + step
+
+    def step_in_run(self, step: float, epoch: float) -> float | None:
+        """The run's step of a step counted inside ``epoch`` (a message's ``epoch: 2 step: 1``), as the records
+        so far count them, without recording anything; None when the steps per epoch are not known yet."""
+        first = self._first_epoch if self._first_epoch == self._first_epoch else min(epoch, 1.0)
+        if epoch <= first:
+            return step
+        if self._per_epoch is None:
+            return None
+        return (epoch - first) * self._per_epoch + step
 
     def _global_steps(self, st: np.ndarray, ep: np.ndarray) -> np.ndarray:
         """``_global_step`` of each (step, epoch) row in order (rows without both keep their step), as arrays."""
@@ -576,7 +595,7 @@ class Collector:
         if self._per_epoch is None:
             prev_s = np.concatenate(([self._prev[1] if self._prev else math.nan], s[:-1]))
             prev_e = np.concatenate(([self._prev[0] if self._prev else math.nan], e[:-1]))
-            falls = np.flatnonzero((s < prev_s) & (e == prev_e + 1))  # the counter restarts as the epoch goes up
+            falls = np.flatnonzero((s <= prev_s) & (e == prev_e + 1))  # the counter restarts as the epoch goes up
             start = int(falls[0]) if falls.size else s.size
             if start:
                 self._min_step = min(self._min_step, float(s[:start].min()))

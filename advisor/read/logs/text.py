@@ -80,6 +80,8 @@ _NONFINITE_MSG_RE = re.compile(
     re.I,
 )  # Keras TerminateOnNaN
 _AT_ITER_RE = re.compile(r"(?:iteration|iter|step)\s*[=:]?\s*(\d+)", re.I)
+#: the epoch a message's step is counted in (``In epoch: 2 step: 1``)
+_IN_EPOCH_RE = re.compile(r"\bepoch\s*[=:]?\s*(\d+)\s*,?\s*(?:iteration|iter|step)\b", re.I)
 #: the loss scaler gave up (apex/fairseq ``FloatingPointError: Minimum loss scale reached (0.0001)``,
 #: DeepSpeed ``Current loss scale already at minimum - cannot decrease scale anymore``)
 _MIN_SCALE_RE = re.compile(r"minimum loss scale reached|loss scale already at minimum", re.I)
@@ -375,6 +377,8 @@ def _exception(col: Collector, tb_line: int, lineno: int, text: str) -> None:
 
 def _nonfinite_message(col: Collector, lineno: int, text: str) -> None:
     m = _AT_ITER_RE.search(text)
-    col.add_event(
-        LogEvent(kind="nonfinite_message", line=lineno, text=text.strip()[:300], step=float(m.group(1)) if m else None)
-    )
+    step = float(m.group(1)) if m else None
+    e = _IN_EPOCH_RE.search(text) if step is not None else None
+    if step is not None and e is not None:  # MindSpore LossMonitor: "In epoch: 2 step: 1, loss is NAN or INF"
+        step = col.step_in_run(step, float(e.group(1)))  # counts steps inside each epoch
+    col.add_event(LogEvent(kind="nonfinite_message", line=lineno, text=text.strip()[:300], step=step))

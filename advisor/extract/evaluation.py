@@ -1,0 +1,116 @@
+"""The run's evaluation scores on their own: one ``eval_score`` fact per side, from the logs already read.
+
+A score logged with no eval loss (MindSpore ``Model.eval``'s ``{'Accuracy': 0.94}`` printed after training)
+is the only held-out evidence of such runs; the loss-curve extractor compares train and eval *losses* and
+has nothing to compare there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from advisor.extract.base import Extraction, RunPair
+from advisor.facts.base import Fact, Source
+from advisor.facts.evaluation import AccuracyLossBound, EvalScore
+from advisor.facts.loss_curve import LossCurve
+from advisor.facts.model import Task
+from advisor.read.logs.merge import merge_reads
+from advisor.read.logs.records import MetricSeries
+
+#: the least error rate a score is taken to show: a perfect score on a finite eval set bounds the error only to
+#: its resolution (half a percent, the last digit of a score printed in percent)
+MIN_ERROR = 0.005
+#: scores where lower is better
+_LOWER_BETTER = ("wer", "cer", "perplexity", "ppl")
+
+
+def _score(series: dict[str, MetricSeries]) -> MetricSeries | None:
+    """The eval score to report: accuracy first, else the first eval score logged."""
+    scores = [s for s in series.values() if s.key.split == "eval" and s.key.metric == "score" and s.buf.count]
+    for s in scores:
+        if s.key.base == "accuracy":
+            return s
+    return scores[0] if scores else None
+
+
+def extract(pair: RunPair) -> Extraction:
+    out = Extraction()
+    for side in pair.sides():
+        reads = [log.read for log in side.logs if log.read.problem is None and log.read.usable]
+        merged = merge_reads(reads)
+        score = _score(merged.series)
+        if score is None:
+            continue
+        steps, _, values, lines = score.buf.arrays()
+        finite = np.isfinite(values)
+        if not finite.any():
+            continue
+        y = values[finite]
+        higher = score.key.base not in _LOWER_BETTER
+        last_step = float(steps[finite][-1])
+        train = merged.series.get("train/loss")
+        train_last = None
+        if train is not None and train.buf.count:
+            tsteps = train.buf.arrays()[0]
+            tsteps = tsteps[np.isfinite(tsteps)]
+            train_last = float(tsteps[-1]) if tsteps.size else None
+        at_end = bool(np.isfinite(last_step) and train_last is not None and last_step >= train_last)
+        out.facts.append(
+            EvalScore(
+                name=score.raw_key,
+                metric=score.key.base,
+                points=int(y.size),
+                last_value=float(y[-1]),
+                best_value=float(y.max() if higher else y.min()),
+                is_higher_better=higher,
+                last_step=last_step if np.isfinite(last_step) else None,
+                is_at_end=at_end,
+                has_eval_loss="eval/loss" in merged.series,
+                side=side.side,
+                source=Source(path=score.path, line=int(lines[finite][-1])),
+            )
+        )
+    return out
+
+
+def fano_bound(accuracy: float, n_classes: int) -> float:
+    """h(e) + e ln(C - 1), e = 1 - accuracy (nats): the most conditional label entropy a classifier erring on a
+    share e allows (Fano's inequality); for e above (C - 1) / C, the bound ln(C)."""
+    e = min(max(1.0 - accuracy, 0.0), (n_classes - 1) / n_classes)
+    if e <= 0.0:
+        return 0.0
+    h = -e * math.log(e) - (1.0 - e) * math.log(1.0 - e) if e < 1.0 else 0.0
+    return h + e * math.log(n_classes - 1) if n_classes > 1 else h
+
+
+def accuracy_loss_bounds(facts: Sequence[Fact]) -> list[Fact]:
+    """One ``accuracy_loss_bound`` per side with a classification task, an eval accuracy and a train loss level."""
+    out: list[Fact] = []
+    for side in ("run", "baseline"):
+        task = next((f for f in facts if isinstance(f, Task) and f.side == side), None)
+        score = next((f for f in facts if isinstance(f, EvalScore) and f.side == side), None)
+        curve = next((f for f in facts if isinstance(f, LossCurve) and f.side == side and f.split == "train"), None)
+        if task is None or score is None or curve is None or curve.end_level is None:
+            continue
+        n = task.n_classes
+        if n is None or n < 2 or task.task_type not in ("binary", "multiclass") or score.metric != "accuracy":
+            continue
+        if not 0.0 <= score.last_value <= 1.0:
+            continue
+        bound = fano_bound(min(score.last_value, 1.0 - MIN_ERROR), n)
+        out.append(
+            AccuracyLossBound(
+                n_classes=n,
+                eval_accuracy=score.last_value,
+                bound_loss=bound,
+                train_end_level=curve.end_level,
+                train_to_bound_ratio=curve.end_level / bound,
+                has_eval_loss=score.has_eval_loss,
+                side=side,
+                source=score.source,
+            )
+        )
+    return out

@@ -1,0 +1,56 @@
+"""Facts about a run's evaluation scores on their own (``eval_score``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from advisor.facts.base import Fact
+
+
+class EvalScore(Fact):
+    """The last evaluation score a run logged (accuracy, f1, ...), whether or not an eval loss is logged beside it.
+
+    Many scripts print only a final score: MindSpore ``Model.eval`` returns ``{'Accuracy': 0.94}``, Keras
+    ``evaluate`` a loss and metrics, a hand-written loop ``test accuracy 0.94``. Rules that compare the train
+    loss with held-out performance read it where no eval loss curve exists (``generalization_gap``).
+    """
+
+    kind: Literal["eval_score"] = "eval_score"
+    name: str = Field(description="the score's key as logged (Accuracy, val_acc, eval_f1)")
+    metric: str = Field(description="its base name (accuracy, f1, wer, ...)")
+    points: int = Field(description="number of evaluations logged")
+    last_value: float = Field(description="the last logged value")
+    best_value: float = Field(description="the best logged value (lowest for error rates such as wer, cer)")
+    is_higher_better: bool = Field(description="a higher value is better (accuracy, f1; not wer, cer, perplexity)")
+    last_step: float | None = Field(default=None, description="step of the last evaluation, when logged with one")
+    is_at_end: bool = Field(
+        default=False,
+        description="the last evaluation comes at or after the last logged train loss: the run's final evaluation, "
+        "so the log is not an excerpt of the start of a run",
+    )
+    has_eval_loss: bool = Field(default=False, description="an eval loss is logged as well")
+    doc = "the last evaluation score of a run, when it was evaluated at the end, and whether an eval loss exists"
+
+
+class AccuracyLossBound(Fact):
+    """The train cross-entropy against the label entropy that the eval accuracy allows (Fano's inequality).
+
+    A classifier that errs on a share e of held-out samples shows that the labels given the inputs hold at most
+    h(e) + e ln(C - 1) nats (Fano), so a network that fits clean training labels can bring its train
+    cross-entropy down to about that bound; a train loss levelled off far above it is more uncertainty than the
+    clean labels have.
+    """
+
+    kind: Literal["accuracy_loss_bound"] = "accuracy_loss_bound"
+    n_classes: int = Field(description="C, the class count of the task")
+    eval_accuracy: float = Field(description="the last eval accuracy (eval_score)")
+    bound_loss: float = Field(
+        description="h(e) + e ln(C - 1) with e = 1 - eval_accuracy, at least 0.005 (a perfect score bounds the "
+        "error only to its resolution): Fano's upper bound on the label entropy, nats"
+    )
+    train_end_level: float = Field(description="the train loss's end level (loss_curve end_level)")
+    train_to_bound_ratio: float = Field(description="train_end_level / bound_loss")
+    has_eval_loss: bool = Field(default=False, description="an eval loss is logged as well (eval_score)")
+    doc = "train loss end level against Fano's bound on the label entropy implied by the eval accuracy"

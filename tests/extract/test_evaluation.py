@@ -1,0 +1,74 @@
+"""eval_score and accuracy_loss_bound from the real output of a MindSpore 2.10 Model.train / Model.eval script."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from advisor.extract import extract_facts
+from advisor.extract.base import RunPair
+from advisor.extract.evaluation import fano_bound
+from advisor.inventory import RunFolder
+
+SAMPLES = Path(__file__).resolve().parents[1] / "read" / "logs" / "samples"
+CONFIG = SAMPLES / "mindspore_unscaled_digits" / "mlp_config.yaml"  # num_classes: 10
+
+
+def _facts(tmp_path: Path, log: str, config: bool = True) -> dict:
+    shutil.copy(SAMPLES / log, tmp_path / "train.log")
+    if config:
+        shutil.copy(CONFIG, tmp_path / "mlp_config.yaml")
+    facts = extract_facts(RunPair(RunFolder.scan(tmp_path))).facts
+    out: dict = {}
+    for f in facts:
+        out.setdefault(f.kind, []).append(f)
+    return out
+
+
+def test_fano_bound():
+    assert fano_bound(1.0, 10) == 0.0
+    e = 0.1
+    assert fano_bound(0.9, 10) == pytest.approx(-e * math.log(e) - 0.9 * math.log(0.9) + e * math.log(9))
+    assert fano_bound(0.05, 10) == pytest.approx(math.log(10))  # at or below chance: ln(C)
+
+
+def test_final_model_eval_score_and_its_bound(tmp_path):
+    facts = _facts(tmp_path, "mindspore_model_eval.log")
+    (score,) = facts["eval_score"]
+    assert (score.name, score.metric, score.points, score.is_at_end, score.has_eval_loss) == (
+        "Accuracy",
+        "accuracy",
+        1,
+        True,
+        False,
+    )
+    assert score.last_value == pytest.approx(0.9138888888888889)
+    (bound,) = facts["accuracy_loss_bound"]
+    assert bound.n_classes == 10
+    assert bound.bound_loss == pytest.approx(fano_bound(0.9138888888888889, 10))
+    assert bound.bound_loss > 0
+    assert bound.train_to_bound_ratio == pytest.approx(bound.train_end_level / bound.bound_loss)
+    assert bound.train_to_bound_ratio > 2  # 40 % shuffled labels: the train loss stays at 1.5 nats
+
+
+def test_no_class_count_no_bound(tmp_path):
+    facts = _facts(tmp_path, "mindspore_model_eval.log", config=False)
+    assert "eval_score" in facts and "accuracy_loss_bound" not in facts
+
+
+def test_no_score_no_fact(tmp_path):
+    facts = _facts(tmp_path, "mindspore_unscaled_digits/train.log")
+    assert "eval_score" not in facts and "accuracy_loss_bound" not in facts
+
+
+def test_perfect_score_bounds_the_error_to_its_resolution(tmp_path):
+    log = (SAMPLES / "mindspore_model_eval.log").read_text(encoding="utf-8")
+    (tmp_path / "run.log").write_text(log.replace("np.float64(0.9138888888888889)", "np.float64(1.0)"))
+    shutil.copy(CONFIG, tmp_path / "mlp_config.yaml")
+    facts = extract_facts(RunPair(RunFolder.scan(tmp_path))).facts
+    (bound,) = [f for f in facts if f.kind == "accuracy_loss_bound"]
+    assert bound.eval_accuracy == 1.0
+    assert bound.bound_loss == pytest.approx(fano_bound(0.995, 10))
