@@ -625,6 +625,7 @@ def collect(run: RunRead, out: Extraction) -> HparamSet:
                 None,
                 quiet_if_empty=True,
             )
+    _from_trainer_log(run, hp)
     if hp.generic_dropped:
         out.checks.append(
             CheckRun(
@@ -697,6 +698,42 @@ def _take(
     out.inputs.append(
         InputRecord(path=shown, kind="hparams", status="used", side=hp.side, why="; ".join(notes) or None)
     )
+
+
+#: what a Hugging Face Trainer log implies when no settings file of the run says it: Trainer's default optimizer
+#: (TrainingArguments ``optim``: AdamW) and framework
+TRAINER_DEFAULT_OPTIMIZER = (
+    "adamw",
+    "https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments",
+)
+_TRAINER_FORMATS = {"hf_trainer_print", "hf_trainer_state"}
+
+
+def _from_trainer_log(run: RunRead, hp: HparamSet) -> None:
+    """A Trainer log (its printed dicts, or trainer_state.json) without the run's settings files: the learning rate
+    is at least the highest rate it logged (the scheduler's rate; the configured one at the end of the warm-up),
+    the optimizer Trainer's default (marked as a default), the framework PyTorch."""
+    logs = [log for log in run.logs if log.read is not None and log.read.formats & _TRAINER_FORMATS]
+    if not logs or "learning_rate" in hp.values:
+        return
+    peak: tuple[float, str] | None = None
+    for log in logs:
+        for s in log.read.series.values():
+            if s.key.metric != "lr":
+                continue
+            top = max((v for v in s.buf.value if math.isfinite(v)), default=None)
+            if top is not None and (peak is None or top > peak[0]):
+                peak = (top, log.shown)
+    if peak is None or peak[0] <= 0:
+        return
+    hp.values["learning_rate"] = Setting(peak[0], "the highest learning_rate the Trainer log shows", peak[1])
+    if "optimizer" not in hp.values:
+        name, source = TRAINER_DEFAULT_OPTIMIZER
+        hp.values["optimizer"] = Setting(name, "default of Hugging Face Trainer (optim)", peak[1], True, source)
+    if "framework" not in hp.values:
+        hp.values["framework"] = Setting("pytorch", "(Hugging Face Trainer log)", peak[1])
+    if peak[1] not in hp.files:
+        hp.files.append(peak[1])
 
 
 def _derive(hp: HparamSet) -> None:

@@ -58,3 +58,22 @@ def test_a_log_alone_gives_the_planned_steps_and_trainable_parameters(tmp_path: 
 def test_other_lines_after_the_marker_are_not_taken():
     text = "***** Running training *****\nepoch = 3\n  Loss went down = a lot\n"
     assert [s for s in settings_in_text(text) if s.form == "Trainer"] == []
+
+
+def test_a_trainer_log_alone_gives_its_peak_rate_and_the_default_optimizer(tmp_path: Path):
+    # lr 2.0 with 20 warm-up steps and linear decay, logged every 10 steps: the highest logged rate is 1.913
+    (tmp_path / "train.log").write_bytes(LOG.read_bytes())
+    facts = extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts
+    hp = {f.name: f for f in facts if f.kind == "hyperparameter"}
+    assert hp["learning_rate"].value == 1.913 and "highest learning_rate" in hp["learning_rate"].raw_key
+    assert hp["optimizer"].value == "adamw" and hp["optimizer"].is_default
+    check = next(f for f in facts if f.kind == "learning_rate_check")
+    assert check.times_above_usual > 600
+
+
+def test_the_configured_rate_wins_over_the_logged_one():
+    run = LOG.parent  # training_args.bin states learning_rate=2.0
+    facts = extract_facts(RunPair(run=RunFolder.scan(run))).facts
+    hp = {f.name: f for f in facts if f.kind == "hyperparameter"}
+    assert hp["learning_rate"].value == 2.0 and hp["learning_rate"].raw_key == "learning_rate"
+    assert not hp["optimizer"].is_default
