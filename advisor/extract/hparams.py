@@ -594,7 +594,7 @@ def collect(run: RunRead, out: Extraction) -> HparamSet:
             )
             continue
         flat = flatten(f.data, keep_numbered=True)
-        framework = "pytorch" if f.rel.name.lower() == "training_args.json" else None
+        framework = "pytorch" if f.rel.name.lower() in ("training_args.json", "training_args.bin") else None
         _take(hp, out, [(flat, dict(f.lines))], f.shown, list(f.notes), file_dialect(f.rel.name), framework)
     for f in run.trainer_states:
         if f.data is None:

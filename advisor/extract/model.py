@@ -148,6 +148,39 @@ def loss_setup(name: str, from_logits: bool | None, framework: str | None) -> Lo
     )
 
 
+def _trainable_params(folder: RunRead) -> int | None:
+    """The trainable parameter count a log states (Trainer's "Number of trainable parameters" line)."""
+    for printed in folder.log_settings:
+        for found in printed.found:
+            value = found.values.get("num_parameters") if found.form == "Trainer" else None
+            if isinstance(value, int):
+                return value
+    return None
+
+
+#: the loss a transformers ``*ForSequenceClassification`` head computes for each ``config.problem_type``
+#: (documented in the models' forward: regression MSELoss, single-label CrossEntropyLoss, multi-label
+#: BCEWithLogitsLoss; problem_type is set from num_labels and the label dtype at the first batch with labels)
+_HF_HEAD_LOSS = {
+    "regression": "MSELoss",
+    "single_label_classification": "CrossEntropyLoss",
+    "multi_label_classification": "BCEWithLogitsLoss",
+}
+
+
+def _hf_head_loss(hf: md.ModelDescription) -> LossSetup | None:
+    """The loss of a Hugging Face sequence-classification head, from its config's problem_type (num_labels=1
+    alone also means regression); None for other architectures or an undecided problem type."""
+    if not (hf.architecture or "").endswith("ForSequenceClassification"):
+        return None
+    pt = (hf.problem_type or "").lower() or ("regression" if hf.n_classes == 1 else "")
+    name = _HF_HEAD_LOSS.get(pt)
+    if name is None:
+        return None
+    got = loss_setup(name, None, "pytorch")
+    return got.model_copy(update={"name": f"{name} (transformers problem_type={pt})"}) if got is not None else None
+
+
 # -- reading ---------------------------------------------------------------------------------------
 
 
@@ -572,11 +605,20 @@ def _facts_for(folder: RunRead, out: Extraction) -> None:
         out.facts.extend(layers)
         out.facts.append(summary)
     elif found.hf is not None:
+        trainable = _trainable_params(folder)
+        low = found.hf.min_params
         summary = ModelSummary(
             framework="transformers",
             description_format="hf_config",
             activations_known=False,
             architecture=found.hf.architecture,
+            # a sequence-classification head is one Linear(hidden, num_labels) (the models' documented layout)
+            output_units=found.hf.n_classes
+            if (found.hf.architecture or "").endswith("ForSequenceClassification")
+            else None,
+            trainable_params=trainable,
+            config_min_params=low,
+            trainable_share=trainable / low if trainable is not None and low else None,
             side=folder.side,  # type: ignore[arg-type]
             source=Source(path=found.hf.path),
         )
@@ -598,6 +640,10 @@ def _facts_for(folder: RunRead, out: Extraction) -> None:
         loss = loss_setup(value, fl, framework)
         if loss is not None:
             loss = loss.model_copy(update={"side": folder.side, "source": Source(path=where.split(": ")[0])})
+    if loss is None and found.hf is not None:
+        loss = _hf_head_loss(found.hf)
+        if loss is not None:
+            loss = loss.model_copy(update={"side": folder.side, "source": Source(path=found.hf.path)})
     if loss is not None:
         out.facts.append(loss)
     task = _task(found, summary, loss, folder.side)

@@ -80,6 +80,16 @@ class ModelSummary(Fact):
     architecture: str | None = Field(
         default=None, description="model class (Hugging Face architectures[0], the printed top-level class)"
     )
+    trainable_params: int | None = Field(
+        default=None, description="trainable parameters as the training log states them (Trainer's INFO block)"
+    )
+    config_min_params: int | None = Field(
+        default=None,
+        description="parameters a Hugging Face config's embedding, attention and feed-forward matrices hold at least",
+    )
+    trainable_share: float | None = Field(
+        default=None, description="trainable_params / config_min_params (None when either is unknown)"
+    )
     doc = "the model as a whole: output units and activation, activations between layers, dropout after the output"
 
 

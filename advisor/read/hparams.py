@@ -31,6 +31,7 @@ HPARAM_FILE_NAMES = (
     "args.json",
     "args.yaml",
     "training_args.json",
+    "training_args.bin",  # Hugging Face Trainer's torch.save(args): read without unpickling (read/pickled_settings.py)
     # MindSpore model zoo (resnet50_cifar10_config.yaml, default_config.yaml), DeepSpeed (ds_config_zero2.json)
     "*_config.yaml",
     "*_config.yml",
@@ -122,7 +123,15 @@ def load_mapping(
     size = path.stat().st_size if raw is None else len(raw)
     if size > MAX_BYTES:
         raise HparamReadError(f"file is {size} bytes, larger than the {MAX_BYTES}-byte limit for a config file")
-    text = (path.read_bytes() if raw is None else raw).decode("utf-8", errors="strict")
+    data_bytes = path.read_bytes() if raw is None else raw
+    if path.suffix.lower() == ".bin":
+        from advisor.read.pickled_settings import PickledSettingsError, read_training_args
+
+        try:
+            return read_training_args(data_bytes)
+        except PickledSettingsError as exc:
+            raise HparamReadError(str(exc)) from None
+    text = data_bytes.decode("utf-8", errors="strict")
     try:
         if path.suffix.lower() == ".json":
             data = loads_json(text, notes, object_pairs_hook=_json_pairs(notes))

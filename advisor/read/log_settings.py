@@ -8,7 +8,11 @@ Three shapes, all common at the top of real logs:
   consecutive statements, one of them a ``dict(...)``, is taken as a dump;
 - an argparse ``Namespace(lr=0.01, batch_size=32, ...)`` print;
 - the command line of the run: ``python train.py --lr 0.01 --bs 32``, ``torchrun
-  --nproc_per_node 8 train.py ...``, Hydra overrides ``optimizer.lr=0.1``.
+  --nproc_per_node 8 train.py ...``, Hydra overrides ``optimizer.lr=0.1``;
+- the block Hugging Face ``Trainer`` logs at INFO level (as the transformers example scripts set it)
+  when training starts: ``***** Running training *****`` then ``  Num examples = 1,200``,
+  ``  Total optimization steps = 228``, ``  Number of trainable parameters = 75,139``, ... each
+  taken under the ``TrainingArguments`` name it reports (``HF_TRAINER_BLOCK``).
 
 Nothing is executed: the text is parsed with ``ast.parse`` and only literal
 constants are taken (numbers, strings, booleans, None, lists, tuples, dicts and
@@ -35,6 +39,19 @@ MIN_DUMP_STATEMENTS = 3
 MAX_LINE_CHARS = 65_536
 
 _SKIP = object()  # a value that is not a literal: the key is dropped
+
+#: Trainer's "***** Running training *****" lines -> the setting each one reports
+HF_TRAINER_BLOCK = {
+    "num examples": "num_train_examples",
+    "num epochs": "num_train_epochs",
+    "instantaneous batch size per device": "per_device_train_batch_size",
+    "total train batch size (w. parallel, distributed & accumulation)": "total_train_batch_size",
+    "gradient accumulation steps": "gradient_accumulation_steps",
+    "total optimization steps": "max_steps",
+    "number of trainable parameters": "num_parameters",  # the vocabulary's num_parameters: trainable ones
+}
+_HF_BLOCK_START = "***** Running training *****"
+_HF_BLOCK_LINE = re.compile(r"^(?:.*?\S)??\s{2,}([A-Za-z][\w ().,&-]*?)\s+=\s+([\d,]+(?:\.\d+)?)\s*$")
 
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(\S)")
 _LITERAL_START = re.compile(r"dict\(|[\[{(\"'\-+.\d]|True\b|False\b|None\b")
@@ -74,6 +91,10 @@ def settings_in_text(text: str) -> list[LogSettings]:
             continue
         if len(line) > MAX_LINE_CHARS:
             pass
+        elif _HF_BLOCK_START in line:
+            block = _hf_trainer_block(lines, i)
+            if block is not None:
+                out.append(block)
         elif "Namespace(" in line:
             ns = _namespace(line, i + 1)
             if ns is not None:
@@ -229,6 +250,23 @@ def _namespace(line: str, lineno: int) -> LogSettings | None:
         return None
     found.lines = {k: lineno for k in found.values}
     return found
+
+
+def _hf_trainer_block(lines: list[str], start: int) -> LogSettings | None:
+    """The ``  Key = number`` lines that follow Trainer's ``***** Running training *****`` (at most 20)."""
+    found = LogSettings(form="Trainer", line=start + 1)
+    for j in range(start + 1, min(len(lines), start + 21)):
+        m = _HF_BLOCK_LINE.match(lines[j].rstrip("\r"))
+        if m is None:
+            if found.values:
+                break
+            continue
+        key = HF_TRAINER_BLOCK.get(m.group(1).strip().lower())
+        if key is not None:
+            raw = m.group(2).replace(",", "")
+            found.values[key] = float(raw) if "." in raw else int(raw)
+            found.lines[key] = j + 1
+    return found if found.values else None
 
 
 # -- command lines ------------------------------------------------------------------

@@ -109,6 +109,7 @@ class ModelDescription:
     architecture: str | None = None
     n_classes: int | None = None  # HF num_labels / id2label
     problem_type: str | None = None  # HF problem_type
+    min_params: int | None = None  # HF config: what its embedding, attention and feed-forward matrices hold at least
     compile: CompileSettings | None = None
 
 
@@ -455,6 +456,10 @@ def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
     n = obj.get("num_labels")
     if not isinstance(n, int) and isinstance(obj.get("id2label"), dict):
         n = len(obj["id2label"])
+    if n is None and "id2label" not in obj and str(arch or "").endswith("ForSequenceClassification"):
+        # PretrainedConfig's default num_labels is 2, and transformers 5 leaves a default id2label out of
+        # config.json (to_diff_dict), so a classification head saved without one has 2 outputs
+        n = 2
     pt = obj.get("problem_type")
     return ModelDescription(
         format="hf_config",
@@ -464,7 +469,30 @@ def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
         architecture=str(arch) if arch else None,
         n_classes=n if isinstance(n, int) else None,
         problem_type=str(pt) if isinstance(pt, str) else None,
+        min_params=hf_min_params(obj),
     )
+
+
+def _first_int(obj: dict, keys: tuple[str, ...]) -> int | None:
+    for k in keys:
+        v = obj.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
+def hf_min_params(obj: dict) -> int | None:
+    """Parameters a Hugging Face transformer config's weight matrices hold at least: the token embedding
+    (vocab_size x hidden) and, in each layer, the four attention projections (hidden x hidden) and the two
+    feed-forward matrices (hidden x intermediate), as every Transformer layer has them (Vaswani et al. 2017).
+    Biases, norms, position embeddings and heads come on top. None when the config does not state the sizes."""
+    hidden = _first_int(obj, ("hidden_size", "d_model", "dim", "n_embd"))
+    layers = _first_int(obj, ("num_hidden_layers", "n_layers", "num_layers", "n_layer"))
+    vocab = _first_int(obj, ("vocab_size",))
+    if hidden is None or layers is None or vocab is None:
+        return None
+    inner = _first_int(obj, ("intermediate_size", "hidden_dim", "ffn_dim", "d_ff", "n_inner")) or 4 * hidden
+    return vocab * hidden + layers * (4 * hidden * hidden + 2 * hidden * inner)
 
 
 # -- hyper-parameter keys ---------------------------------------------------------------------------

@@ -76,9 +76,13 @@ def pick_latest(folder: RunFolder) -> tuple[RunFolder, str | None]:
         for other in others:
             left_out[other] = why
         shown = ", ".join(f"{o}/" for o in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        held = f"{len(runs)} {_FAMILIES[family][1]}"
+        if final_state:  # the checkpoints, and the trainer_state.json that save_state() wrote beside them
+            held = (
+                held if len(runs) > 1 else held.replace("checkpoints", "checkpoint")
+            ) + " and a final trainer_state.json"
         notes.append(
-            f"{where or 'the folder'} holds {len(runs) + final_state} {_FAMILIES[family][1]}: read "
-            f"{latest}{'' if final_state else '/'}; left out {shown}"
+            f"{where or 'the folder'} holds {held}: read {latest}{'' if final_state else '/'}; left out {shown}"
             + ("" if family == "checkpoint" else " (pass a run's own folder to read another)")
         )
     if not left_out:

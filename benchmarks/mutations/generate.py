@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 DEFAULT_OUT = HERE / "generated"
 
 _CLS = {"hidden_act": "relu", "init": "default", "normalize": True, "label_noise": 0.0, "seed": 0}
@@ -72,6 +73,7 @@ PROGRAMS: dict[str, tuple[str, dict]] = {
                                          "n_classes": 3, "hidden": [32], "optimizer": "adam", "lr": 3e-3,
                                          "epochs": 30, "batch_size": 16, "amp_level": "O2",
                                          "loss_scale": 1024.0}),
+    **__import__("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf"), their own operators
 }
 
 
@@ -79,6 +81,8 @@ def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
     """(operator, changed settings, true cause, also-acceptable causes) applicable to a program."""
     if "net" in base:
         return _module("mindspore_programs").operators(base)  # MindSpore programs carry their own
+    if base.get("runner") == "hf":
+        return _module("hf_programs").operators(base)  # so do the Hugging Face Trainer programs
     keras = "metrics" in base
     task = base["task"]
     ops: list[tuple[str, dict, str, list[str]]] = []
@@ -165,6 +169,10 @@ def _runner(kind: str):
         import keras_programs
 
         return keras_programs.run
+    if kind == "hf":
+        import hf_programs
+
+        return hf_programs.run
     import torch_programs
 
     return torch_programs.run_torch if kind == "torch" else torch_programs.run_lightning
@@ -182,7 +190,8 @@ def run_program(name: str, out: Path, only_ops: list[str] | None = None) -> dict
         folder = out / name / op
         t0 = time.perf_counter()
         run({**base, **changes}, folder)
-        labels[f"{name}/{op}"] = {"cause": cause, "also_ok": also_ok, "operator": FAMILY.get(op, op), "variant": op,
+        labels[f"{name}/{op}"] = {"cause": cause, "also_ok": also_ok, "operator": FAMILY.get(op, op.split("_seed")[0]),
+                                  "variant": op,
                                   "program": name,
                                   "run": f"{name}/{op}", "baseline": None,
                                   "note": f"{name}: {op} {json.dumps(changes)}" if changes else f"{name}: healthy",

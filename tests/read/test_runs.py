@@ -84,3 +84,14 @@ def test_mmengine_timestamped_work_dirs(tmp_path):
     folder, note = pick_latest(RunFolder.scan(tmp_path))
     assert _files(folder) == ["20240312_090000/20240312_090000.log"]
     assert "timestamped run folders" in note
+
+
+def test_one_checkpoint_beside_the_final_state_is_not_counted_twice(tmp_path):
+    # a Trainer output_dir with save_total_limit=1: checkpoint-228/ and the final trainer_state.json
+    out = Path(__file__).parent / "hf_trainer_runs" / "bert_lr_high" / "output"
+    shutil.copytree(out, tmp_path / "output")
+    (tmp_path / "output" / "checkpoint-228").mkdir()
+    shutil.copy(out / "trainer_state.json", tmp_path / "output" / "checkpoint-228" / "trainer_state.json")
+    folder, note = pick_latest(RunFolder.scan(tmp_path))
+    assert note.startswith("output/ holds 1 Hugging Face checkpoint of one run (checkpoint-STEP) and a final")
+    assert "read output/trainer_state.json; left out output/checkpoint-228/" in note

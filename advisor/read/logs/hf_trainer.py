@@ -3,7 +3,10 @@
 Console: ``{'loss': 2.31, 'grad_norm': 5.1, 'learning_rate': 5e-05, 'epoch': 0.1}`` and
 ``{'eval_loss': 1.9, 'eval_accuracy': 0.61, 'epoch': 1.0}``; the final summary
 ``{'train_runtime': ..., 'train_loss': 2.0, ...}`` is a run average, not a point, and is skipped.
-``trainer_state.json``: ``log_history`` entries with ``step`` and ``epoch``.
+``trainer_state.json``: ``log_history`` entries with ``step`` and ``epoch``. A ``trainer.evaluate()`` called
+after ``train()`` (the transformers example scripts' ``do_eval``) logs the evaluation of the last epoch's
+weights again, at the same step with the same loss (only its timings differ): it is kept once, so the last
+evaluation is not taken for a second one that failed to improve.
 """
 
 from __future__ import annotations
@@ -107,9 +110,15 @@ def read_state_bytes(data: bytes, shown: str, parsed: Any = None) -> LogRead:
     if not isinstance(history, list):
         col.read.problem = "JSON without a 'log_history' list (not a Hugging Face trainer_state.json)"
         return col.read
+    last_eval: tuple[Any, Any] | None = None
     for i, entry in enumerate(history, 1):
         if not isinstance(entry, dict) or "train_runtime" in entry:
             continue
+        if "eval_loss" in entry:
+            key = (entry.get("step"), entry.get("eval_loss"))
+            if key == last_eval:
+                continue  # the same weights evaluated again at the same step (evaluate() after train())
+            last_eval = key
         values = {
             k: float(v)
             for k, v in entry.items()
