@@ -19,7 +19,18 @@ from typing import Any
 from advisor.facts.base import Fact, Source
 
 #: the modules that define fact kinds, under advisor.facts
-MODULES = ("finding", "hparams", "loss_curve", "ops", "dynamics", "mixed_precision", "data", "model", "benchmark", "evaluation")
+MODULES = (
+    "finding",
+    "hparams",
+    "loss_curve",
+    "ops",
+    "dynamics",
+    "mixed_precision",
+    "data",
+    "model",
+    "benchmark",
+    "evaluation",
+)
 
 #: kind name -> pydantic model (built on first use; see the module's doc)
 FACT_KINDS: dict[str, type[Fact]]

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from advisor.read.logs.records import Collector, LogRead, classify_key, parse_number
+from advisor.read.logs.records import Collector, LogRead, Split, classify_key, parse_number
 from advisor.read.safe import loads_json
 
 _ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
@@ -55,7 +55,7 @@ def parse_print(
         and not any((info := classify_key(k)) is not None and info.metric in ("loss", "score") for k in values)
     ):
         return False  # a settings dict ({'lr': 3e-05, ...}), not logged values
-    split = None
+    split: Split | None = None
     if step is None and epoch is None and col.before_change is not None:
         col.before_change()  # rows held back first: they set the last step
     last = col.read.last_step
