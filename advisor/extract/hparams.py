@@ -719,7 +719,7 @@ def _from_trainer_log(run: RunRead, hp: HparamSet) -> None:
     peak: tuple[float, str] | None = None
     for log in logs:
         for s in log.read.series.values():
-            if s.key.metric != "lr":
+            if s.key.metric != "lr" or s.raw_key != "learning_rate":  # Trainer's key (a loop's own 'lr' is not)
                 continue
             top = max((v for v in s.buf.value if math.isfinite(v)), default=None)
             if top is not None and (peak is None or top > peak[0]):

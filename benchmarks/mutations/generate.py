@@ -15,6 +15,7 @@ fault operator, in the layout benchmarks/accuracy.py reads.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -73,16 +74,16 @@ PROGRAMS: dict[str, tuple[str, dict]] = {
                                          "n_classes": 3, "hidden": [32], "optimizer": "adam", "lr": 3e-3,
                                          "epochs": 30, "batch_size": 16, "amp_level": "O2",
                                          "loss_scale": 1024.0}),
-    **__import__("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf"), their own operators
+    **importlib.import_module("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf")
 }
 
 
 def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
     """(operator, changed settings, true cause, also-acceptable causes) applicable to a program."""
     if "net" in base:
-        return _module("mindspore_programs").operators(base)  # MindSpore programs carry their own
+        return importlib.import_module("mindspore_programs").operators(base)  # MindSpore programs carry their own
     if base.get("runner") == "hf":
-        return _module("hf_programs").operators(base)  # so do the Hugging Face Trainer programs
+        return importlib.import_module("hf_programs").operators(base)  # so do the Hugging Face Trainer programs
     keras = "metrics" in base
     task = base["task"]
     ops: list[tuple[str, dict, str, list[str]]] = []
@@ -156,23 +157,11 @@ EXTRA_OPERATORS: dict[str, list[tuple[str, dict, str, list[str]]]] = {
 }
 
 
-def _module(name: str):
-    sys.path.insert(0, str(HERE))
-    return __import__(name)
-
-
 def _runner(kind: str):
-    sys.path.insert(0, str(HERE))
-    if kind == "mindspore":
-        return _module("mindspore_programs").run
-    if kind == "keras":
-        import keras_programs
-
-        return keras_programs.run
-    if kind == "hf":
-        import hf_programs
-
-        return hf_programs.run
+    """The run function of a runner kind (its module imported only when a program of that kind runs)."""
+    if kind in ("mindspore", "keras", "hf"):
+        return importlib.import_module({"mindspore": "mindspore_programs", "keras": "keras_programs",
+                                        "hf": "hf_programs"}[kind]).run
     import torch_programs
 
     return torch_programs.run_torch if kind == "torch" else torch_programs.run_lightning

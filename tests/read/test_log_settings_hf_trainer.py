@@ -77,3 +77,12 @@ def test_the_configured_rate_wins_over_the_logged_one():
     hp = {f.name: f for f in facts if f.kind == "hyperparameter"}
     assert hp["learning_rate"].value == 2.0 and hp["learning_rate"].raw_key == "learning_rate"
     assert not hp["optimizer"].is_default
+
+
+def test_a_loops_own_lr_key_does_not_imply_trainer_defaults(tmp_path: Path):
+    # the same printed dicts with the loop's own 'lr' key: not Trainer's 'learning_rate', so no AdamW is assumed
+    text = LOG.read_text(encoding="utf-8").replace("'learning_rate'", "'lr'")
+    (tmp_path / "train.log").write_text(text, encoding="utf-8")
+    facts = extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts
+    hp = {f.name: f for f in facts if f.kind == "hyperparameter"}
+    assert "'lr'" in text and "optimizer" not in hp and "learning_rate" not in hp
