@@ -9,6 +9,11 @@ Three shapes, all common at the top of real logs:
 - an argparse ``Namespace(lr=0.01, batch_size=32, ...)`` print;
 - the command line of the run: ``python train.py --lr 0.01 --bs 32``, ``torchrun
   --nproc_per_node 8 train.py ...``, Hydra overrides ``optimizer.lr=0.1``;
+- a settings mapping printed whole on one line: ``print(vars(args))`` ``{'lr': 0.01, 'batch_size': 32}``,
+  Keras ``print(model.get_compile_config())`` ``{'optimizer': {'class_name': 'Adam', 'config':
+  {'learning_rate': 0.001, ...}}, 'loss': ...}``; a printed dict that holds logged values (a numeric
+  ``loss``/``accuracy``, an ``epoch`` or ``step``: Hugging Face Trainer's log lines) is not settings, and
+  only the first ``MAX_DICT_LINES`` dict-shaped lines are tried;
 - the block Hugging Face ``Trainer`` logs at INFO level (as the transformers example scripts set it)
   when training starts: ``***** Running training *****`` then ``  Num examples = 1,200``,
   ``  Total optimization steps = 228``, ``  Number of trainable parameters = 75,139``, ... each
@@ -29,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.read.logs.records import classify_key
+
 #: only the start of a log is searched: settings are printed before training
 HEAD_BYTES = 4_000_000
 MAX_STATEMENT_LINES = 3000
@@ -37,6 +44,10 @@ MAX_DEPTH = 32
 MIN_DUMP_STATEMENTS = 3
 #: a Namespace print or a command line longer than this is not read
 MAX_LINE_CHARS = 65_536
+#: dict-shaped lines tried as printed settings (they are printed before training; a Trainer log has thousands)
+MAX_DICT_LINES = 50
+#: keys of a printed dict that place logged values (a record, not settings)
+_POSITION_KEYS = frozenset({"epoch", "step", "global_step", "iteration", "iter", "batch"})
 
 _SKIP = object()  # a value that is not a literal: the key is dropped
 
@@ -65,7 +76,7 @@ _HYDRA = re.compile(r"^\+{0,2}([A-Za-z_][\w.]*)=(.*)$")
 class LogSettings:
     """The settings of one shape found in a log."""
 
-    form: str  # "config dump" | "Namespace" | "command line"
+    form: str  # "config dump" | "dict" | "Namespace" | "command line" | "Trainer"
     line: int  # first line (1-based)
     values: dict[str, Any] = field(default_factory=dict)  # nested for a config dump
     lines: dict[str, int] = field(default_factory=dict)  # dotted key -> line
@@ -81,6 +92,7 @@ def read_log_settings(path: Path) -> list[LogSettings]:
 def settings_in_text(text: str) -> list[LogSettings]:
     lines = text.split("\n")
     out: list[LogSettings] = []
+    dict_lines = 0
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -95,6 +107,11 @@ def settings_in_text(text: str) -> list[LogSettings]:
             block = _hf_trainer_block(lines, i)
             if block is not None:
                 out.append(block)
+        elif dict_lines < MAX_DICT_LINES and line.lstrip()[:1] == "{" and line.rstrip()[-1:] == "}":
+            dict_lines += 1
+            printed = _settings_dict(line.strip(), i + 1)
+            if printed is not None:
+                out.append(printed)
         elif "Namespace(" in line:
             ns = _namespace(line, i + 1)
             if ns is not None:
@@ -223,6 +240,41 @@ def _config_dump(lines: list[str], start: int) -> tuple[LogSettings | None, int]
         found.lines[name] = at + 1
         _key_lines(node.value, name + ".", at, found.lines)
     return found, i
+
+
+# -- printed settings dicts ------------------------------------------------------------
+def _settings_dict(text: str, lineno: int) -> LogSettings | None:
+    """A dict literal of at least two settings printed on one line; None when it is not one, or holds logged
+    values (a number or a list of numbers under a loss or score name, or a position such as ``epoch``)."""
+    tree = _parse(text, "eval")
+    if not isinstance(tree, ast.Expression) or not isinstance(tree.body, ast.Dict):
+        return None
+    values = _literal(tree.body)
+    if not isinstance(values, dict) or len(values) < 2 or any(_is_logged(k, v) for k, v in values.items()):
+        return None
+    found = LogSettings(form="dict", line=lineno, values=values)
+    _key_lines(tree.body, "", lineno - 1, found.lines)
+    return found
+
+
+def _is_logged(key: Any, value: Any) -> bool:
+    """A number (or numbers) under a loss or score name, or under a position key. Numbers may be quoted: recent
+    transformers print Trainer's logs as {'loss': '7.473', 'epoch': '0.26'}."""
+    numeric = _numeric(value) or (isinstance(value, list) and bool(value) and all(_numeric(v) for v in value))
+    if not numeric or not isinstance(key, str):
+        return False
+    info = classify_key(key)
+    return key.lower() in _POSITION_KEYS or (info is not None and info.metric in ("loss", "score"))
+
+
+def _numeric(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # -- Namespace prints ---------------------------------------------------------------

@@ -90,3 +90,40 @@ def test_hostile_prints_are_skipped_not_parsed_at_length(tmp_path):
     (tmp_path / "train.log").write_text(huge + deep + cmd + "\x00\xff Namespace(lr=\n")
     found = read_log_settings(tmp_path / "train.log")
     assert [(f.form, f.line, f.values) for f in found] == [("Namespace", 2, {"lr": 0.1})]
+
+
+def test_a_printed_vars_of_args_is_a_settings_dict():
+    args = _parser().parse_args(["--lr", "0.01", "--batch-size", "64", "--resume", "ckpt.pt"])
+    log = f"INFO starting\n{vars(args)}\nEpoch 1 loss 2.3\n"
+    (found,) = settings_in_text(log)
+    assert found.form == "dict" and found.line == 2
+    assert found.values["lr"] == 0.01 and found.values["batch_size"] == 64 and found.values["betas"] == [0.9, 0.999]
+    assert "resume" not in found.values  # PosixPath(...) is not a literal: that key alone is dropped
+    assert found.lines["lr"] == 2
+
+
+def test_a_keras_compile_config_print_gives_the_optimizer_and_rate():
+    # a real Keras 3 log: model.summary(), print(model.get_compile_config()), then fit
+    from advisor.extract import extract_facts
+    from advisor.extract.base import RunPair
+    from advisor.inventory import RunFolder
+
+    run = SAMPLES.parent / "fixtures" / "keras_log_only_healthy"
+    (found,) = [s for s in settings_in_text((run / "train.log").read_text(encoding="utf-8")) if s.form == "dict"]
+    assert found.values["optimizer"]["class_name"] == "Adam" and found.lines["optimizer.config.learning_rate"] == 12
+    hp = {f.name: f for f in extract_facts(RunPair(run=RunFolder.scan(run))).facts if f.kind == "hyperparameter"}
+    assert hp["optimizer"].value == "adam" and abs(hp["learning_rate"].value - 1e-3) < 1e-9
+    assert hp["learning_rate"].source.line == 12
+
+
+def test_printed_dicts_of_logged_values_are_not_settings():
+    lines = [
+        "{'loss': '7.473', 'grad_norm': '5.343', 'learning_rate': '0.9', 'epoch': '0.2632'}",  # transformers 5
+        "{'loss': 0.6931, 'grad_norm': 1.2, 'learning_rate': 5e-05, 'epoch': 0.5}",  # transformers 4
+        "{'eval_loss': 0.52, 'eval_accuracy': 0.81, 'eval_runtime': 0.3, 'epoch': 1.0}",
+        "{'train_runtime': 2.19, 'train_samples_per_second': 3281.5, 'train_loss': 1.099, 'epoch': 6.0}",
+        "{'Accuracy': 0.94}",  # MindSpore Model.eval
+        "{'loss': [2.3, 1.1], 'accuracy': [0.1, 0.6]}",  # a Keras History.history
+        "{'step': 10, 'lr': 0.1}",
+    ]
+    assert settings_in_text("\n".join(lines) + "\n") == []
