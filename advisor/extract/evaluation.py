@@ -17,7 +17,6 @@ from advisor.facts.base import Fact, Source
 from advisor.facts.evaluation import AccuracyLossBound, EvalScore
 from advisor.facts.loss_curve import LossCurve
 from advisor.facts.model import Task
-from advisor.read.logs.merge import merge_reads
 from advisor.read.logs.records import MetricSeries
 
 #: the least error rate a score is taken to show: a perfect score on a finite eval set bounds the error only to
@@ -39,8 +38,7 @@ def _score(series: dict[str, MetricSeries]) -> MetricSeries | None:
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
-        reads = [log.read for log in side.logs if log.read.problem is None and log.read.usable]
-        merged = merge_reads(reads)
+        merged = side.merged_logs
         score = _score(merged.series)
         if score is None:
             continue

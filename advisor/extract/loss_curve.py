@@ -31,7 +31,7 @@ from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradN
 from advisor.facts.mixed_precision import TrainingCrash
 from advisor.inventory import InputRecord
 from advisor.read import hparams as hparams_reader
-from advisor.read.logs.merge import MergedRun, merge_reads
+from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
 from advisor.read.run import RunRead
 
@@ -62,7 +62,6 @@ def _describe(read: LogRead) -> str:
 
 
 def _read_side(run: RunRead, out: Extraction) -> tuple[MergedRun, list[str]]:
-    reads: list[LogRead] = []
     used: list[str] = []
     for log in run.logs:
         read, shown, kind = log.read, log.shown, log.kind
@@ -83,10 +82,9 @@ def _read_side(run: RunRead, out: Extraction) -> tuple[MergedRun, list[str]]:
                     )
                 )
             continue
-        reads.append(read)
-        used.append(shown)
+        used.append(shown)  # log.is_used: merged into run.merged_logs
         out.inputs.append(InputRecord(path=shown, kind=kind, status="used", why=_describe(read), side=run.side))
-    merged = merge_reads(reads)
+    merged = run.merged_logs
     for name, dropped, kept in merged.duplicates:
         if name in ("train/loss", "eval/loss"):
             out.checks.append(

@@ -12,7 +12,8 @@ Three shapes, all common at the top of real logs:
 - a settings mapping printed whole on one line: ``print(vars(args))`` ``{'lr': 0.01, 'batch_size': 32}``,
   Keras ``print(model.get_compile_config())`` ``{'optimizer': {'class_name': 'Adam', 'config':
   {'learning_rate': 0.001, ...}}, 'loss': ...}``; a printed dict that holds logged values (a numeric
-  ``loss``/``accuracy``, an ``epoch`` or ``step``: Hugging Face Trainer's log lines) is not settings, and
+  ``loss``/``accuracy``, an ``epoch`` or ``step``: Hugging Face Trainer's log lines, as the log reader judges
+  them) is not settings, and
   only the first ``MAX_DICT_LINES`` dict-shaped lines are tried;
 - the block Hugging Face ``Trainer`` logs at INFO level (as the transformers example scripts set it)
   when training starts: ``***** Running training *****`` then ``  Num examples = 1,200``,
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.read.logs.records import classify_key
+from advisor.read.logs.records import holds_logged_values
 
 #: only the start of a log is searched: settings are printed before training
 HEAD_BYTES = 4_000_000
@@ -46,8 +47,6 @@ MIN_DUMP_STATEMENTS = 3
 MAX_LINE_CHARS = 65_536
 #: dict-shaped lines tried as printed settings (they are printed before training; a Trainer log has thousands)
 MAX_DICT_LINES = 50
-#: keys of a printed dict that place logged values (a record, not settings)
-_POSITION_KEYS = frozenset({"epoch", "step", "global_step", "iteration", "iter", "batch"})
 
 _SKIP = object()  # a value that is not a literal: the key is dropped
 
@@ -258,13 +257,10 @@ def _settings_dict(text: str, lineno: int) -> LogSettings | None:
 
 
 def _is_logged(key: Any, value: Any) -> bool:
-    """A number (or numbers) under a loss or score name, or under a position key. Numbers may be quoted: recent
-    transformers print Trainer's logs as {'loss': '7.473', 'epoch': '0.26'}."""
+    """A number (or numbers) under a key that makes a printed dict a record (``holds_logged_values``, as the log
+    reader judges). Numbers may be quoted: transformers 5 prints Trainer's logs as {'loss': '7.473', ...}."""
     numeric = _numeric(value) or (isinstance(value, list) and bool(value) and all(_numeric(v) for v in value))
-    if not numeric or not isinstance(key, str):
-        return False
-    info = classify_key(key)
-    return key.lower() in _POSITION_KEYS or (info is not None and info.metric in ("loss", "score"))
+    return numeric and isinstance(key, str) and holds_logged_values((key,))
 
 
 def _numeric(value: Any) -> bool:

@@ -42,6 +42,7 @@ from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, load_mappin
 from advisor.read.log_settings import HEAD_BYTES, LogSettings, settings_in_text
 from advisor.read.logs import read_file, read_file_head
 from advisor.read.logs.hf_trainer import MAX_STATE_BYTES
+from advisor.read.logs.merge import MergedRun, merge_reads
 from advisor.read.logs.records import LogRead
 from advisor.read.safe import file_problem
 from advisor.read.samples import Found, find_samples
@@ -105,6 +106,12 @@ class LogFile:
     #: found by its name only (*log*, no suffix): a log only if it holds series, otherwise not mentioned
     extra: bool
     read: LogRead
+
+    @property
+    def is_used(self) -> bool:
+        """Its series and events count: read without a problem, with something recognised (a file found by
+        its name only must hold series)."""
+        return self.read.usable and not (self.extra and not self.read.series)
 
 
 @dataclass
@@ -248,6 +255,12 @@ class RunRead:
         if any(path == shown for path, _ in found.unreadable):
             return None  # not a readable .npz, or one without labels
         return _npz_labels(self.folder.abs(rel))
+
+    @cached_property
+    def merged_logs(self) -> MergedRun:
+        """The used logs' series and events merged into one view (``read.logs.merge``), built once for every
+        extractor that reads curves."""
+        return merge_reads([log.read for log in self.logs if log.is_used])
 
     @cached_property
     def dumps(self) -> list[DumpRead]:

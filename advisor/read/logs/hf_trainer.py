@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from advisor.read.logs.records import Collector, LogRead, Split, classify_key, parse_number
+from advisor.read.logs.records import Collector, LogRead, Split, classify_key, holds_logged_values, parse_number
 from advisor.read.safe import loads_json
 
 _ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
@@ -49,11 +49,7 @@ def parse_print(
             values[key] = val
     if "train_runtime" in values or not values:
         return bool(values)
-    if (
-        step is None
-        and epoch is None
-        and not any((info := classify_key(k)) is not None and info.metric in ("loss", "score") for k in values)
-    ):
+    if step is None and epoch is None and not holds_logged_values(values):
         return False  # a settings dict ({'lr': 3e-05, ...}), not logged values
     split: Split | None = None
     if step is None and epoch is None and col.before_change is not None:

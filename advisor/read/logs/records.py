@@ -19,7 +19,7 @@ import math
 import re
 from array import array
 from dataclasses import dataclass, field
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -194,6 +194,19 @@ def classify_key(raw: str) -> KeyInfo | None:
     if len(_KEY_CACHE) < 10_000:
         _KEY_CACHE[raw] = info
     return info
+
+
+#: keys of a printed mapping that place its values (Hugging Face Trainer's ``step``, ``epoch``)
+POSITION_KEYS = frozenset({"step", "global_step", "epoch"})
+
+
+def holds_logged_values(keys: Iterable[str]) -> bool:
+    """Whether a printed mapping whose numbers stand under ``keys`` is a record of logged values (a position, a
+    loss or a score) rather than settings (``{'lr': 3e-05, 'batch_size': 32}``). One judgement for the log
+    reader and the settings search, so that no printed dict is read as both or as neither."""
+    return any(
+        k in POSITION_KEYS or ((info := classify_key(k)) is not None and info.metric in ("loss", "score")) for k in keys
+    )
 
 
 # -- numbers -------------------------------------------------------------------
