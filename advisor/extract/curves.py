@@ -136,6 +136,7 @@ class Shape:
     noise_ratio: float
     spike_count: int
     spike_max_ratio: float | None
+    peak_over_start_ratio: float | None
     end_change_ratio: float | None
     end_trend_t: float | None
     is_still_falling: bool
@@ -184,6 +185,9 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     spikes = (resid > th.spike_z * max(sigma, 1e-12)) & (resid > th.spike_min_ratio * np.abs(s))
     spike_count = int(spikes.sum())
     spike_max = float(np.max(y[spikes] / np.where(s[spikes] != 0, np.abs(s[spikes]), 1.0))) if spike_count else None
+    # the highest value after the start window against the start level: a loss that climbs far above where
+    # training started has blown up on the way, whatever it ends at
+    peak_over_start = float(np.max(y[w:]) / start) if start > 0 else None
     smin_i = int(np.argmin(s))
     smin = float(s[smin_i])
     rise = _rel(end, smin) - 1.0 if smin > 0 else (0.0 if end <= smin else math.inf)
@@ -230,6 +234,7 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
         noise_ratio=noise_ratio,
         spike_count=spike_count,
         spike_max_ratio=spike_max,
+        peak_over_start_ratio=peak_over_start,
         end_change_ratio=end_change,
         end_trend_t=t if math.isfinite(t) else math.copysign(1e9, t),
         is_still_falling=still,

@@ -176,6 +176,7 @@ def summarize(
             noise_ratio=sh.noise_ratio,
             spike_count=sh.spike_count,
             spike_max_ratio=sh.spike_max_ratio,
+            peak_over_start_ratio=sh.peak_over_start_ratio,
             end_change_ratio=sh.end_change_ratio,
             end_trend_t=sh.end_trend_t,
             is_still_falling=sh.is_still_falling,

@@ -65,6 +65,11 @@ class LossCurve(Fact):
         default=0, description="values far above the running median (> spike_z robust sigmas and > 25% of the level)"
     )
     spike_max_ratio: float | None = Field(default=None, description="largest value / running median at that point")
+    peak_over_start_ratio: float | None = Field(
+        default=None,
+        description="highest value after the start window (the first 10% of values) / start_level: above 1, the "
+        "loss climbed above where training started",
+    )
     end_change_ratio: float | None = Field(
         default=None,
         description="change of the fitted trend over the end "

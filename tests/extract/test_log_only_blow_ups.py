@@ -1,0 +1,55 @@
+"""Training that blew up, read from the log alone.
+
+fixtures/torch_log_only_* are the stdout of benchmarks/mutations/torch_programs.py (a PyTorch MLP on the
+breast-cancer data, BCEWithLogitsLoss): the healthy run, and the same run at lr 1.0, whose loss climbs to
+1e5 and back to 0 on saturated outputs. fixtures/mindspore_log_only_nan_step3 is the stdout of
+benchmarks/mutations/mindspore_programs.py at a large learning rate: LossMonitor stops at epoch 1 step 3
+before printing any loss (site paths in the traceback shortened).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.diagnosis import diagnose
+from advisor.extract.base import RunPair
+from advisor.extract import loss_curve
+from advisor.inventory import RunFolder
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def _train_curve(folder: Path):
+    out = loss_curve.extract(RunPair(run=RunFolder.scan(folder)))
+    [curve] = [f for f in out.facts if f.kind == "loss_curve" and f.split == "train"]
+    return curve
+
+
+def _causes(folder: Path) -> dict[str, float]:
+    return {c.id: c.raw_confidence for c in diagnose(folder).causes}
+
+
+def test_peak_over_start_tells_a_blow_up_from_a_noisy_healthy_curve():
+    blown = _train_curve(FIX / "torch_log_only_lr_high")
+    assert blown.peak_over_start_ratio > 1e4 and not blown.diverged  # it ends at 0.0000: not "diverged"
+    healthy = _train_curve(FIX / "torch_log_only_healthy_cancer")
+    assert healthy.peak_over_start_ratio < 2.0
+
+
+def test_blow_up_is_a_learning_rate_not_overfitting():
+    conf = _causes(FIX / "torch_log_only_lr_high")
+    assert max(conf, key=conf.get) == "lr_too_high", conf
+    # the eval loss rose 1e17x while the train loss sat at 0 between spikes: not a model memorising its data
+    assert conf.get("overfitting", 0.0) < 0.5, conf
+
+
+def test_healthy_log_stays_quiet():
+    conf = _causes(FIX / "torch_log_only_healthy_cancer")
+    assert not any(c >= 0.5 for c in conf.values()), conf
+
+
+def test_nan_stop_after_two_updates_points_at_the_learning_rate():
+    report = diagnose(FIX / "mindspore_log_only_nan_step3")
+    top = report.causes[0]
+    assert top.id == "lr_too_high", [c.id for c in report.causes]
+    assert any(e.rule == "loss-nonfinite-after-first-updates" and "step 3" in e.text for e in top.evidence)
