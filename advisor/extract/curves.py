@@ -137,6 +137,7 @@ class Shape:
     spike_count: int
     spike_max_ratio: float | None
     peak_over_start_ratio: float | None
+    frozen_tail_points: int
     end_change_ratio: float | None
     end_trend_t: float | None
     is_still_falling: bool
@@ -188,6 +189,8 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     # the highest value after the start window against the start level: a loss that climbs far above where
     # training started has blown up on the way, whatever it ends at
     peak_over_start = float(np.max(y[w:]) / start) if start > 0 else None
+    changed = np.flatnonzero(y != y[-1])
+    frozen_tail = int(n - changed[-1] - 1) if changed.size else n
     smin_i = int(np.argmin(s))
     smin = float(s[smin_i])
     rise = _rel(end, smin) - 1.0 if smin > 0 else (0.0 if end <= smin else math.inf)
@@ -235,6 +238,7 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
         spike_count=spike_count,
         spike_max_ratio=spike_max,
         peak_over_start_ratio=peak_over_start,
+        frozen_tail_points=frozen_tail,
         end_change_ratio=end_change,
         end_trend_t=t if math.isfinite(t) else math.copysign(1e9, t),
         is_still_falling=still,

@@ -177,6 +177,8 @@ def summarize(
             spike_count=sh.spike_count,
             spike_max_ratio=sh.spike_max_ratio,
             peak_over_start_ratio=sh.peak_over_start_ratio,
+            frozen_tail_points=sh.frozen_tail_points,
+            is_frozen_from_start=sh.frozen_tail_points == yf.size,
             end_change_ratio=sh.end_change_ratio,
             end_trend_t=sh.end_trend_t,
             is_still_falling=sh.is_still_falling,

@@ -70,6 +70,14 @@ class LossCurve(Fact):
         description="highest value after the start window (the first 10% of values) / start_level: above 1, the "
         "loss climbed above where training started",
     )
+    frozen_tail_points: int | None = Field(
+        default=None,
+        description="last values exactly equal to the last one, as logged (the curve stopped moving at the "
+        "logged precision)",
+    )
+    is_frozen_from_start: bool | None = Field(
+        default=None, description="every logged value is the same: the curve never moved at the logged precision"
+    )
     end_change_ratio: float | None = Field(
         default=None,
         description="change of the fitted trend over the end "

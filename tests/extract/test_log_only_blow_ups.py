@@ -53,3 +53,16 @@ def test_nan_stop_after_two_updates_points_at_the_learning_rate():
     top = report.causes[0]
     assert top.id == "lr_too_high", [c.id for c in report.causes]
     assert any(e.rule == "loss-nonfinite-after-first-updates" and "step 3" in e.text for e in top.evidence)
+
+
+def test_keras_loss_frozen_after_the_first_epochs():
+    # fixtures/keras_log_only_frozen_lr_high: benchmarks/mutations/keras_programs.py (Keras 3, torch backend,
+    # fit(verbose=2)), a one-unit sigmoid classifier at a large Adam rate: from epoch 5 on every epoch logs
+    # loss 0.9149, the error rate times -ln(1e-7), Keras' probability clip
+    curve = _train_curve(FIX / "keras_log_only_frozen_lr_high")
+    assert curve.frozen_tail_points >= 20 and not curve.is_frozen_from_start
+    report = diagnose(FIX / "keras_log_only_frozen_lr_high")
+    assert report.causes and report.causes[0].id == "lr_too_high"
+    assert any(e.rule == "loss-frozen-after-it-moved" for e in report.causes[0].evidence)
+    # a healthy curve never logs one value five times in a row
+    assert _train_curve(FIX / "keras_log_only_healthy").frozen_tail_points < 5
