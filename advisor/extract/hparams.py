@@ -626,6 +626,7 @@ def collect(run: RunRead, out: Extraction) -> HparamSet:
                 quiet_if_empty=True,
             )
     _from_trainer_log(run, hp)
+    _keras_default_rate(run, hp)
     if hp.generic_dropped:
         out.checks.append(
             CheckRun(
@@ -734,6 +735,48 @@ def _from_trainer_log(run: RunRead, hp: HparamSet) -> None:
         hp.values["framework"] = Setting("pytorch", "(Hugging Face Trainer log)", peak[1])
     if peak[1] not in hp.files:
         hp.files.append(peak[1])
+
+
+#: the learning rate Keras builds an optimizer with when ``compile(optimizer="name")`` names it
+#: (``keras.optimizers.get``: the class with its defaults; https://keras.io/api/optimizers/)
+KERAS_DEFAULT_RATES = {
+    "sgd": 0.01,
+    "adam": 0.001,
+    "adamw": 0.001,
+    "rmsprop": 0.001,
+    "adagrad": 0.001,
+    "adadelta": 0.001,
+    "adamax": 0.001,
+    "nadam": 0.001,
+    "ftrl": 0.001,
+    "lion": 0.001,
+    "adafactor": 0.001,
+}
+_KERAS_OPTIMIZERS_DOC = "https://keras.io/api/optimizers/"
+
+
+def _keras_default_rate(run: RunRead, hp: HparamSet) -> None:
+    """A Keras ``compile(optimizer='adam')`` printed in a log, and no learning rate stated anywhere: Keras built the
+    optimizer with its class default (marked as a default)."""
+    if "learning_rate" in hp.values:
+        return
+    for printed in run.log_settings:
+        for found in printed.found:
+            name = found.values.get("optimizer") if found.form == "compile call" else None
+            if not isinstance(name, str) or "learning_rate" in found.values:
+                continue
+            rate = KERAS_DEFAULT_RATES.get(name.lower())
+            if rate is None:
+                continue
+            hp.values["learning_rate"] = Setting(
+                rate,
+                f"default of Keras {name} (compile(optimizer='{name}'))",
+                printed.shown,
+                True,
+                _KERAS_OPTIMIZERS_DOC,
+                found.line,
+            )
+            return
 
 
 def _derive(hp: HparamSet) -> None:

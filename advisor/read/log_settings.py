@@ -15,6 +15,10 @@ Three shapes, all common at the top of real logs:
   ``loss``/``accuracy``, an ``epoch`` or ``step``: Hugging Face Trainer's log lines, as the log reader judges
   them) is not settings, and
   only the first ``MAX_DICT_LINES`` dict-shaped lines are tried;
+- a Keras ``model.compile(optimizer='adam', loss='binary_crossentropy', metrics=['accuracy'])`` call as a
+  script echoes it (or as it stands in a pasted excerpt): ``optimizer`` (a name, or ``Adam(learning_rate=0.01)``
+  whose class and learning rate are taken), ``loss`` and ``metrics``, under the framework ``keras`` (an
+  optimizer given by name is built by Keras with its default learning rate: extract/hparams.py adds it);
 - the block Hugging Face ``Trainer`` logs at INFO level (as the transformers example scripts set it)
   when training starts: ``***** Running training *****`` then ``  Num examples = 1,200``,
   ``  Total optimization steps = 228``, ``  Number of trainable parameters = 75,139``, ... each
@@ -66,6 +70,7 @@ _HF_BLOCK_LINE = re.compile(r"^(?:.*?\S)??\s{2,}([A-Za-z][\w ().,&-]*?)\s+=\s+([
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(\S)")
 _LITERAL_START = re.compile(r"dict\(|[\[{(\"'\-+.\d]|True\b|False\b|None\b")
 _NAMESPACE = re.compile(r"\bNamespace\((.*)\)\s*$")
+_COMPILE = re.compile(r"\.compile\((.*)\)\s*$")
 _COMMAND = re.compile(r"(?:^|[\s:$>#])((?:\S*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate\s+launch)\s.*)$")
 _SCRIPT = re.compile(r"\S+\.py$")
 _HYDRA = re.compile(r"^\+{0,2}([A-Za-z_][\w.]*)=(.*)$")
@@ -75,7 +80,7 @@ _HYDRA = re.compile(r"^\+{0,2}([A-Za-z_][\w.]*)=(.*)$")
 class LogSettings:
     """The settings of one shape found in a log."""
 
-    form: str  # "config dump" | "dict" | "Namespace" | "command line" | "Trainer"
+    form: str  # "config dump" | "dict" | "Namespace" | "command line" | "Trainer" | "compile call"
     line: int  # first line (1-based)
     values: dict[str, Any] = field(default_factory=dict)  # nested for a config dump
     lines: dict[str, int] = field(default_factory=dict)  # dotted key -> line
@@ -115,6 +120,10 @@ def settings_in_text(text: str) -> list[LogSettings]:
             ns = _namespace(line, i + 1)
             if ns is not None:
                 out.append(ns)
+        elif ".compile(" in line:
+            call = _compile_call(line, i + 1)
+            if call is not None:
+                out.append(call)
         elif ".py" in line:
             cmd = _command_line(line, i + 1)
             if cmd is not None:
@@ -271,6 +280,57 @@ def _numeric(value: Any) -> bool:
             return False
         return True
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# -- Keras compile calls ------------------------------------------------------------
+def _compile_call(line: str, lineno: int) -> LogSettings | None:
+    """``model.compile(optimizer=..., loss=..., metrics=[...])`` on one line; None without an optimizer or loss
+    keyword (``torch.compile(model)`` is another call)."""
+    m = _COMPILE.search(line)
+    if m is None:
+        return None
+    tree = _parse(f"compile({m.group(1)})", "eval")
+    if not isinstance(tree, ast.Expression) or not isinstance(tree.body, ast.Call):
+        return None
+    found = LogSettings(form="compile call", line=lineno)
+    for kw in tree.body.keywords:
+        if kw.arg == "optimizer":
+            _compile_optimizer(kw.value, found.values)
+        elif kw.arg in ("loss", "metrics"):
+            value = _literal(kw.value)
+            if value is not _SKIP:
+                found.values[kw.arg] = value
+    if "optimizer" not in found.values and "loss" not in found.values:
+        return None
+    found.values["framework"] = "keras"
+    found.lines = {k: lineno for k in found.values}
+    return found
+
+
+def _compile_optimizer(node: ast.AST, out: dict[str, Any]) -> None:
+    """``'adam'`` -> optimizer adam (by name); ``keras.optimizers.Adam(learning_rate=0.01)`` or ``SGD(0.1)`` -> the
+    class name and its learning rate (Keras 2's ``lr=`` too)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        out["optimizer"] = node.value
+        return
+    if not isinstance(node, ast.Call):
+        return
+    chain = node.func  # a dotted name (keras.optimizers.Adam), nothing computed on the way
+    while isinstance(chain, ast.Attribute):
+        chain = chain.value
+    if not isinstance(chain, ast.Name):
+        return
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else chain.id
+    out["optimizer"] = name
+    rate: Any = _SKIP
+    for kw in node.keywords:
+        if kw.arg in ("learning_rate", "lr"):
+            rate = _literal(kw.value)
+    if rate is _SKIP and node.args:
+        rate = _literal(node.args[0])  # the first parameter of every Keras optimizer is learning_rate
+    if _numeric(rate) and not isinstance(rate, str):
+        out["learning_rate"] = rate
 
 
 # -- Namespace prints ---------------------------------------------------------------

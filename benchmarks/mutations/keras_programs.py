@@ -35,6 +35,20 @@ def _optimizer(s: dict):
     return keras.optimizers.Adam(learning_rate=s["lr"])
 
 
+#: the learning rate Keras gives an optimizer named by a string (https://keras.io/api/optimizers/)
+_KERAS_DEFAULT_LR = {"sgd": 0.01, "rmsprop": 0.001, "adam": 0.001}
+
+
+def _optimizer_source(s: dict) -> str:
+    """The optimizer as a script that builds _optimizer(s) would write it: its name when Keras' defaults give the
+    same optimizer, else the constructor with its arguments."""
+    if s["lr"] == _KERAS_DEFAULT_LR.get(s["optimizer"]) and not s.get("momentum"):
+        return repr(s["optimizer"])
+    cls = {"sgd": "SGD", "rmsprop": "RMSprop"}.get(s["optimizer"], "Adam")
+    extra = f", momentum={s['momentum']}" if s["optimizer"] == "sgd" and s.get("momentum") else ""
+    return f"keras.optimizers.{cls}(learning_rate={s['lr']}{extra})"
+
+
 def _loss(s: dict):
     import keras
 
@@ -72,7 +86,7 @@ def run(s: dict, out_dir: Path) -> None:
     with console_log(out_dir):
         model.summary()
         if s.get("print_style") == "call":
-            print(f"model.compile(optimizer={s['optimizer']!r}, loss={s['loss']!r}, metrics={s['metrics']!r}"
+            print(f"model.compile(optimizer={_optimizer_source(s)}, loss={s['loss']!r}, metrics={s['metrics']!r}"
                   f"{', from_logits=True' if s.get('from_logits') else ''})")
         else:
             print(model.get_compile_config())

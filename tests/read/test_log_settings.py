@@ -127,3 +127,43 @@ def test_printed_dicts_of_logged_values_are_not_settings():
         "{'step': 10, 'lr': 0.1}",
     ]
     assert settings_in_text("\n".join(lines) + "\n") == []
+
+
+def test_a_keras_compile_call_gives_optimizer_loss_and_metrics():
+    line = "model.compile(optimizer='adam', loss='binary_crossentropy', metrics=['accuracy'])"
+    (found,) = settings_in_text(f"Model: \"sequential\"\n{line}\nEpoch 1/25\n")
+    assert found.form == "compile call" and found.line == 2
+    assert found.values == {"optimizer": "adam", "loss": "binary_crossentropy", "metrics": ["accuracy"],
+                            "framework": "keras"}
+    # a constructor gives its class and rate (Keras 2's lr= and a positional rate too)
+    for call, name, rate in [
+        ("model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.5, momentum=0.9), loss='mse')", "SGD", 0.5),
+        (">>> model.compile(loss='categorical_crossentropy', optimizer=Adam(lr=1e-3))", "Adam", 1e-3),
+        ("model.compile(tf.keras.optimizers.RMSprop(0.01), loss='mse')", None, None),  # positional: not named
+        ("model.compile(optimizer=tf.keras.optimizers.RMSprop(0.01), loss='mse')", "RMSprop", 0.01),
+    ]:
+        (found,) = settings_in_text(call + "\n")
+        assert found.values.get("optimizer") == name and found.values.get("learning_rate") == rate, call
+    # other calls named compile, and compile calls with nothing literal, are not settings
+    assert settings_in_text("model = torch.compile(model, mode='max-autotune')\n") == []
+    assert settings_in_text("model.compile(optimizer=opt, loss=loss_fn)\n") == []
+    assert settings_in_text("model.compile(optimizer=__import__('os').system('x'), loss='mse')\n")[0].values == {
+        "loss": "mse", "framework": "keras"}  # never called: a name that is not a literal is dropped
+
+
+def test_an_optimizer_named_in_compile_runs_at_the_keras_default_rate(tmp_path):
+    from advisor.extract import extract_facts
+    from advisor.extract.base import RunPair
+    from advisor.inventory import RunFolder
+
+    log = ("model.compile(optimizer='sgd', loss='sparse_categorical_crossentropy', metrics=['accuracy'])\n"
+           "Epoch 1/2\n10/10 - 0s - 3ms/step - accuracy: 0.5 - loss: 1.2\n"
+           "Epoch 2/2\n10/10 - 0s - 3ms/step - accuracy: 0.6 - loss: 1.0\n")
+    (tmp_path / "train.log").write_text(log)
+    hp = {f.name: f for f in extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts if f.kind == "hyperparameter"}
+    assert hp["optimizer"].value == "sgd" and hp["learning_rate"].value == 0.01
+    assert hp["learning_rate"].is_default and "keras.io" in hp["learning_rate"].default_source
+    # a rate stated elsewhere wins over the default
+    (tmp_path / "hparams.yaml").write_text("learning_rate: 0.3\n")
+    hp = {f.name: f for f in extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts if f.kind == "hyperparameter"}
+    assert hp["learning_rate"].value == 0.3 and not hp["learning_rate"].is_default
