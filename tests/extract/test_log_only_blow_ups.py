@@ -66,3 +66,13 @@ def test_keras_loss_frozen_after_the_first_epochs():
     assert any(e.rule == "loss-frozen-after-it-moved" for e in report.causes[0].evidence)
     # a healthy curve never logs one value five times in a row
     assert _train_curve(FIX / "keras_log_only_healthy").frozen_tail_points < 5
+
+
+def test_a_loss_that_creeps_down_from_chance_is_a_tiny_rate():
+    # fixtures/torch_log_only_lr_low: benchmarks/mutations/torch_programs.py, an MLP on digits with Adam at 1e-6
+    # (the log prints 'lr 1e-06' but not the optimizer): the val loss goes 2.3153 -> 2.3114, down at every epoch
+    report = diagnose(FIX / "torch_log_only_lr_low")
+    assert report.causes and report.causes[0].id == "lr_too_low", [(c.id, c.confidence) for c in report.causes]
+    assert any(e.rule == "loss-creeps-down-without-leaving-its-start" for e in report.causes[0].evidence)
+    # the healthy run removes most of its loss: no such line
+    assert "lr_too_low" not in _causes(FIX / "torch_log_only_healthy_cancer")
