@@ -106,6 +106,7 @@ def accuracy_loss_bounds(facts: Sequence[Fact]) -> list[Fact]:
                 bound_loss=bound,
                 train_end_level=curve.end_level,
                 train_to_bound_ratio=curve.end_level / bound,
+                train_chance_ratio=curve.end_level / math.log(n),
                 has_eval_loss=score.has_eval_loss,
                 side=side,
                 source=score.source,

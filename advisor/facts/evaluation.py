@@ -52,5 +52,8 @@ class AccuracyLossBound(Fact):
     )
     train_end_level: float = Field(description="the train loss's end level (loss_curve end_level)")
     train_to_bound_ratio: float = Field(description="train_end_level / bound_loss")
+    train_chance_ratio: float | None = Field(
+        default=None, description="train_end_level / ln(n_classes): the train loss level in units of a uniform guess"
+    )
     has_eval_loss: bool = Field(default=False, description="an eval loss is logged as well (eval_score)")
     doc = "train loss end level against Fano's bound on the label entropy implied by the eval accuracy"

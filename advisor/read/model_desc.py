@@ -638,7 +638,7 @@ def find_compile_settings(text: str, path: str = "") -> CompileSettings | None:
 _METRIC_NAME = re.compile(
     r"(?i)(?<![\w])((?:val|valid|validation|eval|test|train)[_ ]?)?"
     r"(acc|accuracy|top1|top-1|f1|auc|map|mae|rmse|r2|mean_absolute_error)"
-    r"(?![\w])['\"]?\s*[:=]?\s*-?\d"
+    r"(?![\w])['\"]?\s*[:=]?\s*(?:(?:np|numpy)\.float(?:16|32|64)\(|tensor\()?-?\d"
 )
 
 

@@ -54,8 +54,21 @@ def test_final_model_eval_score_and_its_bound(tmp_path):
     assert bound.train_to_bound_ratio > 2  # 40 % shuffled labels: the train loss stays at 1.5 nats
 
 
-def test_no_class_count_no_bound(tmp_path):
+def test_without_the_config_the_class_count_comes_from_the_output_layer(tmp_path):
+    # the log prints the MLP (a 10-unit Dense last) and {'Accuracy': np.float64(...)}: an accuracy over a
+    # 10-unit output is a 10-class task
     facts = _facts(tmp_path, "mindspore_model_eval.log", config=False)
+    (task,) = facts["task"]
+    assert (task.task_type, task.n_classes, task.accuracy_metric) == ("multiclass", 10, "accuracy")
+    (bound,) = facts["accuracy_loss_bound"]
+    assert bound.n_classes == 10 and bound.train_chance_ratio == pytest.approx(bound.train_end_level / math.log(10))
+
+
+def test_no_class_count_no_bound(tmp_path):
+    log = (SAMPLES / "mindspore_model_eval.log").read_text(encoding="utf-8")
+    kept = [line for line in log.splitlines(keepends=True) if "Dense(" not in line]  # no output layer to count
+    (tmp_path / "train.log").write_text("".join(kept))
+    facts = {f.kind for f in extract_facts(RunPair(RunFolder.scan(tmp_path))).facts}
     assert "eval_score" in facts and "accuracy_loss_bound" not in facts
 
 
