@@ -710,6 +710,10 @@ TRAINER_DEFAULT_OPTIMIZER = (
 _TRAINER_FORMATS = {"hf_trainer_print", "hf_trainer_state"}
 
 
+#: the raw key of a learning rate taken from the rates a Trainer log shows (not stated as a setting)
+TRAINER_PEAK_RATE = "the highest learning_rate the Trainer log shows"
+
+
 def _from_trainer_log(run: RunRead, hp: HparamSet) -> None:
     """A Trainer log (its printed dicts, or trainer_state.json) without the run's settings files: the learning rate
     is at least the highest rate it logged (the scheduler's rate; the configured one at the end of the warm-up),
@@ -727,10 +731,10 @@ def _from_trainer_log(run: RunRead, hp: HparamSet) -> None:
                 peak = (top, log.shown)
     if peak is None or peak[0] <= 0:
         return
-    hp.values["learning_rate"] = Setting(peak[0], "the highest learning_rate the Trainer log shows", peak[1])
+    hp.values["learning_rate"] = Setting(peak[0], TRAINER_PEAK_RATE, peak[1])
     if "optimizer" not in hp.values:
         name, source = TRAINER_DEFAULT_OPTIMIZER
-        hp.values["optimizer"] = Setting(name, "default of Hugging Face Trainer (optim)", peak[1], True, source)
+        hp.values["optimizer"] = Setting(name, "Trainer's default optim", peak[1], True, source)
     if "framework" not in hp.values:
         hp.values["framework"] = Setting("pytorch", "(Hugging Face Trainer log)", peak[1])
     if peak[1] not in hp.files:
@@ -770,7 +774,7 @@ def _keras_default_rate(run: RunRead, hp: HparamSet) -> None:
                 continue
             hp.values["learning_rate"] = Setting(
                 rate,
-                f"default of Keras {name} (compile(optimizer='{name}'))",
+                f"Keras' default for compile(optimizer='{name}')",
                 printed.shown,
                 True,
                 _KERAS_OPTIMIZERS_DOC,
@@ -877,7 +881,10 @@ def learning_rate_check(hp: HparamSet) -> LearningRateCheck | None:
     if has_warmup is None and isinstance(hp.get("lr_scheduler"), str) and "warmup" in str(hp.get("lr_scheduler")):
         has_warmup = True
     src, line = hp.values["learning_rate"].path, hp.values["learning_rate"].line
+    lr_setting, opt_setting = hp.values["learning_rate"], hp.values["optimizer"]
     return LearningRateCheck(
+        learning_rate_origin=_origin(lr_setting),
+        optimizer_origin=_origin(opt_setting),
         learning_rate=lr,
         optimizer=opt,
         optimizer_family=family,
@@ -891,6 +898,14 @@ def learning_rate_check(hp: HparamSet) -> LearningRateCheck | None:
         side=hp.side,
         source=Source(path=src, line=line) if src else None,
     )
+
+
+def _origin(setting: Setting) -> str | None:
+    """How a value the run did not state was arrived at (its ``raw_key`` says it: "Keras' default for ..."),
+    for evidence text; None for a stated value."""
+    if setting.is_default or setting.raw_key == TRAINER_PEAK_RATE:
+        return setting.raw_key
+    return None
 
 
 def loss_scale_check(hp: HparamSet) -> LossScaleCheck | None:

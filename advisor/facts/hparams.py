@@ -121,6 +121,15 @@ class LearningRateCheck(Fact):
     times_below_usual: float = Field(description="usual_low / learning_rate (> 1: below the band)")
     has_warmup: bool | None = Field(default=None, description="warm-up configured (None: not stated)")
     is_large_batch: bool = Field(default=False, description="global batch size >= 1024")
+    learning_rate_origin: str | None = Field(
+        default=None,
+        description="where the rate comes from when the run does not state it (a framework default, the highest "
+        "rate a Trainer log shows); None: stated",
+    )
+    optimizer_origin: str | None = Field(
+        default=None,
+        description="where the optimizer comes from when the run does not state it (a default); None: stated",
+    )
     doc = "learning rate compared with the usual band for its optimizer and batch size"
 
 

@@ -163,6 +163,11 @@ def test_an_optimizer_named_in_compile_runs_at_the_keras_default_rate(tmp_path):
     hp = {f.name: f for f in extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts if f.kind == "hyperparameter"}
     assert hp["optimizer"].value == "sgd" and hp["learning_rate"].value == 0.01
     assert hp["learning_rate"].is_default and "keras.io" in hp["learning_rate"].default_source
+    # the learning-rate check (and so every evidence text that quotes the rate) says it is the default
+    facts = extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts
+    (check,) = [f for f in facts if f.kind == "learning_rate_check"]
+    assert check.learning_rate_origin == "Keras' default for compile(optimizer='sgd')"
+    assert check.optimizer_origin is None  # the optimizer itself is stated
     # a rate stated elsewhere wins over the default
     (tmp_path / "hparams.yaml").write_text("learning_rate: 0.3\n")
     hp = {f.name: f for f in extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts if f.kind == "hyperparameter"}
