@@ -93,6 +93,12 @@ def _ones(n: int) -> np.ndarray:
     return _ONES[:n]
 
 
+def _real_part(x: np.ndarray) -> np.ndarray:
+    """The real part of a complex chunk (its imaginary part is judged on its own, compare/engine.py), else ``x``:
+    taken explicitly, so that numpy does not warn on the user's terminal about a cast that drops it."""
+    return np.real(x) if np.iscomplexobj(x) else x
+
+
 @dataclass
 class SideAcc:
     """Streaming statistics of one side (finite elements only; NaN/Inf counted)."""
@@ -211,7 +217,7 @@ class Accumulator:
 
     def update(self, rc: np.ndarray, bc: np.ndarray, _finite: bool = False) -> None:
         with np.errstate(all="ignore"):  # NaN/Inf are counted, not warned about
-            self._update(float_chunk(rc), float_chunk(bc), _finite)
+            self._update(_real_part(float_chunk(rc)), _real_part(float_chunk(bc)), _finite)
 
     def _update(self, rc: np.ndarray, bc: np.ndarray, _finite: bool) -> None:
         n = int(np.size(rc))

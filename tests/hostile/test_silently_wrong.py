@@ -81,12 +81,14 @@ def _npy_pair(tmp_path, run_arr, base_arr):
     return tmp_path / "r", tmp_path / "b"
 
 
+@pytest.mark.filterwarnings("error")  # the dropped imaginary part is reported, not warned about by numpy
 def test_complex_against_float_is_not_identical(tmp_path, cli):
     x = np.linspace(0, 1, 64).astype(np.float32)
     code, out, _err = cli("compare", *_npy_pair(tmp_path, (x + 1j * x).astype(np.complex64), x))
     assert code == 1 and "imaginary" in out
 
 
+@pytest.mark.filterwarnings("error")  # the dropped imaginary part is reported, not warned about by numpy
 def test_complex_with_equal_imaginary_parts_passes(tmp_path, cli):
     x = np.linspace(0, 1, 64).astype(np.float32)
     z = (x + 1j * x).astype(np.complex64)
