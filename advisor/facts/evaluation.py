@@ -31,6 +31,26 @@ class EvalScore(Fact):
         "so the log is not an excerpt of the start of a run",
     )
     has_eval_loss: bool = Field(default=False, description="an eval loss is logged as well")
+    train_last_value: float | None = Field(
+        default=None,
+        description="the last logged value of the same score on the training data (Keras' accuracy beside "
+        "val_accuracy), when logged",
+    )
+    eval_minus_train: float | None = Field(
+        default=None,
+        description="last_value - train_last_value (for a higher-is-better score: how far the held-out score ends "
+        "above the training score)",
+    )
+    train_end_gain_per_point: float | None = Field(
+        default=None,
+        description="the training score's mean change per logged point over its last three intervals (toward better; "
+        "Keras logs one point an epoch, the average over that epoch)",
+    )
+    eval_lead_in_train_gains: float | None = Field(
+        default=None,
+        description="eval_minus_train / max(train_end_gain_per_point, 0.005): how many points of the training score's "
+        "current progress the held-out score is ahead by; an epoch average trails the epoch's end by at most one",
+    )
     doc = "the last evaluation score of a run, when it was evaluated at the end, and whether an eval loss exists"
 
 
