@@ -94,6 +94,7 @@ def extract(pair: RunPair) -> Extraction:
                 points=int(y.size),
                 last_value=float(y[-1]),
                 best_value=float(y.max() if higher else y.min()),
+                best_minus_last=float(y.max() - y[-1]) if higher else float(y[-1] - y.min()),
                 is_higher_better=higher,
                 last_step=last_step if np.isfinite(last_step) else None,
                 is_at_end=at_end,

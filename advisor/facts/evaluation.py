@@ -23,6 +23,9 @@ class EvalScore(Fact):
     points: int = Field(description="number of evaluations logged")
     last_value: float = Field(description="the last logged value")
     best_value: float = Field(description="the best logged value (lowest for error rates such as wer, cer)")
+    best_minus_last: float = Field(
+        default=0.0, description="how far the last value ends behind the best one, toward worse (0 at the best)"
+    )
     is_higher_better: bool = Field(description="a higher value is better (accuracy, f1; not wer, cer, perplexity)")
     last_step: float | None = Field(default=None, description="step of the last evaluation, when logged with one")
     is_at_end: bool = Field(

@@ -97,6 +97,7 @@ def test_keras_train_accuracy_against_the_held_out_accuracy(tmp_path):
     (score,) = _keras_facts(tmp_path, "keras_default_verbosity_bn_noisy_labels.log")["eval_score"]
     assert (score.name, score.last_value, score.train_last_value) == ("val_accuracy", 0.8475, 0.7169)
     assert score.eval_minus_train == pytest.approx(0.8475 - 0.7169)
+    assert score.best_value == 0.8725 and score.best_minus_last == pytest.approx(0.8725 - 0.8475)
     assert score.train_end_gain_per_point == pytest.approx((0.7169 - 0.7056) / 3)  # accuracy at epochs 27 and 30
     assert score.eval_lead_in_train_gains == pytest.approx(
         (0.8475 - 0.7169) / 0.005
