@@ -65,6 +65,21 @@ def _train_comparison(train: np.ndarray | None, eval_last: float, higher: bool) 
     return out
 
 
+def _ce_floor_ratio(series: dict[str, MetricSeries], score: MetricSeries) -> float | None:
+    """The last eval loss over (1 - accuracy) ln 2, the least cross-entropy that the accuracy of the same evaluation
+    allows; None unless an eval loss was logged with every accuracy and the accuracy is below 1."""
+    loss = series.get("eval/loss")
+    if score.key.base != "accuracy" or loss is None or loss.buf.count != score.buf.count:
+        return None
+    acc, value = score.buf.arrays()[2], loss.buf.arrays()[2]
+    if not acc.size or acc.size != value.size or not (np.isfinite(acc[-1]) and np.isfinite(value[-1])):
+        return None
+    error = 1.0 - float(acc[-1])
+    if not MIN_ERROR <= error <= 1.0:
+        return None
+    return float(value[-1]) / (error * math.log(2.0))
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
@@ -100,6 +115,7 @@ def extract(pair: RunPair) -> Extraction:
                 is_at_end=at_end,
                 has_eval_loss="eval/loss" in merged.series,
                 **versus_train,
+                eval_loss_to_ce_floor_ratio=_ce_floor_ratio(merged.series, score),
                 side=side.side,
                 source=Source(path=score.path, line=int(lines[finite][-1])),
             )

@@ -54,6 +54,13 @@ class EvalScore(Fact):
         description="eval_minus_train / max(train_end_gain_per_point, 0.005): how many points of the training score's "
         "current progress the held-out score is ahead by; an epoch average trails the epoch's end by at most one",
     )
+    eval_loss_to_ce_floor_ratio: float | None = Field(
+        default=None,
+        description="for an accuracy: the eval loss of the same evaluation / ((1 - accuracy) ln 2), the least mean "
+        "cross-entropy that accuracy allows (a misclassified sample gives its class a probability below 1/2); below "
+        "1, the loss cannot be a cross-entropy of these predictions. None without an eval loss logged with each "
+        "accuracy, or at 100 % accuracy",
+    )
     doc = "the last evaluation score of a run, when it was evaluated at the end, and whether an eval loss exists"
 
 

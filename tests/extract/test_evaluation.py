@@ -117,3 +117,17 @@ def test_keras_noisy_labels_diagnosed_from_the_log_alone(tmp_path):
     report = diagnose(tmp_path)
     assert report.causes and report.causes[0].id == "label_errors", [(c.id, c.confidence) for c in report.causes]
     assert "train-accuracy-levels-below-eval-accuracy" in {e.rule for c in report.causes for e in c.evidence}
+
+
+def test_keras_mse_on_one_hot_classes_is_below_the_cross_entropy_floor(tmp_path):
+    # the CNN trained with loss="mse" on one-hot digits: the summary and the last three of its 20 epochs, as written
+    (score,) = _keras_facts(tmp_path, "keras_default_verbosity_cnn_mse_tail.log")["eval_score"]
+    assert (score.last_value, score.has_eval_loss) == (0.9688, True)
+    assert score.eval_loss_to_ce_floor_ratio == pytest.approx(0.0055 / ((1 - 0.9688) * math.log(2)))
+    assert score.eval_loss_to_ce_floor_ratio < 0.5
+
+
+def test_keras_cross_entropy_stays_above_its_floor(tmp_path):
+    (score,) = _keras_facts(tmp_path, "keras_default_verbosity_cnn.log")["eval_score"]  # sparse categorical CE
+    assert score.eval_loss_to_ce_floor_ratio == pytest.approx(1.3343 / ((1 - 0.7708) * math.log(2)))
+    assert score.eval_loss_to_ce_floor_ratio > 1
