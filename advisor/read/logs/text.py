@@ -271,6 +271,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                         bar.flush(col)
                     bar.pending = (values, lineno, step, epoch)
                     continue
+                if fam == "rich" and step:
+                    # a rich bar whose metrics all wrapped onto the next lines (only ``v_num`` left on its own
+                    # line): they take this frame's position
+                    if bar.pending is not None and bar.pending[2:4] != (step, epoch):
+                        bar.flush(col)
+                    bar.pending = ({}, lineno, step, epoch)
+                    continue
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
             if values and "%)" in line:
