@@ -18,6 +18,7 @@ import pytest
 from advisor.extract import extract_facts
 from advisor.extract.base import RunPair
 from advisor.inventory import RunFolder
+from advisor.read.log_settings import settings_in_text
 from advisor.read.logs import read_file
 from advisor.read.logs.merge import merge_reads
 
@@ -63,3 +64,15 @@ def test_final_evaluation_is_at_the_end_of_training():
     assert score.is_at_end and score.last_step == 24.0 and score.points == 12
     train = next(f for f in facts if f.kind == "loss_curve" and f.split == "train")
     assert train.last_step == 24 and train.last_value == 1.133
+
+
+def test_the_stop_message_states_the_epoch_budget():
+    text = (RUN / "train.log").read_text(encoding="utf-8")
+    found = [s for s in settings_in_text(text) if s.form == "Lightning stop message"]
+    assert [(s.values, s.lines) for s in found] == [({"max_epochs": 12}, {"max_epochs": 19})]
+    facts = extract_facts(RunPair(RunFolder.scan(RUN), None)).facts
+    epochs = next(f for f in facts if f.kind == "hyperparameter" and f.name == "epochs")
+    assert epochs.value == 12 and epochs.raw_key == "max_epochs" and epochs.source.path == "train.log"
+    # the same line after a tqdm bar's last frame (carriage returns, no newline before it), and max_steps
+    line = "Epoch 4: 100%|##########| 25/25 [00:00<00:00, v_num=0, train_loss=0.1]`Trainer.fit` stopped: `max_steps=80` reached."
+    assert [s.values for s in settings_in_text("x\r" + line + "\n")] == [{"max_steps": 80}]
