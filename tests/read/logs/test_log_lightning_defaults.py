@@ -76,3 +76,15 @@ def test_the_stop_message_states_the_epoch_budget():
     # the same line after a tqdm bar's last frame (carriage returns, no newline before it), and max_steps
     line = "Epoch 4: 100%|##########| 25/25 [00:00<00:00, v_num=0, train_loss=0.1]`Trainer.fit` stopped: `max_steps=80` reached."
     assert [s.values for s in settings_in_text("x\r" + line + "\n")] == [{"max_steps": 80}]
+
+
+def test_tqdm_validation_that_repeats_the_last_values_is_a_new_evaluation():
+    """``samples/lightning_tqdm_constant_val.log``: the first three epochs (25 batches each) of the same programs'
+    ``lightning_bar_mlp_synth`` run with zero init, ``TQDMProgressBar``: the network's output never changes, so each
+    epoch's validation shows ``val_loss=1.390, val_acc=0.250`` again. The ``Validation DataLoader 0`` bar between
+    the epoch's frames says a validation ran: three evaluations, not one value shown three times."""
+    read = read_file(Path(__file__).parent / "samples" / "lightning_tqdm_constant_val.log")
+    assert read.problem is None and "tqdm" in read.formats
+    assert _points(read, "eval/loss") == ([25.0, 50.0, 75.0], [0.0, 1.0, 2.0], [1.39, 1.39, 1.39])
+    assert _points(read, "eval/acc")[2] == [0.25, 0.25, 0.25]
+    assert read.series["train/loss"].buf.count == 75
