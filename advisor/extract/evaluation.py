@@ -35,6 +35,51 @@ def _score(series: dict[str, MetricSeries]) -> MetricSeries | None:
     return scores[0] if scores else None
 
 
+def _train_score(series: dict[str, MetricSeries], score: MetricSeries) -> np.ndarray | None:
+    """The finite values of the training series of the eval score's metric (``accuracy`` beside
+    ``val_accuracy``), or None when the run logs none."""
+    for s in series.values():
+        if s.key.split == "train" and s.key.metric == "score" and s.key.base == score.key.base and s.buf.count:
+            values = s.buf.arrays()[2]
+            values = values[np.isfinite(values)]
+            if values.size:
+                return values
+    return None
+
+
+def _train_comparison(train: np.ndarray | None, eval_last: float, higher: bool) -> dict[str, float | None]:
+    """The held-out score against the training score: the gap, the training score's gain per point at the end,
+    and the gap in units of that gain (the gain floored at MIN_ERROR, a score's resolution)."""
+    if train is None:
+        return {}
+    sign = 1.0 if higher else -1.0
+    lead = sign * (eval_last - float(train[-1]))
+    out: dict[str, float | None] = {
+        "train_last_value": float(train[-1]),
+        "eval_minus_train": eval_last - float(train[-1]),
+    }
+    if train.size >= 4:
+        gain = sign * float(train[-1] - train[-4]) / 3.0
+        out["train_end_gain_per_point"] = gain
+        out["eval_lead_in_train_gains"] = lead / max(gain, MIN_ERROR)
+    return out
+
+
+def _ce_floor_ratio(series: dict[str, MetricSeries], score: MetricSeries) -> float | None:
+    """The last eval loss over (1 - accuracy) ln 2, the least cross-entropy that the accuracy of the same evaluation
+    allows; None unless an eval loss was logged with every accuracy and the accuracy is below 1."""
+    loss = series.get("eval/loss")
+    if score.key.base != "accuracy" or loss is None or loss.buf.count != score.buf.count:
+        return None
+    acc, value = score.buf.arrays()[2], loss.buf.arrays()[2]
+    if not acc.size or acc.size != value.size or not (np.isfinite(acc[-1]) and np.isfinite(value[-1])):
+        return None
+    error = 1.0 - float(acc[-1])
+    if not MIN_ERROR <= error <= 1.0:
+        return None
+    return float(value[-1]) / (error * math.log(2.0))
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
@@ -56,6 +101,7 @@ def extract(pair: RunPair) -> Extraction:
             tsteps = tsteps[np.isfinite(tsteps)]
             train_last = float(tsteps[-1]) if tsteps.size else None
         at_end = bool(np.isfinite(last_step) and train_last is not None and last_step >= train_last)
+        versus_train = _train_comparison(_train_score(merged.series, score), float(y[-1]), higher)
         out.facts.append(
             EvalScore(
                 name=score.raw_key,
@@ -63,10 +109,13 @@ def extract(pair: RunPair) -> Extraction:
                 points=int(y.size),
                 last_value=float(y[-1]),
                 best_value=float(y.max() if higher else y.min()),
+                best_minus_last=float(y.max() - y[-1]) if higher else float(y[-1] - y.min()),
                 is_higher_better=higher,
                 last_step=last_step if np.isfinite(last_step) else None,
                 is_at_end=at_end,
                 has_eval_loss="eval/loss" in merged.series,
+                **versus_train,
+                eval_loss_to_ce_floor_ratio=_ce_floor_ratio(merged.series, score),
                 side=side.side,
                 source=Source(path=score.path, line=int(lines[finite][-1])),
             )

@@ -23,6 +23,9 @@ class EvalScore(Fact):
     points: int = Field(description="number of evaluations logged")
     last_value: float = Field(description="the last logged value")
     best_value: float = Field(description="the best logged value (lowest for error rates such as wer, cer)")
+    best_minus_last: float = Field(
+        default=0.0, description="how far the last value ends behind the best one, toward worse (0 at the best)"
+    )
     is_higher_better: bool = Field(description="a higher value is better (accuracy, f1; not wer, cer, perplexity)")
     last_step: float | None = Field(default=None, description="step of the last evaluation, when logged with one")
     is_at_end: bool = Field(
@@ -31,6 +34,33 @@ class EvalScore(Fact):
         "so the log is not an excerpt of the start of a run",
     )
     has_eval_loss: bool = Field(default=False, description="an eval loss is logged as well")
+    train_last_value: float | None = Field(
+        default=None,
+        description="the last logged value of the same score on the training data (Keras' accuracy beside "
+        "val_accuracy), when logged",
+    )
+    eval_minus_train: float | None = Field(
+        default=None,
+        description="last_value - train_last_value (for a higher-is-better score: how far the held-out score ends "
+        "above the training score)",
+    )
+    train_end_gain_per_point: float | None = Field(
+        default=None,
+        description="the training score's mean change per logged point over its last three intervals (toward better; "
+        "Keras logs one point an epoch, the average over that epoch)",
+    )
+    eval_lead_in_train_gains: float | None = Field(
+        default=None,
+        description="eval_minus_train / max(train_end_gain_per_point, 0.005): how many points of the training score's "
+        "current progress the held-out score is ahead by; an epoch average trails the epoch's end by at most one",
+    )
+    eval_loss_to_ce_floor_ratio: float | None = Field(
+        default=None,
+        description="for an accuracy: the eval loss of the same evaluation / ((1 - accuracy) ln 2), the least mean "
+        "cross-entropy that accuracy allows (a misclassified sample gives its class a probability below 1/2); below "
+        "1, the loss cannot be a cross-entropy of these predictions. None without an eval loss logged with each "
+        "accuracy, or at 100 % accuracy",
+    )
     doc = "the last evaluation score of a run, when it was evaluated at the end, and whether an eval loss exists"
 
 

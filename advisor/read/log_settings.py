@@ -1,6 +1,6 @@
 """Settings printed in a training log -> nested mappings with the line of each key. No judgement.
 
-Three shapes, all common at the top of real logs:
+The shapes read, all common at the top of real logs:
 
 - a config dump, as mmdetection/mmengine print it after ``Config:``: statements
   ``optimizer = dict(type='SGD', lr=0.02, momentum=0.9)`` at the start of a line,

@@ -642,6 +642,10 @@ _METRIC_NAME = re.compile(
 )
 
 
+#: the PyTorch tutorials' ``Accuracy of the network on the 10000 test images: 54 %``
+_ACCURACY_OF = re.compile(r"(?i)\baccuracy of the (?:network|model)\b[^:=\n]{0,80}?[:=]\s*\d")
+
+
 def logged_metric_names(text: str, max_lines: int = 20_000) -> list[str]:
     """Metric names that appear with a number in a log (accuracy, val_acc, mae, rmse, ...), lower-case."""
     seen: dict[str, None] = {}
@@ -650,4 +654,6 @@ def logged_metric_names(text: str, max_lines: int = 20_000) -> list[str]:
             break
         for m in _METRIC_NAME.finditer(line):
             seen.setdefault((m.group(1) or "").lower().replace(" ", "_") + m.group(2).lower(), None)
+        if "ccuracy of the" in line and _ACCURACY_OF.search(line):
+            seen.setdefault("test_accuracy", None)
     return list(seen)

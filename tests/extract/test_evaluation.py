@@ -85,3 +85,49 @@ def test_perfect_score_bounds_the_error_to_its_resolution(tmp_path):
     (bound,) = [f for f in facts if f.kind == "accuracy_loss_bound"]
     assert bound.eval_accuracy == 1.0
     assert bound.bound_loss == pytest.approx(fano_bound(0.995, 10))
+
+
+# -- Keras 3 at its default verbosity (train.log of benchmarks/mutations/keras_bar_programs.py) ----------------------
+def _keras_facts(tmp_path: Path, log: str) -> dict:
+    return _facts(tmp_path, log, config=False)
+
+
+def test_keras_train_accuracy_against_the_held_out_accuracy(tmp_path):
+    # an MLP with BatchNormalization, 30 epochs, 40 % of the training labels shuffled; val_accuracy on clean labels
+    (score,) = _keras_facts(tmp_path, "keras_default_verbosity_bn_noisy_labels.log")["eval_score"]
+    assert (score.name, score.last_value, score.train_last_value) == ("val_accuracy", 0.8475, 0.7169)
+    assert score.eval_minus_train == pytest.approx(0.8475 - 0.7169)
+    assert score.best_value == 0.8725 and score.best_minus_last == pytest.approx(0.8725 - 0.8475)
+    assert score.train_end_gain_per_point == pytest.approx((0.7169 - 0.7056) / 3)  # accuracy at epochs 27 and 30
+    assert score.eval_lead_in_train_gains == pytest.approx(
+        (0.8475 - 0.7169) / 0.005
+    )  # a gain under 0.005 is floored there
+
+
+def test_keras_two_epochs_give_no_gain_per_point(tmp_path):
+    (score,) = _keras_facts(tmp_path, "keras_default_verbosity_bn.log")["eval_score"]
+    assert score.eval_minus_train == pytest.approx(0.815 - 0.7931)
+    assert score.train_end_gain_per_point is None and score.eval_lead_in_train_gains is None
+
+
+def test_keras_noisy_labels_diagnosed_from_the_log_alone(tmp_path):
+    from advisor.diagnosis import diagnose
+
+    shutil.copy(SAMPLES / "keras_default_verbosity_bn_noisy_labels.log", tmp_path / "train.log")
+    report = diagnose(tmp_path)
+    assert report.causes and report.causes[0].id == "label_errors", [(c.id, c.confidence) for c in report.causes]
+    assert "train-accuracy-levels-below-eval-accuracy" in {e.rule for c in report.causes for e in c.evidence}
+
+
+def test_keras_mse_on_one_hot_classes_is_below_the_cross_entropy_floor(tmp_path):
+    # the CNN trained with loss="mse" on one-hot digits: the summary and the last three of its 20 epochs, as written
+    (score,) = _keras_facts(tmp_path, "keras_default_verbosity_cnn_mse_tail.log")["eval_score"]
+    assert (score.last_value, score.has_eval_loss) == (0.9688, True)
+    assert score.eval_loss_to_ce_floor_ratio == pytest.approx(0.0055 / ((1 - 0.9688) * math.log(2)))
+    assert score.eval_loss_to_ce_floor_ratio < 0.5
+
+
+def test_keras_cross_entropy_stays_above_its_floor(tmp_path):
+    (score,) = _keras_facts(tmp_path, "keras_default_verbosity_cnn.log")["eval_score"]  # sparse categorical CE
+    assert score.eval_loss_to_ce_floor_ratio == pytest.approx(1.3343 / ((1 - 0.7708) * math.log(2)))
+    assert score.eval_loss_to_ce_floor_ratio > 1

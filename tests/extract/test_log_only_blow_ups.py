@@ -76,3 +76,12 @@ def test_a_loss_that_creeps_down_from_chance_is_a_tiny_rate():
     assert any(e.rule == "loss-creeps-down-without-leaving-its-start" for e in report.causes[0].evidence)
     # the healthy run removes most of its loss: no such line
     assert "lr_too_low" not in _causes(FIX / "torch_log_only_healthy_cancer")
+
+
+def test_a_train_loss_that_went_nan_is_not_overfitting():
+    # fixtures/keras_log_only_regression_nan: a Keras 3 (torch backend) MLP regression on the diabetes data with
+    # an unscaled target (25-346), SGD at 5e-4, fit(verbose=2): the val loss jumps to 1e12 at epoch 8 and every
+    # loss is nan from epoch 9. The eval loss "rose after its best" only because everything diverged.
+    conf = _causes(FIX / "keras_log_only_regression_nan")
+    assert max(conf, key=conf.get) == "lr_too_high", conf
+    assert "overfitting" not in conf, conf

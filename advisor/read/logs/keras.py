@@ -10,6 +10,9 @@ in-progress updates were captured too or not, and whether the batch counter stop
 epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch,
 unless they carry ``val_*`` values or no ``Epoch`` header was seen at all (an excerpt of fit's epoch lines).
 ``TerminateOnNaN``'s ``Batch 3: Invalid loss, terminating training``, printed into the bar, is a non-finite event.
+At the default verbosity ``evaluate`` writes its bar's final line twice (the last update, then the finalising one)
+and scripts then print the same values (``print("Test loss:", score[0])``): one test point, kept at the printed
+precision.
 (Keras ``CSVLogger`` files are CSV: see ``advisor.read.logs.metrics_csv``.)
 """
 
@@ -76,13 +79,16 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
         col.add_event(LogEvent(kind="nonfinite_message", line=lineno, text=line[max(0, at - 12) :].strip()[:300]))
     values, _, _, _ = split_record(parse_pairs(line[m.end(2) :]))
     pend = state.pending
-    # the same count again with the values it had and more: the epoch's last line, after validation added val_*
+    # the same count again with the values it had and more: the epoch's last line, after validation added val_*;
+    # or an evaluate bar's final line printed twice (Keras 3 writes the last update, then the finalising one)
     again = (
         n == state.last_n
-        and state.phase == "tail"
         and pend is not None
-        and pend[3] is None
         and set(pend[0]) <= set(values)
+        and (
+            (state.phase == "tail" and pend[3] is None)
+            or (state.phase == "outside" and pend[3] == "test" and n >= total)
+        )
     )
     if state.phase == "outside" and n > state.last_n and pend is not None and pend[3] is None:
         state.phase = "tail"  # the epoch's counter going on past its total after another line
@@ -114,6 +120,17 @@ def parse_test(line: str, lineno: int, col: Collector, state: KerasState) -> boo
     val = parse_number(m.group(2))
     if val is None:
         return False
+    pend = state.pending
+    if pend is not None and pend[3] == "test" and _same_printed(pend[0].get(m.group(1)), val):
+        pend[0][m.group(1)] = val  # the script printing what evaluate's bar showed: one evaluation, full precision
+        return True
     flush(col, state)
     col.add_record({m.group(1): val}, lineno, split="test")
     return True
+
+
+def _same_printed(shown: float | None, val: float) -> bool:
+    """``val`` rounds to ``shown``, a value the bar printed with four decimals (``.4f``, or ``.4e`` below 1e-3)."""
+    if shown is None:
+        return False
+    return abs(shown - val) <= 5e-5 * max(1.0, abs(val)) if abs(val) > 1e-3 else abs(shown - val) <= 5e-5 * abs(val)

@@ -5,7 +5,8 @@
 ``iter 0 || Loss: 19.4798 ||``, ``Epoch 001 loss 22.07 | Acc 13.52%``,
 MindSpore ``epoch: 1 step: 100, loss is 2.30`` and ``loss:[2.302/2.298]``,
 Megatron ``lm loss: 6.5E+00 | loss scale: 65536.0 | grad norm: 1.2``,
-detectron2 ``iter: 19  total_loss: 1.986``, NumPy 2 scalars ``acc: np.float64(0.94)``.  A value in parentheses after a
+detectron2 ``iter: 19  total_loss: 1.986``, NumPy 2 scalars ``acc: np.float64(0.94)``, the PyTorch tutorials'
+``Accuracy of the network on the 10000 test images: 54 %`` (an eval accuracy).  A value in parentheses after a
 value (``loss: 1.2 (1.3)``, a running average) is not a new point.
 """
 
@@ -34,6 +35,12 @@ _PHRASE_RE = re.compile(
     re.I,
 )
 
+#: the PyTorch tutorials' evaluation print, ``Accuracy of the network on the 10000 test images: 54 %`` (and
+#: ``Test Accuracy of the model on the 10000 test images: 97.53 %``): a test accuracy in percent
+_ACCURACY_OF_RE = re.compile(
+    r"(?i)\b(?:test |val |validation )?accuracy of the (?:network|model)\b[^:=\n]{0,80}?[:=]\s*(" + NUM + r")\s*%"
+)
+
 
 _POSITION_KEYS = STEP_KEYS | EPOCH_KEYS
 _PHRASES = (
@@ -53,6 +60,7 @@ _PHRASES = (
     "eval acc",
     "test acc",
     "global step",
+    "accuracy of the",  # (read by _ACCURACY_OF_RE; listed so that such a line is never a template)
 )
 
 
@@ -62,6 +70,8 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
     ``role``: 'step', 'epoch', 'strong' (a loss or score) or 'weak' (lr, grad norm, loss scale).
     """
     low = line.lower() if low is None else low
+    if "accuracy of the" in low:
+        line = _ACCURACY_OF_RE.sub(r"test_accuracy: \1%", line)
     for phrase in _PHRASES:
         if phrase in low:
             line = _PHRASE_RE.sub(r"\1_\2", line)

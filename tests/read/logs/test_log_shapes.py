@@ -570,3 +570,20 @@ def test_keras_progress_lines_without_their_epoch_headers_are_training(tmp_path)
     read = _read_text(tmp_path, text)
     assert read.series["train/loss"].buf.count == 4 and read.series["eval/loss"].buf.count == 4
     assert "test/loss" not in read.series
+
+
+def test_pytorch_tutorial_loop_and_its_accuracy_line():
+    # samples/pytorch_tutorial_loop.log: a PyTorch loop printing as the official tutorials do,
+    # 'Epoch [{}/{}], Step [{}/{}], Loss: {:.4f}' and 'Accuracy of the network on the test images: {} %'
+    # (an MLP on sklearn digits, Adam 1e-3, 10 epochs of 45 steps, every 15th step printed)
+    read = read_file(SAMPLES / "pytorch_tutorial_loop.log")
+    loss, acc = read.series["train/loss"], read.series["eval/accuracy"]
+    steps, _, values, _ = acc.buf.arrays()
+    assert loss.buf.count == 30 and list(loss.buf.arrays()[0][:3]) == [15.0, 30.0, 45.0]
+    assert acc.buf.count == 10 and acc.raw_key == "test_accuracy"
+    assert np.all((values > 0.5) & (values <= 1.0))  # percent read as a share
+    # the same sentence from the other tutorials, with 'Test' in front and a decimal percentage
+    from advisor.read.logs.keyvalue import parse_pairs
+
+    line = "Test Accuracy of the model on the 10000 test images: 97.53 %"
+    assert parse_pairs(line) == [("test_accuracy", pytest.approx(0.9753), "strong")]
