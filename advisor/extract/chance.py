@@ -8,7 +8,8 @@ per train or eval loss curve of a classification run trained with a cross-entrop
 Why ln(C): a classifier whose outputs are near uniform, as a network at initialisation with inputs of unit
 scale is, has a cross-entropy of ln(C) (binary: ln 2); the levels of a curve read as multiples of it tell a
 loss that starts far above any guess (very large logits at the start) or a loss floor that a noisy label
-set imposes, whatever the scale of C.
+set imposes, whatever the scale of C. The lowest value is also read against ln(1 + (C - 1) / e), the floor of a
+cross-entropy that applies softmax to outputs that are already probabilities.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ def _chance_loss(task: Task, loss: LossSetup) -> float | None:
     if loss.family in _CE_FAMILIES or (loss.family == "bce" and task.task_type == "binary"):
         return math.log(n)
     return None
+
+
+def softmax_floor(n_classes: int) -> float:
+    """ln(1 + (C - 1) / e): softmax over values in [0, 1] gives the true class at most e / (e + C - 1) (its value 1,
+    the others 0), so a cross-entropy that applies softmax to probabilities never goes below this."""
+    return math.log1p((n_classes - 1) / math.e)
 
 
 def _ratio(value: float | None, chance: float) -> float | None:
@@ -62,6 +69,7 @@ def chance_levels(facts: Sequence[Fact]) -> list[Fact]:
                     first_ratio=_ratio(curve.first_value, chance),
                     start_ratio=_ratio(curve.start_level, chance),
                     end_ratio=_ratio(curve.end_level, chance),
+                    min_over_softmax_floor_ratio=_ratio(curve.min_value, softmax_floor(int(task.n_classes or 0))),
                     side=side,
                     source=curve.source,
                 )

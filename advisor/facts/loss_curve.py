@@ -204,6 +204,11 @@ class ChanceLevel(Fact):
     first_ratio: float | None = Field(default=None, description="first logged value / ln(C)")
     start_ratio: float | None = Field(default=None, description="start level (median of the first 10%) / ln(C)")
     end_ratio: float | None = Field(default=None, description="end level (median of the last 10%) / ln(C)")
+    min_over_softmax_floor_ratio: float | None = Field(
+        default=None,
+        description="lowest logged value / ln(1 + (C - 1) / e), the least cross-entropy left when the model's outputs "
+        "are already probabilities and the loss applies softmax (or sigmoid, C = 2) to them again",
+    )
     doc = "a cross-entropy curve's first, start and end level as multiples of ln(C), the level of a uniform guess"
 
 

@@ -22,7 +22,10 @@ The shapes read, all common at the top of real logs:
 - the block Hugging Face ``Trainer`` logs at INFO level (as the transformers example scripts set it)
   when training starts: ``***** Running training *****`` then ``  Num examples = 1,200``,
   ``  Total optimization steps = 228``, ``  Number of trainable parameters = 75,139``, ... each
-  taken under the ``TrainingArguments`` name it reports (``HF_TRAINER_BLOCK``).
+  taken under the ``TrainingArguments`` name it reports (``HF_TRAINER_BLOCK``);
+- the line Lightning's fit loop logs (INFO, to stderr) when training ends on its budget:
+  "Trainer.fit stopped: max_epochs=12 reached." (backquoted names; or ``max_steps``): the ``Trainer`` argument and
+  its value, the only place a log states it when the script does not print its settings.
 
 Nothing is executed: the text is parsed with ``ast.parse`` and only literal
 constants are taken (numbers, strings, booleans, None, lists, tuples, dicts and
@@ -65,6 +68,9 @@ HF_TRAINER_BLOCK = {
     "number of trainable parameters": "num_parameters",  # the vocabulary's num_parameters: trainable ones
 }
 _HF_BLOCK_START = "***** Running training *****"
+#: Lightning's fit loop, when the budget ends training (lightning/pytorch/loops/fit_loop.py)
+_LIGHTNING_STOP_START = "`Trainer.fit` stopped: `max_"
+_LIGHTNING_STOP = re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d{1,12})` reached\.")
 _HF_BLOCK_LINE = re.compile(r"^(?:.*?\S)??\s{2,}([A-Za-z][\w ().,&-]*?)\s+=\s+([\d,]+(?:\.\d+)?)\s*$")
 
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(\S)")
@@ -111,6 +117,17 @@ def settings_in_text(text: str) -> list[LogSettings]:
             block = _hf_trainer_block(lines, i)
             if block is not None:
                 out.append(block)
+        elif _LIGHTNING_STOP_START in line:
+            m = _LIGHTNING_STOP.search(line)
+            if m is not None:
+                out.append(
+                    LogSettings(
+                        form="Lightning stop message",
+                        line=i + 1,
+                        values={m.group(1): int(m.group(2))},
+                        lines={m.group(1): i + 1},
+                    )
+                )
         elif dict_lines < MAX_DICT_LINES and line.lstrip()[:1] == "{" and line.rstrip()[-1:] == "}":
             dict_lines += 1
             printed = _settings_dict(line.strip(), i + 1)

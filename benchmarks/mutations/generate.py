@@ -76,6 +76,7 @@ PROGRAMS: dict[str, tuple[str, dict]] = {
                                          "loss_scale": 1024.0}),
     **importlib.import_module("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf")
     **importlib.import_module("keras_bar_programs").PROGRAMS,  # Keras at default verbosity (runner "kerasbar")
+    **importlib.import_module("lightning_bar_programs").PROGRAMS,  # Lightning defaults: bar, TensorBoard
 }
 
 
@@ -87,6 +88,8 @@ def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
         return importlib.import_module("hf_programs").operators(base)  # so do the Hugging Face Trainer programs
     if base.get("runner") == "kerasbar":
         return importlib.import_module("keras_bar_programs").operators(base)
+    if base.get("runner") == "lightning_bar":
+        return importlib.import_module("lightning_bar_programs").operators(base)
     keras = "metrics" in base
     task = base["task"]
     ops: list[tuple[str, dict, str, list[str]]] = []
@@ -162,9 +165,10 @@ EXTRA_OPERATORS: dict[str, list[tuple[str, dict, str, list[str]]]] = {
 
 def _runner(kind: str):
     """The run function of a runner kind (its module imported only when a program of that kind runs)."""
-    if kind in ("mindspore", "keras", "hf", "kerasbar"):
+    if kind in ("mindspore", "keras", "hf", "kerasbar", "lightning_bar"):
         return importlib.import_module({"mindspore": "mindspore_programs", "keras": "keras_programs",
-                                        "hf": "hf_programs", "kerasbar": "keras_bar_programs"}[kind]).run
+                                        "hf": "hf_programs", "kerasbar": "keras_bar_programs",
+                                        "lightning_bar": "lightning_bar_programs"}[kind]).run
     import torch_programs
 
     return torch_programs.run_torch if kind == "torch" else torch_programs.run_lightning

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from advisor.read.logs.records import Buffer, KeyInfo, LogEvent, LogRead, MetricSeries
+from advisor.read.logs.tensorboard import join_folders
 
 _X_RANK = {"step": 2, "epoch": 1, "index": 0}
 
@@ -40,6 +41,7 @@ class MergedRun:
 def merge_reads(reads: list[LogRead]) -> MergedRun:
     out = MergedRun()
     by_name: dict[str, list[MetricSeries]] = {}
+    reads = join_folders(reads)  # the event files of one logger's folder are one run
     for read in reads:
         if read.problem is not None:
             continue

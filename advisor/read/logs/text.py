@@ -185,6 +185,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 continue
             if kstate.phase == "tail" and line[:1] not in keras.FIRST_CHARS:
                 keras.other_line(kstate)
+            if line[:1] in "V \n" and _VALIDATION_BAR_RE.match(line) and "|" in line:
+                bar.validated = True  # a validation loop's bar: the eval values the epoch's bar shows next are new
+                continue
             low = line.lower()
             for word in TRIGGER_WORDS:
                 if word in low:
@@ -271,6 +274,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                         bar.flush(col)
                     bar.pending = (values, lineno, step, epoch)
                     continue
+                if fam == "rich" and step:
+                    # a rich bar whose metrics all wrapped onto the next lines (only ``v_num`` left on its own
+                    # line): they take this frame's position
+                    if bar.pending is not None and bar.pending[2:4] != (step, epoch):
+                        bar.flush(col)
+                    bar.pending = ({}, lineno, step, epoch)
+                    continue
             elif values and ("val" in low or "test" in low) and _EVAL_LINE_RE.search(line):
                 split = "eval"
             if values and "%)" in line:
@@ -336,6 +346,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     return read
 
 
+#: a validation loop's own tqdm bar: Lightning's ``Validation DataLoader 0:``, ``Validation:`` (older: ``Validating:``)
+_VALIDATION_BAR_RE = re.compile(r"\s*Validat(?:ion|ing)\b")
+
+
 class _Bar:
     """A tqdm bar with a metrics postfix: each update prints a line, often twice per batch (before and after
     the postfix is set), and eval values (``val_loss``) stay on every line until the next validation. One
@@ -344,6 +358,9 @@ class _Bar:
     def __init__(self) -> None:
         self.pending: tuple[dict[str, float], int, float | None, float | None] | None = None
         self.last_eval: dict[str, float] = {}
+        #: a validation bar (Lightning's ``Validation DataLoader 0: 100%|...| 2/2``) ran since the last eval values
+        #: were kept: the next ones are a new evaluation even when they repeat the last (a model that stopped moving)
+        self.validated = False
 
     def end_of_epoch(self, values: dict[str, float]) -> None:
         """A bar's first line of an epoch (counter 0): eval values new there are the validation run at the end of
@@ -352,7 +369,7 @@ class _Bar:
             return
         for k, v in values.items():
             info = classify_key(k)
-            if info is not None and info.split == "eval" and self.last_eval.get(k) != v:
+            if info is not None and info.split == "eval" and (self.validated or self.last_eval.get(k) != v):
                 self.pending[0][k] = v
 
     def flush(self, col: Collector) -> None:
@@ -360,11 +377,14 @@ class _Bar:
             return
         values, lineno, step, epoch = self.pending
         self.pending = None
-        for key in [k for k in values if (info := classify_key(k)) is not None and info.split == "eval"]:
-            if self.last_eval.get(key) == values[key]:
+        evals = [k for k in values if (info := classify_key(k)) is not None and info.split == "eval"]
+        for key in evals:
+            if self.last_eval.get(key) == values[key] and not self.validated:
                 del values[key]  # the same value shown again: not a new evaluation
             else:
                 self.last_eval[key] = values[key]
+        if evals:
+            self.validated = False
         if values:
             col.add_record(values, lineno, step=step, epoch=epoch)
 
