@@ -346,8 +346,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     return read
 
 
-#: a validation loop's own tqdm bar: Lightning's ``Validation DataLoader 0:``, ``Validation:`` (older: ``Validating:``)
-_VALIDATION_BAR_RE = re.compile(r"\s*Validat(?:ion|ing)\b")
+#: a validation loop's own tqdm bar: Lightning's ``Validation DataLoader 0:``, ``Validation:`` (older: ``Validating:``),
+#: with tqdm's bar and its timing bracket (``| 1/2 [00:00<00:00, 688.38it/s]``), so that a metrics line of a loop's own
+#: (``Validation | loss: 0.41``) is still read
+_VALIDATION_BAR_RE = re.compile(r"\s*Validat(?:ion|ing)\b[^|\n]*\|.*\|.*\[\d+:\d+<")
 
 
 class _Bar:

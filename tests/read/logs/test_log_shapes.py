@@ -587,3 +587,12 @@ def test_pytorch_tutorial_loop_and_its_accuracy_line():
 
     line = "Test Accuracy of the model on the 10000 test images: 97.53 %"
     assert parse_pairs(line) == [("test_accuracy", pytest.approx(0.9753), "strong")]
+
+
+def test_a_loops_own_validation_line_is_not_taken_for_a_validation_bar(tmp_path):
+    # Lightning's validation tqdm bar ('Validation DataLoader 0: 50%|...| 1/2 [00:00<00:00, ...]') only marks a new
+    # evaluation; a line of a loop's own that starts with 'Validation' and has '|' separators holds values
+    log = "".join(f"epoch {e} | loss {1.0 / e:.3f}\nValidation | epoch {e} | val_loss {1.2 / e:.3f}\n" for e in range(1, 6))
+    (tmp_path / "train.log").write_text(log)
+    read = read_file(tmp_path / "train.log")
+    assert read.series["eval/loss"].buf.count == 5 and read.series["train/loss"].buf.count == 5
