@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.read.logs.keyvalue import ACCURACY_OF_RE, VALUE_WRAPPER
+
 #: activation spellings -> canonical name
 _ACTIVATIONS = {
     "relu": "relu",
@@ -638,12 +640,8 @@ def find_compile_settings(text: str, path: str = "") -> CompileSettings | None:
 _METRIC_NAME = re.compile(
     r"(?i)(?<![\w])((?:val|valid|validation|eval|test|train)[_ ]?)?"
     r"(acc|accuracy|top1|top-1|f1|auc|map|mae|rmse|r2|mean_absolute_error)"
-    r"(?![\w])['\"]?\s*[:=]?\s*(?:(?:np|numpy)\.float(?:16|32|64)\(|tensor\()?-?\d"
+    r"(?![\w])['\"]?\s*[:=]?\s*" + VALUE_WRAPPER + r"?-?\d"
 )
-
-
-#: the PyTorch tutorials' ``Accuracy of the network on the 10000 test images: 54 %``
-_ACCURACY_OF = re.compile(r"(?i)\baccuracy of the (?:network|model)\b[^:=\n]{0,80}?[:=]\s*\d")
 
 
 def logged_metric_names(text: str, max_lines: int = 20_000) -> list[str]:
@@ -654,6 +652,6 @@ def logged_metric_names(text: str, max_lines: int = 20_000) -> list[str]:
             break
         for m in _METRIC_NAME.finditer(line):
             seen.setdefault((m.group(1) or "").lower().replace(" ", "_") + m.group(2).lower(), None)
-        if "ccuracy of the" in line and _ACCURACY_OF.search(line):
+        if "ccuracy of the" in line and ACCURACY_OF_RE.search(line):  # the PyTorch tutorials' test accuracy
             seen.setdefault("test_accuracy", None)
     return list(seen)

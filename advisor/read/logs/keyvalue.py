@@ -23,8 +23,12 @@ NUM = (
 #: key, separator (':', '=', 'is', or blanks), optional '[', 'tensor(' or 'np.float64(', number, optional '%'; key and value
 #: may be quoted (PaddleDetection 1.x ``'loss': '1.024392'``)
 #: (possessive quantifiers: a key never gives characters back, which keeps the scan linear and fast)
+#: the wrappers a printed number may stand in: ``tensor(0.5)``, NumPy 2's ``np.float64(0.5)``
+VALUE_WRAPPER = r"(?:tensor\(|(?:np|numpy)\.(?:float|int)\d*\()"
 KV_RE = re.compile(
-    r"(?<![\w./'\"-])['\"]?+([A-Za-z_][\w./-]*+)(?:['\"]?+\s*+[:=]\s*+['\"]?+|\s++is\s++|\s++)(?:\[\s*|tensor\(|(?:np|numpy)\.(?:float|int)\d*\()?("
+    r"(?<![\w./'\"-])['\"]?+([A-Za-z_][\w./-]*+)(?:['\"]?+\s*+[:=]\s*+['\"]?+|\s++is\s++|\s++)(?:\[\s*|"
+    + VALUE_WRAPPER
+    + r")?("
     + NUM
     + r")(%?)['\"]?+(?![\w.#(])"
 )
@@ -37,7 +41,7 @@ _PHRASE_RE = re.compile(
 
 #: the PyTorch tutorials' evaluation print, ``Accuracy of the network on the 10000 test images: 54 %`` (and
 #: ``Test Accuracy of the model on the 10000 test images: 97.53 %``): a test accuracy in percent
-_ACCURACY_OF_RE = re.compile(
+ACCURACY_OF_RE = re.compile(
     r"(?i)\b(?:test |val |validation )?accuracy of the (?:network|model)\b[^:=\n]{0,80}?[:=]\s*(" + NUM + r")\s*%"
 )
 
@@ -60,7 +64,7 @@ _PHRASES = (
     "eval acc",
     "test acc",
     "global step",
-    "accuracy of the",  # (read by _ACCURACY_OF_RE; listed so that such a line is never a template)
+    "accuracy of the",  # (read by ACCURACY_OF_RE; listed so that such a line is never a template)
 )
 
 
@@ -71,7 +75,7 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
     """
     low = line.lower() if low is None else low
     if "accuracy of the" in low:
-        line = _ACCURACY_OF_RE.sub(r"test_accuracy: \1%", line)
+        line = ACCURACY_OF_RE.sub(r"test_accuracy: \1%", line)
     for phrase in _PHRASES:
         if phrase in low:
             line = _PHRASE_RE.sub(r"\1_\2", line)
