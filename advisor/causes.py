@@ -48,6 +48,11 @@ CAUSES: tuple[Cause, ...] = (
     Cause("data_not_shuffled", "input_data", "Training samples come in a fixed order"),
     Cause("metric_misuse", "input_data", "The evaluation metric does not fit the task"),
     Cause("baseline_unqualified", "pre_check", "The benchmark run is not a valid reference"),
+    Cause(
+        "environment_mismatch",
+        "pre_check",
+        "Code written for another framework/library version, or a library bug fixed upstream",
+    ),
 )
 
 CAUSE_BY_ID = {c.id: c for c in CAUSES}
