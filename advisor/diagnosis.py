@@ -18,8 +18,8 @@ from advisor import __version__
 from advisor.errors import Diagnostic, UsageError
 from advisor.extract import extract_facts
 from advisor.extract.base import Extraction, RunPair
-from advisor.facts.loss_curve import LossCurve
 from advisor.inventory import InputRecord, RunFolder
+from advisor.explain import explain
 from advisor.rank import rank
 from advisor.read.run import RunRead, read_run
 from advisor.report.model import Chart, CheckReport, CrashReport, FindingReport, Report, Summary
@@ -28,8 +28,8 @@ from advisor.rulebase.infer import RuleBase
 from advisor.rulebase.load import load_rules, merge_rule_sets, rule_files
 from advisor.rulebase.schema import Rule
 from advisor.stages import STAGES
+from advisor.summary import REPORT_THRESHOLD, summarise
 
-REPORT_THRESHOLD = 0.5
 
 CHART_TITLES = {
     "loss": "Loss",
@@ -101,121 +101,6 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
                 why, enable = "no input for this stage in the run", s.enable
             out.append(CheckReport(stage=s.id, title=s.title, status="skipped", why=why, enable=enable))
     return out
-
-
-#: the routine's next step when the run is worse than its baseline and no stage found why
-NEXT_STEP_DUMP = (
-    "collect per-operator dumps of both runs at step 0 (in each training script: `from advisor.capture "
-    "import attach; attach(model, optimizer, 'run/', dump_steps=[0])`) and diagnose again with --baseline"
-)
-NEXT_STEP_LATER = (
-    "the step-0 dumps match: dump both runs again at a step after the curves part (dump_steps=[N]), "
-    "backward included, and diagnose again with --baseline"
-)
-
-
-#: at most this many "what to collect next" lines when nothing was found
-MAX_NEXT_STEPS = 3
-
-
-def _next_steps(report: Report) -> list[str]:
-    """What to collect so that skipped checks can run: the routine's order, a few lines."""
-    return [
-        f"{c.title}: {c.enable}" for c in report.checks if c.status == "skipped" and c.enable and c.stage != "pre_check"
-    ][:MAX_NEXT_STEPS]  # the hyper-parameter check's line asks for --baseline
-
-
-def _summary(report: Report, n_inputs: int, nonfinite: str | None = None) -> Summary:
-    summary = _summary_core(report, n_inputs, nonfinite)
-    gap = next((f for f in report.findings if f.id == "run_worse_than_baseline"), None)
-    if gap is None:
-        par = next((f for f in report.findings if f.id == "run_not_worse_than_baseline"), None)
-        if par is not None:
-            summary.benchmark_gap = (par.text or "").removeprefix("the run is not worse than its baseline: ")
-        return summary
-    summary.benchmark_gap = (gap.text or "").removeprefix("the run is worse than its baseline: ")
-    if summary.verdict == "cause_found":
-        return summary
-    dumped = any(c.stage == "network_wide_comparison" and c.status == "ran" for c in report.checks)
-    summary.next_step = NEXT_STEP_LATER if dumped else NEXT_STEP_DUMP
-    if summary.verdict == "nothing_found":
-        summary.headline = "The run is worse than its baseline, and no check that could run explains why."
-        summary.certainty = "the gap is certain; its cause is not found yet"
-    elif summary.verdict == "weak_signals" and report.causes:
-        top = report.causes[0]
-        summary.headline = (
-            f"The run is worse than its baseline; no cause reached {REPORT_THRESHOLD:.0%} confidence "
-            f"(the strongest signal: {top.title}, {top.confidence:.0%})."
-        )
-    summary.next_steps = [summary.next_step] + [s for s in summary.next_steps if s != summary.next_step][
-        : MAX_NEXT_STEPS - 1
-    ]
-    return summary
-
-
-def _summary_core(report: Report, n_inputs: int, nonfinite: str | None = None) -> Summary:
-    found = report.found()
-    if n_inputs == 0:
-        return Summary(
-            verdict="no_input",
-            headline="No artifact the advisor can read was found in the run folder.",
-            certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps",
-            next_steps=_next_steps(report),
-        )
-    if found:
-        top = found[0]
-        second = found[1].confidence if len(found) > 1 else 0.0
-        margin = top.confidence - second
-        certainty = (
-            "confident: one cause stands out"
-            if top.confidence >= 0.8 and margin >= 0.2
-            else "fairly sure, but check the runner-up causes too"
-            if top.confidence >= 0.65
-            else "tentative: the evidence is moderate"
-        )
-        return Summary(
-            verdict="cause_found",
-            headline=f"Most likely cause: {top.title} ({top.id})",
-            top_cause=top.id,
-            top_confidence=top.confidence,
-            first_remedies=top.remedies[:3],
-            certainty=certainty,
-        )
-    ran = sum(1 for c in report.checks if c.status == "ran")
-    # a run that crashed, or whose loss went NaN, is not "fine": say what is known instead of "nothing is wrong"
-    opening = (
-        "The run stopped with an exception (below), and"
-        if report.crashes
-        else f"{nonfinite}, and"
-        if nonfinite
-        else f"Nothing is clearly wrong in the {ran} check(s) that could run:"
-    )
-    if report.causes:
-        top = report.causes[0]
-        return Summary(
-            verdict="weak_signals",
-            headline=f"{opening} no cause reached {REPORT_THRESHOLD:.0%} confidence (the strongest "
-            f"signal: {top.title}, {top.confidence:.0%}).",
-            top_cause=top.id,
-            top_confidence=top.confidence,
-            certainty="unsure: only weak signals, listed below for a look, not to act on",
-            next_steps=_next_steps(report),
-        )
-    return Summary(
-        verdict="nothing_found",
-        headline=f"{opening} no rule found a cause.",
-        certainty="nothing found in what was checked; skipped checks may still hide a cause",
-        next_steps=_next_steps(report),
-    )
-
-
-def _nonfinite_loss(extraction: Extraction) -> str | None:
-    """'The train loss became NaN or infinite at step 2' when a loss curve of the run did (None otherwise)."""
-    for f in extraction.facts:
-        if isinstance(f, LossCurve) and f.side == "run" and f.first_nonfinite_step is not None:
-            unit = "point" if f.x_unit == "index" else f.x_unit
-            return f"The {f.split} loss became NaN or infinite at {unit} {f.first_nonfinite_step:g}"
-    return None
 
 
 def _crashes(extraction: Extraction) -> list[CrashReport]:
@@ -420,6 +305,7 @@ def diagnose(
     rulebase = RuleBase(rule_list, params, engine=engine)  # compiled rulesets are registered once per content
     firings, warnings = rulebase.infer(extraction.facts)
     causes, ruled_out = rank(firings)
+    causes, smells = explain(causes, ruled_out, extraction.facts)
     findings = [
         FindingReport(
             id=f.rule.finding,
@@ -444,6 +330,7 @@ def diagnose(
         summary=Summary(verdict="nothing_found", headline="", certainty=""),
         causes=causes,
         ruled_out=ruled_out,
+        smells=smells,
         findings=findings,
         crashes=_crashes(extraction),
         checks=_checks(extraction),
@@ -462,7 +349,7 @@ def diagnose(
         charts=_charts(extraction),
         report_threshold=REPORT_THRESHOLD,
     )
-    report.summary = _summary(report, sum(1 for i in inputs if i.status == "used"), _nonfinite_loss(extraction))
+    report.summary = summarise(report, sum(1 for i in inputs if i.status == "used"), extraction.facts)
     return report
 
 

@@ -31,7 +31,7 @@ from typing import Iterable
 from advisor.calibration import calibrate
 from advisor.causes import CAUSE_BY_ID
 from advisor.rulebase.infer import Firing
-from advisor.rulebase.schema import SEVERITY_RANK
+from advisor.rulebase.schema import SEVERITY_RANK, Rule
 from advisor.report.model import CauseReport, EvidenceItem
 
 
@@ -112,6 +112,52 @@ def _evidence(f: Firing) -> EvidenceItem:
 #: confidence from which a pre-check cause is listed before every other cause
 PRE_CHECK_FIRST_FROM = 0.5
 
+#: fact kinds that show what the run did (its curves, scores, tensors, dumps, crashes, its gap to the baseline):
+#: a rule that reads one of them observes the run; a rule that reads none finds a setting, a structure or a
+#: property of the data that often causes trouble (a smell), whatever the run went on to do
+OBSERVED_KINDS = frozenset(
+    {
+        "loss_curve",
+        "generalization_gap",
+        "chance_level",
+        "grad_norm_trend",
+        "baseline_deviation",
+        "benchmark_gap",
+        "loss_scale_trend",
+        "overflow_events",
+        "training_crash",
+        "eval_score",
+        "accuracy_loss_bound",
+        "tensor_dynamics",
+        "param_dynamics",
+        "activation_stats",
+        "tied_params",
+        "op_comparison",
+        "op_comparison_summary",
+        "op_anomaly",
+        "finding",
+        "symptom",
+        "symptom_summary",
+    }
+)
+
+
+def observes(rule: Rule) -> bool:
+    """Whether the rule reads something the run did (a curve, score, tensor, dump ...), not only its settings."""
+    return any(p.kind in OBSERVED_KINDS for p in rule.patterns())
+
+
+def sort_key(c: CauseReport) -> tuple:
+    """Best first: a found pre-check cause (the benchmark itself is not a valid reference) comes first, since
+    nothing compared against that baseline can be trusted (routine.md, pre-tuning check); then confidence."""
+    return (
+        not (c.stage == "pre_check" and c.confidence >= PRE_CHECK_FIRST_FROM),
+        -c.confidence,
+        -c.raw_confidence,
+        -SEVERITY_RANK[c.severity],
+        c.id,
+    )
+
 
 def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
     """(causes with confidence > 0 sorted best first, causes argued away to <= 0)."""
@@ -152,17 +198,8 @@ def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
                 opposing=[_evidence(f) for f in oppose],
                 remedies=remedies,
                 rules=sorted(per_rule),
+                is_smell=bool(support) and not any(observes(f.rule) for f in support),
             )
         )
-    # a found pre-check cause (the benchmark itself is not a valid reference) comes first: nothing
-    # compared against that baseline can be trusted (routine.md, pre-tuning check)
-    ranked.sort(
-        key=lambda c: (
-            not (c.stage == "pre_check" and c.confidence >= PRE_CHECK_FIRST_FROM),
-            -c.confidence,
-            -c.raw_confidence,
-            -SEVERITY_RANK[c.severity],
-            c.id,
-        )
-    )
+    ranked.sort(key=sort_key)
     return [c for c in ranked if c.raw_confidence > 0], [c for c in ranked if c.raw_confidence <= 0]

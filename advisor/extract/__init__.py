@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import cast
 
-from advisor.extract import chance, hparams, loss_curve
+from advisor.extract import chance, hparams, loss_curve, symptoms
 from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.facts.base import Fact
@@ -62,6 +62,7 @@ COMBINERS: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (
         "accuracy_loss_bound",
         lambda facts: _evaluation().accuracy_loss_bounds(facts) if _has(facts, "eval_score") else [],
     ),
+    ("symptoms", symptoms.symptoms),  # last: it reads the facts of every step above
 )
 
 

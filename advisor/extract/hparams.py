@@ -97,6 +97,9 @@ for _canon, _keys in {
     "num_train_samples": "num_train_samples train_size num_train_examples n_train dataset_size train_samples "
     "num_examples",
     "num_classes": "num_classes n_classes num_labels nc class_num num_class id2label",
+    "target_accuracy": "target_accuracy target_acc expected_accuracy reference_accuracy benchmark_accuracy "
+    "published_accuracy paper_accuracy target_top1",
+    "target_loss": "target_loss expected_loss reference_loss benchmark_loss",
     "fp16": "fp16 use_fp16 half",
     "bf16": "bf16 use_bf16",
     "amp": "amp use_amp mixed_precision enable_amp",

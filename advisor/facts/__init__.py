@@ -30,6 +30,7 @@ MODULES = (
     "model",
     "benchmark",
     "evaluation",
+    "symptom",
 )
 
 #: kind name -> pydantic model (built on first use; see the module's doc)

@@ -35,6 +35,22 @@ class CauseReport(BaseModel):
     opposing: list[EvidenceItem] = Field(default_factory=list, description="rules arguing against it")
     remedies: list[str] = Field(default_factory=list)
     rules: list[str] = Field(default_factory=list)
+    is_smell: bool = Field(
+        default=False,
+        description="every supporting rule reads only settings, structure or data (a setting that often causes "
+        "trouble), none a curve, score, tensor or dump of the run: a cause only if the run shows a symptom it explains",
+    )
+    rule_confidence: float | None = Field(
+        default=None,
+        description="the rules' calibrated confidence before it was weighed against the symptom's prior "
+        "(None when the cause comes from the prior alone)",
+    )
+    prior: float | None = Field(
+        default=None,
+        description="the share of this cause among real runs with the run's symptom (advisor/knowledge/symptom_priors.py)",
+    )
+    explains: list[str] = Field(default_factory=list, description="the run's symptoms this cause can produce")
+    check: str | None = Field(default=None, description="the cheapest check that confirms or rules out this cause")
 
 
 class FindingReport(BaseModel):
@@ -58,8 +74,28 @@ class CheckReport(BaseModel):
     )
 
 
+class SymptomReport(BaseModel):
+    """One thing the run shows (a ``symptom`` fact), as the report leads with it."""
+
+    id: str = Field(description="the symptom id (docs/report-json.md lists them)")
+    title: str
+    text: str = Field(description="what the run shows, in one sentence")
+    step: float | None = None
+    updates_before: int | None = Field(default=None, description="optimizer updates made before it appeared")
+    source: str | None = Field(default=None, description="where it was read (file:line)")
+
+
+class DifferentialItem(BaseModel):
+    """A candidate cause of the run's symptom when none reached the report threshold, with its cheapest check."""
+
+    id: str
+    title: str
+    confidence: float
+    check: str | None = None
+
+
 class Summary(BaseModel):
-    verdict: Literal["cause_found", "weak_signals", "nothing_found", "no_input"]
+    verdict: Literal["cause_found", "differential", "weak_signals", "nothing_found", "no_input"]
     headline: str
     top_cause: str | None = None
     top_confidence: float | None = None
@@ -78,6 +114,20 @@ class Summary(BaseModel):
     next_steps: list[str] = Field(
         default_factory=list,
         description="when no cause was found: what to collect so that the checks that could not run can run",
+    )
+    symptoms: list[SymptomReport] = Field(
+        default_factory=list, description="what the run shows, most specific first (empty: no symptom)"
+    )
+    symptom_status: Literal["symptom", "trains_well", "unclear", "no_evidence"] | None = Field(
+        default=None,
+        description="symptom; trains_well (no symptom, and plainly a model that works); unclear (curves or "
+        "scores, too little to call it healthy); no_evidence (nothing that shows how training went)",
+    )
+    health: str | None = Field(default=None, description="for trains_well: what shows it")
+    differential: list[DifferentialItem] = Field(
+        default_factory=list,
+        description="when the run shows a symptom and no cause reached the threshold: the candidate causes in "
+        "order, each with the one cheapest check that confirms or rules it out",
     )
 
 
@@ -106,6 +156,11 @@ class Report(BaseModel):
     summary: Summary
     causes: list[CauseReport] = Field(default_factory=list)
     ruled_out: list[CauseReport] = Field(default_factory=list, description="causes that rules argued away")
+    smells: list[CauseReport] = Field(
+        default_factory=list,
+        description="warnings: settings or structures that often cause trouble, found in a run that shows no "
+        "symptom they would produce; worth fixing, not the cause of a problem this run shows",
+    )
     findings: list[FindingReport] = Field(default_factory=list)
     crashes: list[CrashReport] = Field(default_factory=list, description="the run stopped with an exception")
     checks: list[CheckReport] = Field(default_factory=list)

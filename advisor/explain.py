@@ -1,0 +1,118 @@
+"""Causes as explanations of what the run shows: smells that explain nothing become warnings, and the causes of
+a symptom are weighed against how often each causes it in the field.
+
+rank.py scores each cause by the rules that fired for it. An expert asks a second question: does this cause
+explain what the run shows? Here:
+
+1. A cause whose every supporting rule reads only settings, structure or data (``is_smell``) is a *warning*,
+   not a cause, when the run plainly trains well, or when it shows symptoms the cause's mechanism cannot
+   produce (advisor/knowledge/symptom_causes.py). With a symptom it explains, the same smell is evidence.
+2. With a symptom, every candidate cause gets a probability from the field's base rate for that symptom (the
+   prior, advisor/knowledge/symptom_priors.py) and the rules' evidence (a likelihood ratio): the causes of one
+   symptom compete for it, so a strong explanation takes probability from the others (Bayes' rule over
+   mutually exclusive causes, with the prior's "other" share for causes no table names). A cause the prior
+   names and no rule fired for is still listed, at its prior: the differential an expert would start from.
+3. Every cause gets the one cheapest check that confirms or rules it out (advisor/knowledge/cause_checks.py).
+
+Without a symptom (and without a healthy training to show) nothing changes: the rules' confidences stand.
+docs/calibration.md describes the model and how it was fitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from advisor.causes import CAUSE_BY_ID
+from advisor.facts.base import Fact
+from advisor.facts.symptom import Symptom, SymptomSummary
+from advisor.knowledge.cause_checks import CHECKS
+from advisor.knowledge.symptom_causes import EXPLAINS, explains
+from advisor.knowledge.symptom_priors import PRIORS
+from advisor.rank import sort_key
+from advisor.report.model import CauseReport
+
+#: the base rate that the rules' calibrated confidences imply (they were fitted on runs where every cause is
+#: about equally common): a rule's confidence p is a likelihood ratio odds(p) / odds(RULE_BASE_RATE)
+RULE_BASE_RATE = 0.15
+#: the prior of a cause the symptom's table does not list (it explains the symptom, but the field's studies
+#: did not count it)
+PRIOR_FLOOR = 0.02
+#: causes listed from the prior alone: at most this many, each at this probability or more
+MAX_PRIOR_ONLY = 3
+MIN_PRIOR_ONLY = 0.03
+
+
+def _odds(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return p / (1 - p)
+
+
+def combined_prior(shown: Sequence[str]) -> dict[str, float]:
+    """One prior over causes for the symptoms shown: each cause at its largest share among them, renormalised
+    with the primary symptom's "other" share (the first symptom is the most specific)."""
+    tables = [PRIORS[s] for s in shown if s in PRIORS]
+    if not tables:
+        return {}
+    best: dict[str, float] = {}
+    for table in tables:
+        for cause, p in table.items():
+            if cause != "other":
+                best[cause] = max(best.get(cause, 0.0), p)
+    other = tables[0].get("other", 0.0)
+    total = sum(best.values()) + other
+    return {c: p / total for c, p in best.items()} | {"other": other / total}
+
+
+def _candidate(cause: str, prior: float, shown: set[str]) -> CauseReport:
+    known = CAUSE_BY_ID.get(cause)
+    return CauseReport(
+        id=cause,
+        title=known.title if known else cause,
+        stage=known.stage if known else None,
+        confidence=0.0,
+        raw_confidence=0.0,
+        severity="medium",
+        prior=round(prior, 4),
+        explains=sorted(shown & EXPLAINS.get(cause, frozenset())),
+        check=CHECKS.get(cause),
+    )
+
+
+def explain(
+    causes: list[CauseReport], ruled_out: list[CauseReport], facts: Sequence[Fact]
+) -> tuple[list[CauseReport], list[CauseReport]]:
+    """(causes best first, warnings): the causes that explain the run's symptoms, weighed by their priors."""
+    summary = next((f for f in facts if isinstance(f, SymptomSummary) and f.side == "run"), None)
+    symptoms = [f for f in facts if isinstance(f, Symptom) and f.side == "run"]
+    shown_order = [s.name for s in sorted(symptoms, key=lambda s: s.rank)]
+    shown = set(shown_order)
+    kept: list[CauseReport] = []
+    smells: list[CauseReport] = []
+    for c in causes:
+        c.check = CHECKS.get(c.id)
+        c.rule_confidence = c.confidence
+        c.explains = sorted(shown & EXPLAINS.get(c.id, frozenset(shown)))
+        if summary is not None and summary.status == "trains_well" and c.is_smell:
+            smells.append(c)
+        elif shown and c.is_smell and not explains(c.id, shown):
+            smells.append(c)
+        else:
+            kept.append(c)
+    prior = combined_prior(shown_order)
+    if not prior:
+        return kept, smells
+    weights: dict[str, float] = {}
+    for c in kept:
+        p = prior.get(c.id, PRIOR_FLOOR if explains(c.id, shown) else PRIOR_FLOOR / 4)
+        c.prior = round(p, 4)
+        weights[c.id] = p * _odds(c.confidence) / _odds(RULE_BASE_RATE)
+    excluded = {c.id for c in kept} | {c.id for c in smells} | {c.id for c in ruled_out}
+    extra = [_candidate(cause, p, shown) for cause, p in prior.items() if cause != "other" and cause not in excluded]
+    for c in extra:
+        weights[c.id] = c.prior or 0.0
+    total = sum(weights.values()) + prior.get("other", 0.0)
+    for c in kept + extra:
+        c.confidence = round(weights[c.id] / total, 4)
+    extra = sorted((c for c in extra if c.confidence >= MIN_PRIOR_ONLY), key=sort_key)[:MAX_PRIOR_ONLY]
+    out = sorted(kept + extra, key=sort_key)
+    return out, smells

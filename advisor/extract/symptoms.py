@@ -1,0 +1,736 @@
+"""What the run shows: symptom facts from the facts of every other extractor (a combining step, run last).
+
+The routine starts from the symptom (docs/routine.md): an expert first says what the run shows, then which
+causes explain it. This step reads the curve, score, gradient, crash and benchmark facts of the run side and
+says, in one sentence each, what a healthy training does not do: a NaN/Inf loss (before any update, or after
+how many), a loss that explodes, never leaves its start, levels off at ln(C) or at a floor the task does not
+impose, oscillates; a held-out score at chance or worse than the training one; a metric that contradicts the
+loss; a gap to the baseline or to a stated target; an exception. A run that shows none of them and whose loss
+fell (or whose score is well above chance) *trains well*: a setting that often causes trouble, found in such a
+run, is a warning, not a cause (advisor/rank.py).
+
+Thresholds are named constants below; each is loose enough that the healthy runs of the development sets
+show no symptom (tests/extract/test_symptoms.py holds them to that).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from advisor.facts.base import Fact
+from advisor.facts.benchmark import BenchmarkGap
+from advisor.facts.evaluation import AccuracyLossBound, EvalScore
+from advisor.facts.hparams import Hyperparameter
+from advisor.facts.loss_curve import ChanceLevel, GeneralizationGap, GradNormTrend, LossCurve
+from advisor.facts.mixed_precision import TrainingCrash
+from advisor.facts.model import LossSetup, Task
+from advisor.facts.symptom import SYMPTOM_IDS, Symptom, SymptomSummary
+
+#: a loss level within this share of ln(C) is "at chance"
+CHANCE_BAND = 0.05
+#: the lowest value within [1, this] x the double-softmax floor, never below it, is "at that floor"
+FLOOR_BAND = 1.2
+#: an accuracy at most this many times 1/C (or within this absolute distance of the majority share) is at chance
+SCORE_CHANCE_FACTOR = 1.25
+MAJORITY_BAND = 0.02
+#: a train loss this many times Fano's bound on the label entropy that the eval accuracy allows is at a floor
+FANO_RATIO = 2.0
+#: oscillation: noise at least this share of the end level, and at least NOISE_OF_START of the start level
+NOISE_OF_END = 0.5
+NOISE_OF_START = 0.1
+OSCILLATION_MIN_POINTS = 8
+#: explosion: a peak this many times the start, a gradient norm this large or grown this much, a loss this large
+PEAK_OVER_START = 100.0
+GRAD_NORM_HUGE = 1e6
+GRAD_NORM_GROWTH = 1e3
+LOSS_HUGE = 1e6
+#: a train loss this many times the initial eval loss (evaluated before training) rose far above its start
+RISE_OVER_INITIAL_EVAL = 2.0
+#: eval worse than train: the eval loss rose this share above its best over at least EVALS_AFTER evaluations
+EVAL_RISE = 0.5
+EVALS_AFTER = 3
+#: or the held-out accuracy ends this far below the training accuracy
+SCORE_GAP = 0.15
+#: a training that plainly works: a held-out accuracy this high, a classifier's loss this low in units of ln(C),
+#: or a loss that lost this share of its start level
+HEALTHY_ACCURACY = 0.9
+HEALTHY_CHANCE_RATIO = 0.2
+HEALTHY_DROP = 0.9
+#: an accuracy below this share of chance (1/C), or below NEAR_ZERO_SCORE when C is unknown, contradicts a loss
+BELOW_CHANCE_SHARE = 0.5
+NEAR_ZERO_SCORE = 0.02
+#: a stated target missed by more than this relative share
+TARGET_BAND = 0.01
+
+_ACCURACY_METRICS = ("acc", "accuracy", "top1", "top-1", "binary_accuracy", "categorical_accuracy")
+
+
+def _num(x: float) -> str:
+    """A value as a report shows it: 4 significant digits."""
+    return f"{x:.4g}"
+
+
+def _where(curve: LossCurve, step: float | None) -> str:
+    """' at step 51', ' at epoch 3', or ' at its 6th logged value' (a log without steps counts from 0)."""
+    if step is None:
+        return ""
+    if curve.x_unit == "index":
+        n = int(step) + 1
+        suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+        return f" at its {n}{suffix} logged value"
+    return f" at {curve.x_unit} {step:g}"
+
+
+def _updates_before(curve: LossCurve, step: int) -> int | None:
+    """Optimizer updates made before the value logged at ``step`` was computed (None when the log cannot say).
+
+    A loss logged at step s is the forward pass of the weights after the updates before it: s - 1 of them when
+    the log counts steps from 1, s when it counts from 0 (detectron2's iter 19 is the 20th step).
+    """
+    if curve.x_unit != "step" or curve.first_step is None:
+        return None
+    base = 0 if curve.first_step == 0 else 1
+    return max(step - base, 0)
+
+
+def _is_accuracy(score: EvalScore) -> bool:
+    return score.is_higher_better and score.metric.lower() in _ACCURACY_METRICS and 0.0 <= score.last_value <= 1.0
+
+
+def _run(facts: Sequence[Fact], cls):
+    return [f for f in facts if isinstance(f, cls) and f.side == "run"]
+
+
+def _nonfinite(curves: list[LossCurve], crashes: list[TrainingCrash]) -> list[Symptom]:
+    train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is not None), None)
+    if train is not None:
+        step = train.first_nonfinite_step
+        assert step is not None
+        updates = _updates_before(train, step)
+        first_is_bad = train.first_value is None or train.first_step == step
+        at_start = first_is_bad and (updates == 0 or (train.x_unit != "step" and train.first_step in (0, 1)))
+        name = train.metric_name or "loss"
+        if at_start:
+            text = f"The train loss ({name}) is NaN or infinite from its first value{_where(train, step)}, before any update."
+        else:
+            after = f" (after {updates} update{'s' if updates != 1 else ''})" if updates is not None else ""
+            verb = "is NaN or infinite from its first logged value," if first_is_bad else "became NaN or infinite"
+            text = f"The train loss ({name}) {verb}{_where(train, step)}{after}."
+        return [
+            Symptom(
+                name="nonfinite_loss_at_start" if at_start else "nonfinite_loss",
+                text=text,
+                split="train",
+                metric_name=train.metric_name,
+                step=step,
+                x_unit=train.x_unit,
+                updates_before=0 if at_start else updates,
+                source=train.source,
+            )
+        ]
+    crash = next((c for c in crashes if c.is_nonfinite), None)
+    if crash is not None:
+        where = f" after step {crash.step}" if crash.step is not None else ""
+        return [
+            Symptom(
+                name="nonfinite_loss",
+                text=f"The run stopped on a non-finite loss{where}: {crash.exception}.",
+                step=crash.step,
+                x_unit="step" if crash.step is not None else None,
+                source=crash.source,
+            )
+        ]
+    evals = next((c for c in curves if c.split == "eval" and c.first_nonfinite_step is not None), None)
+    if evals is not None:
+        name = evals.metric_name or "eval loss"
+        train_ok = any(c.split == "train" and c.points for c in curves)
+        return [
+            Symptom(
+                name="nonfinite_eval_loss",
+                text=f"The eval loss ({name}) is NaN or infinite{_where(evals, evals.first_nonfinite_step)}"
+                + (" while the train loss stays finite." if train_ok else "."),
+                split="eval",
+                metric_name=evals.metric_name,
+                step=evals.first_nonfinite_step,
+                x_unit=evals.x_unit,
+                source=evals.source,
+            )
+        ]
+    return []
+
+
+def _explodes(curves: list[LossCurve], grads: list[GradNormTrend], task: Task | None) -> list[Symptom]:
+    train = next((c for c in curves if c.split == "train"), None)
+    if train is not None and train.first_nonfinite_step is None:
+        name = train.metric_name or "loss"
+        if train.diverged or (train.peak_over_start_ratio or 0) >= PEAK_OVER_START:
+            peak = train.peak_over_start_ratio
+            size = f" to {_num(peak)}x its start level" if peak is not None and peak > 1 else ""
+            return [
+                Symptom(
+                    name="loss_explodes",
+                    text=f"The train loss ({name}) climbed{size}{_where(train, train.divergence_step)} "
+                    "and did not come back.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    step=train.divergence_step,
+                    x_unit=train.x_unit,
+                    level=peak,
+                    source=train.source,
+                )
+            ]
+        values = [v for v in (train.first_value, train.last_value) if v is not None]
+        huge = max(values, default=0.0)
+        if huge >= LOSS_HUGE and (task is None or task.task_type != "regression"):
+            return [
+                Symptom(
+                    name="loss_explodes",
+                    text=f"The train loss ({name}) reaches {_num(huge)}, orders of magnitude beyond any "
+                    "classification or detection loss of a training that works.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=huge,
+                    source=train.source,
+                )
+            ]
+        initial = next(
+            (
+                c
+                for c in curves
+                if c.split == "eval" and c.first_step is not None and c.first_step <= 1 and c.first_value
+            ),
+            None,
+        )
+        if initial is not None and initial.first_value and train.first_value is not None:
+            ratio = train.first_value / initial.first_value
+            if ratio >= RISE_OVER_INITIAL_EVAL and (train.first_step or 0) > (initial.first_step or 0):
+                return [
+                    Symptom(
+                        name="loss_explodes",
+                        text=f"The train loss ({name}) is {_num(train.first_value)}{_where(train, train.first_step)}, "
+                        f"{_num(ratio)}x the eval loss of the model before training ({_num(initial.first_value)}): "
+                        "the first updates made the model worse.",
+                        split="train",
+                        metric_name=train.metric_name,
+                        step=train.first_step,
+                        x_unit=train.x_unit,
+                        level=train.first_value,
+                        reference=initial.first_value,
+                        source=train.source,
+                    )
+                ]
+    for g in grads:
+        if g.first_nonfinite_step is not None:
+            continue
+        big = g.max_value is not None and g.max_value >= GRAD_NORM_HUGE
+        grown = g.growth_ratio is not None and g.growth_ratio >= GRAD_NORM_GROWTH
+        if big or grown:
+            how = f"grew {_num(g.growth_ratio)}x" if grown and g.growth_ratio is not None else "reached"
+            return [
+                Symptom(
+                    name="loss_explodes",
+                    text=f"The gradient norm {how} to {_num(g.max_value or 0.0)}"
+                    + (f" at step {g.max_step}" if g.max_step is not None else "")
+                    + ": the gradients explode.",
+                    step=g.max_step,
+                    x_unit="step" if g.max_step is not None else None,
+                    level=g.max_value,
+                    source=g.source,
+                )
+            ]
+    return []
+
+
+def _frozen(curve: LossCurve) -> bool:
+    """Every logged value is the same (at the logged precision), over at least three points."""
+    if curve.is_frozen_from_start:
+        return True
+    return (
+        curve.points >= 3
+        and curve.first_value is not None
+        and curve.first_value == curve.last_value == curve.min_value
+        and curve.nonfinite_count == 0
+    )
+
+
+def _chance_of_level(curve: LossCurve, score: EvalScore | None) -> int | None:
+    """C when a curve that never moved sits at ln(C) and the accuracy beside it is 1/C (no class count stated)."""
+    level = curve.end_level if curve.end_level is not None else curve.last_value
+    if level is None or level <= 0.5 or score is None or not _is_accuracy(score):
+        return None
+    k = round(math.exp(level))
+    if k < 2 or abs(level - math.log(k)) > 0.01 * math.log(k):
+        return None
+    return k if abs(score.last_value - 1 / k) <= 0.5 / k else None
+
+
+def _stuck(
+    curves: list[LossCurve], chances: list[ChanceLevel], scores: list[EvalScore], n_classes: int | None
+) -> list[Symptom]:
+    out: list[Symptom] = []
+    acc = next((s for s in scores if _is_accuracy(s)), None)
+    train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is None), None)
+    chance = next((c for c in chances if c.split == "train"), None)
+    if train is not None and chance is not None and chance.end_ratio is not None:
+        if abs(chance.end_ratio - 1.0) <= CHANCE_BAND and (train.is_plateau or train.is_stagnant or _frozen(train)):
+            out.append(
+                Symptom(
+                    name="loss_at_chance",
+                    text=f"The train loss ({train.metric_name or 'loss'}) levels off at {_num(train.end_level or 0.0)}, "
+                    f"ln({chance.n_classes}) = {_num(chance.chance_loss)}: the loss of a uniform guess over "
+                    f"{chance.n_classes} classes.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    step=train.plateau_start_step,
+                    x_unit=train.x_unit,
+                    level=train.end_level,
+                    reference=chance.chance_loss,
+                    source=train.source,
+                )
+            )
+        elif (
+            chance.min_over_softmax_floor_ratio is not None
+            and 1.0 <= chance.min_over_softmax_floor_ratio <= FLOOR_BAND
+            and not train.is_still_falling
+        ):
+            floor = math.log1p((chance.n_classes - 1) / math.e)
+            out.append(
+                Symptom(
+                    name="loss_at_floor",
+                    text=f"The train loss ({train.metric_name or 'loss'}) levels off at {_num(train.end_level or 0.0)}, "
+                    f"just above {_num(floor)}: the least cross-entropy a softmax applied to probabilities allows "
+                    f"over {chance.n_classes} classes.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=train.end_level,
+                    reference=floor,
+                    source=train.source,
+                )
+            )
+    if train is not None and not out and not train.is_window:
+        k = n_classes or _chance_of_level(train, acc)
+        frozen = _frozen(train)
+        if frozen and k and train.last_value is not None and abs(train.last_value / math.log(k) - 1) <= CHANCE_BAND:
+            out.append(
+                Symptom(
+                    name="loss_at_chance",
+                    text=f"The train loss ({train.metric_name or 'loss'}) stays at {_num(train.last_value)}, "
+                    f"ln({k}) = {_num(math.log(k))}: the loss of a uniform guess over {k} classes.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=train.last_value,
+                    reference=math.log(k),
+                    source=train.source,
+                )
+            )
+        elif frozen or (train.is_stagnant and not train.is_oscillating):
+            what = (
+                f"stays at {_num(train.last_value or 0.0)} at every one of its {train.points} logged values"
+                if frozen
+                else f"never leaves its start level ({_num(train.start_level or 0.0)} to "
+                f"{_num(train.end_level or 0.0)} over {train.points} values)"
+            )
+            out.append(
+                Symptom(
+                    name="loss_stuck",
+                    text=f"The train loss ({train.metric_name or 'loss'}) {what}.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=train.last_value,
+                    source=train.source,
+                )
+            )
+    if train is None or (train.points <= 1 and not out):
+        k = n_classes
+        single = next((c for c in curves if c.split == "train" and c.points == 1), None)
+        if single is not None and acc is not None and single.last_value is not None:
+            k = k or _chance_of_level(single, acc)
+            if k and abs(single.last_value / math.log(k) - 1) <= CHANCE_BAND:
+                out.append(
+                    Symptom(
+                        name="loss_at_chance",
+                        text=f"The train loss ({single.metric_name or 'loss'}) is {_num(single.last_value)}, "
+                        f"ln({k}) = {_num(math.log(k))}, and {acc.name} is {_num(acc.last_value)}, about 1/{k}: "
+                        f"the model guesses uniformly over {k} classes.",
+                        split="train",
+                        metric_name=single.metric_name,
+                        level=single.last_value,
+                        reference=math.log(k),
+                        source=single.source,
+                    )
+                )
+    return out
+
+
+def _above_label_entropy(bounds: list[AccuracyLossBound], curves: list[LossCurve]) -> list[Symptom]:
+    """A train loss levelled off far above the label entropy that the eval accuracy allows (Fano's bound)."""
+    train = next((c for c in curves if c.split == "train" and not c.is_still_falling and not c.diverged), None)
+    b = next((b for b in bounds if b.train_to_bound_ratio >= FANO_RATIO), None)
+    if train is None or b is None:
+        return []
+    return [
+        Symptom(
+            name="loss_at_floor",
+            text=f"The train loss levels off at {_num(b.train_end_level)} while the eval accuracy is "
+            f"{_num(b.eval_accuracy)}: {_num(b.train_to_bound_ratio)}x the most uncertainty ({_num(b.bound_loss)} "
+            f"nats) that labels predicted that well can hold.",
+            split="train",
+            metric_name=train.metric_name,
+            level=b.train_end_level,
+            reference=b.bound_loss,
+            source=train.source,
+        )
+    ]
+
+
+def _oscillates(curves: list[LossCurve]) -> list[Symptom]:
+    train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is None), None)
+    if train is None or train.points < OSCILLATION_MIN_POINTS or train.noise_ratio is None:
+        return []
+    share_of_start = train.noise_ratio * (1.0 - (train.drop_ratio or 0.0))
+    if not (train.is_oscillating or (train.noise_ratio >= NOISE_OF_END and share_of_start >= NOISE_OF_START)):
+        return []
+    return [
+        Symptom(
+            name="loss_oscillates",
+            text=f"The train loss ({train.metric_name or 'loss'}) swings by about {train.noise_ratio:.0%} of its "
+            f"level from one logged value to the next"
+            + (" and never settles." if train.is_oscillating else f", from {_num(train.min_value or 0.0)} upward."),
+            split="train",
+            metric_name=train.metric_name,
+            level=train.noise_ratio,
+            source=train.source,
+        )
+    ]
+
+
+def _eval_worse(gaps: list[GeneralizationGap], scores: list[EvalScore]) -> list[Symptom]:
+    for g in gaps:
+        rising = g.is_eval_rising or (
+            (g.eval_rise_ratio or 0) >= EVAL_RISE
+            and g.evals_after_min >= EVALS_AFTER
+            and (g.train_drop_after_turn_ratio or 0) > 0
+        )
+        if rising and g.eval_last is not None and g.eval_min is not None:
+            return [
+                Symptom(
+                    name="eval_worse_than_train",
+                    text=f"The eval loss rose {g.eval_rise_ratio or 0:.0%} above its best ({_num(g.eval_min)}"
+                    + (f" at {g.eval_min_step}" if g.eval_min_step is not None else "")
+                    + f") to {_num(g.eval_last)} while the train loss kept falling.",
+                    split="eval",
+                    step=g.eval_min_step,
+                    level=g.eval_last,
+                    reference=g.eval_min,
+                    source=g.source,
+                )
+            ]
+    for s in scores:
+        if _is_accuracy(s) and s.eval_minus_train is not None and s.eval_minus_train <= -SCORE_GAP:
+            return [
+                Symptom(
+                    name="eval_worse_than_train",
+                    text=f"{s.name} ends at {_num(s.last_value)}, {-s.eval_minus_train:.0%} below the training "
+                    f"accuracy ({_num(s.train_last_value or 0.0)}).",
+                    split="eval",
+                    metric_name=s.name,
+                    level=s.last_value,
+                    reference=s.train_last_value,
+                    source=s.source,
+                )
+            ]
+    return []
+
+
+def _score(
+    scores: list[EvalScore],
+    curves: list[LossCurve],
+    n_classes: int | None,
+    majority: float | None,
+    already: set[str],
+) -> list[Symptom]:
+    acc = next((s for s in scores if _is_accuracy(s)), None)
+    if acc is None:
+        return []
+    chance = 1.0 / n_classes if n_classes and n_classes >= 2 else None
+    train = next((c for c in curves if c.split == "train"), None)
+    moving = train is not None and not _frozen(train) and train.points >= 2
+    low = BELOW_CHANCE_SHARE * chance if chance is not None else NEAR_ZERO_SCORE
+    if acc.best_value < low and moving:
+        ref = f" (chance is {_num(chance)})" if chance is not None else ""
+        return [
+            Symptom(
+                name="metric_inconsistent",
+                text=f"{acc.name} stays at {_num(acc.best_value)} or below{ref} while the loss moves: no classifier "
+                "scores below chance, so the metric does not measure what the loss trains.",
+                metric_name=acc.name,
+                level=acc.best_value,
+                reference=chance,
+                source=acc.source,
+            )
+        ]
+    if already & {"loss_at_chance", "loss_stuck"}:
+        return []  # a loss at chance already says the score is
+    if chance is not None and acc.best_value <= SCORE_CHANCE_FACTOR * chance:
+        return [
+            Symptom(
+                name="score_at_chance",
+                text=f"{acc.name} is {_num(acc.last_value)} (best {_num(acc.best_value)}), about chance for "
+                f"{n_classes} classes ({_num(chance)}).",
+                metric_name=acc.name,
+                level=acc.last_value,
+                reference=chance,
+                source=acc.source,
+            )
+        ]
+    if majority is not None and majority >= 0.6 and abs(acc.last_value - majority) <= MAJORITY_BAND:
+        return [
+            Symptom(
+                name="score_at_chance",
+                text=f"{acc.name} is {_num(acc.last_value)}, the share of the most common class in the labels "
+                f"({_num(majority)}): what predicting that class for every input scores.",
+                metric_name=acc.name,
+                level=acc.last_value,
+                reference=majority,
+                source=acc.source,
+            )
+        ]
+    return []
+
+
+def _eval_loss_zero(curves: list[LossCurve]) -> list[Symptom]:
+    """An eval loss logged as exactly 0 at every evaluation while the train loss is not: nothing was evaluated."""
+    ev = next((c for c in curves if c.split == "eval"), None)
+    train = next((c for c in curves if c.split == "train"), None)
+    if ev is None or train is None or ev.first_value != 0.0 or ev.last_value != 0.0 or ev.min_value != 0.0:
+        return []
+    if not train.last_value:
+        return []
+    return [
+        Symptom(
+            name="metric_inconsistent",
+            text=f"The eval loss ({ev.metric_name or 'eval loss'}) is exactly 0 at every evaluation while the train "
+            f"loss is {_num(train.last_value)}: the evaluation did not run on what the model predicts.",
+            split="eval",
+            metric_name=ev.metric_name,
+            level=0.0,
+            source=ev.source,
+        )
+    ]
+
+
+def _negative_loss(curves: list[LossCurve], loss: LossSetup | None) -> list[Symptom]:
+    """A cross-entropy logged below zero: no cross-entropy of probabilities is negative."""
+    train = next((c for c in curves if c.split == "train" and c.min_value is not None and c.min_value < 0), None)
+    if train is None or loss is None or loss.family not in ("cross_entropy", "bce", "nll"):
+        return []
+    return [
+        Symptom(
+            name="metric_inconsistent",
+            text=f"The train loss ({train.metric_name or 'loss'}) goes down to {_num(train.min_value or 0.0)}, "
+            f"below 0, which no {loss.name} of probabilities can be: the targets or outputs are not what the loss "
+            "expects.",
+            split="train",
+            metric_name=train.metric_name,
+            level=train.min_value,
+            reference=0.0,
+            source=train.source,
+        )
+    ]
+
+
+def _gradients(grads: list[GradNormTrend], already: set[str]) -> list[Symptom]:
+    if already & {"nonfinite_loss", "nonfinite_loss_at_start"}:
+        return []
+    g = next((g for g in grads if g.first_nonfinite_step is not None), None)
+    if g is None:
+        return []
+    tail = " and stays so" if g.is_nonfinite_at_end else ", then finite again"
+    return [
+        Symptom(
+            name="nonfinite_gradients",
+            text=f"The gradient norm is NaN or infinite at step {g.first_nonfinite_step} ({g.nonfinite_count} "
+            f"time{'s' if g.nonfinite_count != 1 else ''}){tail}, while the loss stays finite.",
+            step=g.first_nonfinite_step,
+            x_unit="step",
+            source=g.source,
+        )
+    ]
+
+
+def _crash(crashes: list[TrainingCrash], already: set[str]) -> list[Symptom]:
+    if already & {"nonfinite_loss", "nonfinite_loss_at_start"}:
+        return []
+    c = next((c for c in crashes if not c.is_nonfinite), None)
+    if c is None:
+        return []
+    where = f" after step {c.step}" if c.step is not None else ""
+    return [
+        Symptom(
+            name="crash",
+            text=f"The run stopped{where} with {c.exception}.",
+            step=c.step,
+            x_unit="step" if c.step is not None else None,
+            source=c.source,
+        )
+    ]
+
+
+def _baseline(gaps: list[BenchmarkGap]) -> list[Symptom]:
+    g = next((g for g in gaps if g.is_worse), None)
+    if g is None:
+        return []
+    what = (g.text or "").removeprefix("the run is worse than its baseline: ")
+    return [
+        Symptom(
+            name="baseline_gap",
+            text="The run is worse than its baseline" + (f": {what}." if what else "."),
+            step=g.first_departure_step,
+            x_unit="step" if g.first_departure_step is not None else None,
+            level=g.worst_rel_gap,
+            source=g.source,
+        )
+    ]
+
+
+def _target(hparams: list[Hyperparameter], scores: list[EvalScore], curves: list[LossCurve]) -> list[Symptom]:
+    out: list[Symptom] = []
+    by_name = {h.name: h for h in hparams if isinstance(h.value, (int, float)) and not isinstance(h.value, bool)}
+    target = by_name.get("target_accuracy")
+    acc = next((s for s in scores if _is_accuracy(s)), None)
+    if target is not None and acc is not None:
+        goal = float(target.value)  # type: ignore[arg-type]
+        if goal > 1.0 and acc.best_value <= 1.0:
+            goal /= 100.0  # a target written in percent
+        if acc.best_value < goal * (1 - TARGET_BAND):
+            out.append(
+                Symptom(
+                    name="target_gap",
+                    text=f"{acc.name} reaches {_num(acc.best_value)} at best, below the stated target "
+                    f"{_num(goal)} ({target.raw_key}).",
+                    metric_name=acc.name,
+                    level=acc.best_value,
+                    reference=goal,
+                    source=acc.source,
+                )
+            )
+    target_loss = by_name.get("target_loss")
+    train = next((c for c in curves if c.split == "train" and c.min_value is not None), None)
+    if target_loss is not None and train is not None and train.min_value is not None:
+        goal = float(target_loss.value)  # type: ignore[arg-type]
+        if train.min_value > goal * (1 + TARGET_BAND):
+            out.append(
+                Symptom(
+                    name="target_gap",
+                    text=f"The train loss gets no lower than {_num(train.min_value)}, above the stated target "
+                    f"{_num(goal)} ({target_loss.raw_key}).",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=train.min_value,
+                    reference=goal,
+                    source=train.source,
+                )
+            )
+    return out[:1]
+
+
+def _slow(curves: list[LossCurve]) -> list[Symptom]:
+    train = next((c for c in curves if c.split == "train" and c.is_slow and not c.is_window), None)
+    if train is None:
+        return []
+    return [
+        Symptom(
+            name="slow_or_unfinished",
+            text=f"The train loss ({train.metric_name or 'loss'}) falls steadily but removed only "
+            f"{train.drop_ratio or 0:.0%} of its start level over {train.points} values.",
+            split="train",
+            metric_name=train.metric_name,
+            level=train.drop_ratio,
+            source=train.source,
+        )
+    ]
+
+
+def _health(curves: list[LossCurve], scores: list[EvalScore], chances: list[ChanceLevel], majority: float | None) -> str:
+    """What shows that the run reached a good model, in words ('' when nothing does).
+
+    Strict on purpose: a setting that often causes trouble is reported as a warning instead of a cause only in
+    a run that plainly works: a held-out accuracy of HEALTHY_ACCURACY or more (not merely the majority share), a
+    classifier's loss brought down to HEALTHY_CHANCE_RATIO x ln(C) or less, or a loss that lost HEALTHY_DROP
+    of its start.
+    """
+    acc = next((s for s in scores if _is_accuracy(s)), None)
+    if acc is not None:  # a logged accuracy decides: a loss can fall far on a model that classifies badly
+        if acc.best_value >= HEALTHY_ACCURACY and (majority is None or acc.best_value > majority + MAJORITY_BAND):
+            return f"{acc.name} reaches {_num(acc.best_value)}"
+        return ""
+    for ch in chances:
+        if ch.end_ratio is not None and 0 <= ch.end_ratio <= HEALTHY_CHANCE_RATIO:
+            return f"the {ch.split} loss ends at {ch.end_ratio:.2f} x ln({ch.n_classes})"
+    for c in curves:
+        if not c.is_window and c.points >= 3 and (c.drop_ratio or 0) >= HEALTHY_DROP and not c.diverged:
+            return f"the {c.split} loss fell by {c.drop_ratio:.0%} over {c.points} values"
+    return ""
+
+
+def symptoms(facts: Sequence[Fact]) -> list[Fact]:
+    """The run's ``symptom`` facts, most specific first, and one ``symptom_summary``."""
+    curves = _run(facts, LossCurve)
+    scores = _run(facts, EvalScore)
+    grads = _run(facts, GradNormTrend)
+    crashes = _run(facts, TrainingCrash)
+    task = next(iter(_run(facts, Task)), None)
+    n_classes = task.n_classes if task is not None and task.task_type in ("binary", "multiclass") else None
+    if n_classes is None:
+        n_classes = next((c.n_classes for c in _run(facts, ChanceLevel)), None)
+    majority = next(
+        (
+            f.majority_share
+            for f in facts
+            if f.kind == "label_stats" and f.side == "run" and getattr(f, "majority_share", None) is not None
+        ),
+        None,
+    )
+    found: list[Symptom] = []
+    found += _nonfinite(curves, crashes)
+    found += _explodes(curves, grads, task)
+    names = {s.name for s in found}
+    if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes"}:
+        found += _stuck(curves, _run(facts, ChanceLevel), scores, n_classes)
+        if not {s.name for s in found} & {"loss_at_chance", "loss_stuck", "loss_at_floor"}:
+            found += _above_label_entropy(_run(facts, AccuracyLossBound), curves)
+        found += _oscillates(curves)
+    names = {s.name for s in found}
+    found += _score(scores, curves, n_classes, majority, names)
+    if "metric_inconsistent" not in {s.name for s in found}:
+        found += _eval_loss_zero(curves) or _negative_loss(curves, next(iter(_run(facts, LossSetup)), None))
+    if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes", "loss_stuck", "loss_at_chance"}:
+        found += _eval_worse(_run(facts, GeneralizationGap), scores)
+    names = {s.name for s in found}
+    found += _gradients(grads, names)
+    found += _crash(crashes, names)
+    found += _baseline(_run(facts, BenchmarkGap))
+    found += _target(_run(facts, Hyperparameter), scores, curves)
+    if not found:
+        found += _slow(curves)
+    order = {name: i for i, name in enumerate(SYMPTOM_IDS)}
+    unique: dict[str, Symptom] = {}
+    for s in found:
+        unique.setdefault(s.name, s.model_copy(update={"rank": order[s.name]}))
+    shown = sorted(unique.values(), key=lambda s: s.rank)
+    if shown:
+        status = "symptom"
+        health = ""
+    else:
+        health = _health(curves, scores, _run(facts, ChanceLevel), majority)
+        evidence = any(c.points >= 2 for c in curves) or bool(scores)
+        status = "trains_well" if health else "unclear" if evidence else "no_evidence"
+    summary = SymptomSummary(
+        status=status,  # type: ignore[arg-type]
+        primary=shown[0].name if shown else None,
+        names=",".join(s.name for s in shown),
+        count=len(shown),
+        health=health,
+    )
+    return [*shown, summary]
