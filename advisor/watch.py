@@ -7,7 +7,10 @@ re-diagnoses the run when something new arrived, at most one diagnosis at a
 time: while one runs, further changes are gathered and the next diagnosis
 reads the folder as it is then, so a slow diagnosis never builds a backlog
 (it always reads the newest data). A cause is announced once, the first time
-its confidence reaches the alert level.
+its confidence reaches the alert level. An urgent symptom (the loss turned
+NaN/Inf or explodes, the loss scale collapsed, an exception) is announced
+once, the first time it appears, with the likeliest causes whatever their
+confidence: ``--alert`` sets the level for causes only.
 
 Confidence levels: ``low`` = 0.3, ``medium`` = 0.5 (the report's threshold),
 ``high`` = 0.8; a number in [0, 1] is accepted too.
@@ -45,19 +48,39 @@ def level(value: str) -> float:
     return v
 
 
+#: symptoms announced the moment they appear, whatever the confidence of their causes: the run is being lost
+URGENT_SYMPTOMS = frozenset(
+    {
+        "nonfinite_loss_at_start",
+        "nonfinite_loss",
+        "nonfinite_eval_loss",
+        "loss_explodes",
+        "loss_scale_collapses",
+        "crash",
+    }
+)
+#: candidate causes named in a symptom alert
+ALERT_CANDIDATES = 3
+
+
 @dataclass
 class Alert:
-    """A cause whose confidence reached the alert level for the first time."""
+    """A cause whose confidence reached the alert level for the first time, or an urgent symptom (``kind``)."""
 
-    cause: str
+    cause: str  # the cause id, or the symptom id for a symptom alert
     title: str
     confidence: float
     severity: str
-    evidence: str
+    evidence: str  # a cause's first evidence; a symptom's sentence
     cycle: int  # the diagnosis that raised it (1 = the first)
     seen_at: float  # time.monotonic() when the diagnosis that raised it started
+    kind: str = "cause"  # "cause" or "symptom"
+    candidates: str = ""  # for a symptom: the likeliest causes, 'lr_too_high 41%, fp_overflow 20%'
 
     def line(self) -> str:
+        if self.kind == "symptom":
+            then = f" Candidates: {self.candidates}." if self.candidates else ""
+            return f"advisor watch: symptom {self.cause}: {self.evidence}{then}"
         ev = f": {self.evidence}" if self.evidence else ""
         return f"advisor watch: {self.cause} {self.confidence:.0%} ({self.severity}) {self.title}{ev}"
 
@@ -202,6 +225,23 @@ class Watcher:
             logs.override = None
         number = len(self.cycles) + 1
         new = []
+        candidates = ", ".join(f"{c.id} {c.confidence:.0%}" for c in self.report.causes[:ALERT_CANDIDATES])
+        for sym in self.report.summary.symptoms:
+            key = "symptom:" + sym.id
+            if sym.id in URGENT_SYMPTOMS and key not in self.alerted:
+                a = Alert(
+                    cause=sym.id,
+                    title=sym.title,
+                    confidence=1.0,
+                    severity="high",
+                    evidence=sym.text,
+                    cycle=number,
+                    seen_at=started,
+                    kind="symptom",
+                    candidates=candidates,
+                )
+                self.alerted[key] = a
+                new.append(a)
         for c in self.report.causes:
             if c.confidence >= self.alert and c.id not in self.alerted:
                 ev = c.evidence[0].text if c.evidence else ""

@@ -66,8 +66,10 @@ def test_fail_on_gates(runs, capsys):
 
 def test_param_override(runs, capsys):
     _, out, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules",
-                     "--param", "test-loss-diverges-at-large-lr.max_safe_lr=5")
-    assert "No cause found" in out
+                     "--param", "test-loss-diverges-at-large-lr.max_safe_lr=5", "-f", "json")
+    report = json.loads(out)  # the rule no longer fires: what is left is the symptom's differential, no evidence
+    assert report["summary"]["verdict"] == "differential"
+    assert all(not c["evidence"] for c in report["causes"])
 
 
 def test_threshold_override_reaches_the_extractor(runs, capsys):
@@ -86,9 +88,10 @@ def test_html_and_md_outputs(runs, tmp_path, capsys):
     assert "<svg" in text and "Learning rate too high" in text and 'id="checklist"' in text
     assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # self-contained
     code, out, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "-f", "md")
-    from advisor.calibration import calibrate
-
-    shown = f"{calibrate(0.8):.0%}"  # the rule's 0.8 through the calibration map
+    _, data, _ = _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "-f", "json")
+    top = json.loads(data)["causes"][0]
+    shown = f"{top['confidence']:.0%}"  # the rule's 0.8 weighed against the diverging loss's prior
+    assert top["id"] == "lr_too_high" and top["confidence"] >= 0.5
     assert f"| 1 | Learning rate too high (`lr_too_high`) | {shown} | high |" in out
 
 

@@ -16,6 +16,7 @@ SYMPTOM_IDS = (
     "nonfinite_loss",
     "nonfinite_eval_loss",
     "nonfinite_gradients",
+    "loss_scale_collapses",
     "loss_explodes",
     "loss_stuck",
     "loss_at_chance",

@@ -23,7 +23,7 @@ from advisor.facts.benchmark import BenchmarkGap
 from advisor.facts.evaluation import AccuracyLossBound, EvalScore
 from advisor.facts.hparams import Hyperparameter
 from advisor.facts.loss_curve import ChanceLevel, GeneralizationGap, GradNormTrend, LossCurve
-from advisor.facts.mixed_precision import TrainingCrash
+from advisor.facts.mixed_precision import LossScaleTrend, TrainingCrash
 from advisor.facts.model import LossSetup, Task
 from advisor.facts.symptom import SYMPTOM_IDS, Symptom, SymptomSummary
 
@@ -135,7 +135,7 @@ def _nonfinite(curves: list[LossCurve], crashes: list[TrainingCrash]) -> list[Sy
         return [
             Symptom(
                 name="nonfinite_loss",
-                text=f"The run stopped on a non-finite loss{where}: {crash.exception}.",
+                text=f"The run stopped on a non-finite loss{where}.",
                 step=crash.step,
                 x_unit="step" if crash.step is not None else None,
                 source=crash.source,
@@ -559,6 +559,24 @@ def _gradients(grads: list[GradNormTrend], already: set[str]) -> list[Symptom]:
     ]
 
 
+def _loss_scale(trends: list[LossScaleTrend]) -> list[Symptom]:
+    """A dynamic loss scale that fell to 1: gradients overflow at every scale the scaler tried."""
+    t = next((t for t in trends if t.reached_one and not t.is_constant), None)
+    if t is None:
+        return []
+    start = f" from {_num(t.initial_value)}" if t.initial_value is not None else ""
+    return [
+        Symptom(
+            name="loss_scale_collapses",
+            text=f"The dynamic loss scale fell to {_num(t.final_value if t.final_value is not None else 1.0)}{start} "
+            f"after {t.reductions} reductions: the gradients overflow at every scale.",
+            level=t.final_value,
+            reference=t.initial_value,
+            source=t.source,
+        )
+    ]
+
+
 def _crash(crashes: list[TrainingCrash], already: set[str]) -> list[Symptom]:
     if already & {"nonfinite_loss", "nonfinite_loss_at_start"}:
         return []
@@ -709,6 +727,7 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
         found += _eval_worse(_run(facts, GeneralizationGap), scores)
     names = {s.name for s in found}
     found += _gradients(grads, names)
+    found += _loss_scale(_run(facts, LossScaleTrend))
     found += _crash(crashes, names)
     found += _baseline(_run(facts, BenchmarkGap))
     found += _target(_run(facts, Hyperparameter), scores, curves)

@@ -16,7 +16,13 @@ from __future__ import annotations
 #: symptoms any cause can explain: a shortfall against a reference says nothing about the mechanism
 ANY_CAUSE = frozenset({"baseline_gap", "target_gap"})
 
-_NONFINITE = ("nonfinite_loss_at_start", "nonfinite_loss", "nonfinite_eval_loss", "nonfinite_gradients")
+_NONFINITE = (
+    "nonfinite_loss_at_start",
+    "nonfinite_loss",
+    "nonfinite_eval_loss",
+    "nonfinite_gradients",
+    "loss_scale_collapses",
+)
 _NO_LEARNING = ("loss_stuck", "loss_at_chance", "score_at_chance", "slow_or_unfinished")
 
 EXPLAINS: dict[str, frozenset[str]] = {

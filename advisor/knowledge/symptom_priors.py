@@ -143,6 +143,7 @@ SYMPTOMS: tuple[str, ...] = (
     "nonfinite_loss",
     "nonfinite_eval_loss",
     "nonfinite_gradients",
+    "loss_scale_collapses",
     "loss_explodes",
     "loss_stuck",
     "loss_at_chance",
@@ -159,6 +160,14 @@ SYMPTOMS: tuple[str, ...] = (
 
 #: bugs counted per symptom and advisor cause (step 2 of the model); 0 = admitted by the mechanism, none counted
 COUNTS: dict[str, dict[str, float]] = {
+    "loss_scale_collapses": {
+        "fp_overflow": 0,
+        "loss_scale_bad": 0,
+        "lr_too_high": 0,
+        "gradient_explosion": 0,
+        "nan_inf_source": 0,
+        "other": 0,
+    },
     "nonfinite_loss_at_start": {
         "nan_inf_source": 0,
         "missing_values": 0,
@@ -306,6 +315,14 @@ COUNTS: dict[str, dict[str, float]] = {
 
 #: P(cause | symptom) = (count + 1) / (N + K), written as that fraction so the basis stays visible
 PRIORS: dict[str, dict[str, float]] = {
+    "loss_scale_collapses": {
+        "fp_overflow": 1 / 6,
+        "loss_scale_bad": 1 / 6,
+        "lr_too_high": 1 / 6,
+        "gradient_explosion": 1 / 6,
+        "nan_inf_source": 1 / 6,
+        "other": 1 / 6,
+    },
     "nonfinite_loss_at_start": {
         "nan_inf_source": 1 / 7,
         "missing_values": 1 / 7,
@@ -480,6 +497,13 @@ BASIS: dict[str, str] = {
         "evaluation data, an operator that turns some evaluation inputs into NaN/Inf ([grist]: such bugs are "
         "input-triggered), fp16 evaluation without the "
         "safeguards of training ([pytorch_amp]), and 'other'."
+    ),
+    "loss_scale_collapses": (
+        "No published count. Mechanism: [pytorch_amp]'s GradScaler halves the scale at every step whose gradients "
+        "overflow, so a scale that keeps falling to 1 means gradients overflow at every scale ([micikevicius2018]): "
+        "values beyond the fp16 range (fp16 overflow), a scale set badly, updates that blow the weights up (a "
+        "rate too large, exploding gradients), or an operator making Inf/NaN. Rule: the same share for these "
+        "five causes and 'other'."
     ),
     "nonfinite_gradients": (
         "No published count. Mechanism: with mixed precision [pytorch_amp]'s GradScaler skips a step whose "

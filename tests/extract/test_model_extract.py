@@ -35,6 +35,12 @@ def _causes(folder: Path) -> dict[str, float]:
     return {c.id: c.raw_confidence for c in diagnose(folder).causes}
 
 
+def _warned(folder: Path) -> tuple[dict[str, float], set[str]]:
+    """(causes with their confidence, ids of the warnings): a smell in a run that trains well is a warning."""
+    report = diagnose(folder)
+    return {c.id: c.confidence for c in report.causes}, {c.id for c in report.smells}
+
+
 def test_keras_log_only_summary_and_compile_settings():
     facts = _facts(FIX / "keras_log_only_mse")
     [summary] = facts["model_summary"]
@@ -127,8 +133,9 @@ def test_torch_units_differ_from_num_classes(tmp_path):
 
     _torch_run(tmp_path / "units", nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 5)), "CrossEntropyLoss",
                extra="num_classes: 3\n")
-    conf = _causes(tmp_path / "units")
-    assert conf.get("loss_function_error", 0) >= 0.7, conf
+    # the run trains well (the two extra units are never a target): the mismatch is a warning, not a cause
+    conf, warned = _warned(tmp_path / "units")
+    assert "loss_function_error" in warned and not {c for c, p in conf.items() if p >= 0.5}, (conf, warned)
 
 
 @pytest.mark.slow
@@ -142,8 +149,8 @@ def test_units_differ_from_the_class_count_of_the_named_data_set(tmp_path):
     [task] = _facts(tmp_path / "named")["task"]
     assert (task.n_classes, task.decided_from) == (3, "hparams.yaml: dataset=iris (a data set of 3 classes)")
     assert not task.is_n_from_output
-    conf = _causes(tmp_path / "named")
-    assert max(conf, key=conf.get) == "loss_function_error", conf
+    conf, warned = _warned(tmp_path / "named")
+    assert "loss_function_error" in warned and not {c for c, p in conf.items() if p >= 0.5}, (conf, warned)
     # a name that is not the data set's own says nothing: the count comes from the output layer again
     _torch_run(tmp_path / "subset", nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 5)), "CrossEntropyLoss",
                extra="dataset: iris-subset\n")

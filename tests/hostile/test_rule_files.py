@@ -72,7 +72,7 @@ def test_diagnose_with_a_looping_template_goes_on(run_dir, tmp_path, cli):
     code, out, err = cli("diagnose", run_dir, "--rules", f, "-f", "json")
     assert code == 0, err
     report = json.loads(out)
-    texts = [e["text"] for c in report["causes"] for e in c["evidence"]]
+    texts = [e["text"] for c in report["causes"] + report["smells"] for e in c["evidence"]]
     assert any("evidence template failed" in t for t in texts)
 
 

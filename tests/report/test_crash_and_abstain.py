@@ -43,15 +43,21 @@ def test_a_loss_gone_nan_is_not_called_fine(tmp_path: Path):
     )
     report = advisor.diagnose(tmp_path / "train.log")
     assert not report.found()
-    assert report.summary.headline.startswith("The train loss became NaN or infinite at step 3, and ")
-    assert "Nothing is clearly wrong" not in render(report, "text")
+    assert report.summary.verdict == "differential"
+    [shown] = report.summary.symptoms
+    assert (shown.id, shown.step, shown.updates_before) == ("nonfinite_loss", 3, 2)
+    assert shown.text == "The train loss (loss) became NaN or infinite at step 3 (after 2 updates)."
+    text = render(report, "text")
+    assert "Nothing is clearly wrong" not in text
+    assert text.index("What the run shows:") < text.index(shown.text) < text.index(report.summary.headline)
 
 
 def test_healthy_run_abstains_plainly():
     report = advisor.diagnose(ROOT / "examples" / "healthy")
     assert not report.found()
     assert report.summary.verdict in ("weak_signals", "nothing_found")
-    assert report.summary.headline.startswith("Nothing is clearly wrong")
+    assert report.summary.symptoms == [] and report.summary.symptom_status == "trains_well"
+    assert report.summary.headline.startswith("The run trains well (")
     assert report.summary.first_remedies == []                   # no advice to act on a weak signal
     assert report.summary.next_steps                             # but what to collect to check more
     skipped = {c.title for c in report.checks if c.status == "skipped"}

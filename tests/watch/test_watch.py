@@ -73,12 +73,12 @@ def test_alerts_on_a_nan_loss_written_while_watching(tmp_path):
         stop.set()
         thread.join(5)
     assert result["rc"] == 1  # --exit-on high
-    assert [a.cause for a, _ in alerts] == ["lr_too_high"]
-    alert, alerted_at = alerts[0]
+    assert [(a.kind, a.cause) for a, _ in alerts] == [("symptom", "nonfinite_loss"), ("cause", "lr_too_high")]
+    alert, alerted_at = alerts[1]
     assert "step 200" in alert.evidence and alert.confidence >= 0.8
     # event order: the first diagnosis begun after the NaN line was written raised it, no later one
     after = [c for c in cycles if c.started >= written]
-    assert after and after[0].alerts and after[0].alerts[0] is alert
+    assert after and after[0].alerts and after[0].alerts[1] is alert
     delay = alerted_at - written
     cycle_s = after[0].ended - after[0].started
     # within a second; on a loaded machine, within one poll interval and one diagnosis (measured here), twice over
@@ -90,7 +90,7 @@ def test_each_cause_is_announced_once(tmp_path):
     run = make_run(tmp_path, nan=True)
     w = Watcher(run, alert=0.8)
     first = w.step()
-    assert [a.cause for a in first] == ["lr_too_high"]
+    assert [a.cause for a in first] == ["nonfinite_loss", "lr_too_high"]
     append(run / "train.log", "step 201 loss nan\n")
     assert w.step() == [] and len(w.cycles) == 2
     assert w.step() == [] and len(w.cycles) == 2  # nothing changed: no diagnosis
@@ -104,7 +104,7 @@ def test_waits_for_a_half_written_line(tmp_path):
     append(run / "train.log", "step 50 loss na")
     assert w.step() == [] and len(w.cycles) == 1
     append(run / "train.log", "n\n")
-    assert [a.cause for a in w.step()] == ["lr_too_high"]
+    assert [a.cause for a in w.step() if a.kind == "cause"] == ["lr_too_high"]
     # a line that stays unfinished is read anyway after PARTIAL_LINE_WAIT_S
     append(run / "train.log", "step 51 loss 0.5")
     w.step()
@@ -126,12 +126,52 @@ def test_once_for_cron(tmp_path):
     (tmp_path / "b").mkdir()
     bad, good = make_run(tmp_path / "a", nan=True), make_run(tmp_path / "b", lines=200)
     rc, out, _ = run_cli(bad, "--once", "--alert", "high", "--exit-on", "high")
-    assert rc == 1 and re.match(r"advisor watch: lr_too_high (8\d|9\d|100)% \(high\) ", out) and out.count("\n") == 1
+    symptom, cause = out.splitlines()
+    assert symptom.startswith("advisor watch: symptom nonfinite_loss: The train loss (loss) became NaN or infinite at "
+                              "step 50 (after 50 updates). Candidates: lr_too_high ")
+    assert rc == 1 and re.match(r"advisor watch: lr_too_high (8\d|9\d|100)% \(high\) ", cause)
     rc, out, _ = run_cli(good, "--once", "--exit-on", "medium")
     assert (rc, out) == (0, "")
     # a lower alert level shows the weaker cause; without --exit-on the status stays 0
     rc, out, _ = run_cli(good, "--once", "--alert", "0.05")
     assert rc == 0 and "insufficient_epochs" in out
+
+
+def test_a_nan_at_an_ordinary_rate_is_announced_as_it_is_written(tmp_path):
+    """The symptom alert does not wait for a cause: at lr 0.01 with SGD no cause is likely, the NaN is certain."""
+    run = make_run(tmp_path)
+    (run / "hparams.yaml").write_text("lr: 0.01\noptimizer: sgd\nbatch_size: 32\n")
+    log = run / "train.log"
+    interval = 0.05
+    alerts, cycles = [], []
+    stop = threading.Event()
+
+    def target():
+        watch(run, alert=LEVELS["high"], interval=interval, on_alert=lambda a: alerts.append((a, time.monotonic())),
+              on_cycle=cycles.append, should_stop=stop.is_set)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    try:
+        append(log, healthy(50, 100))
+        deadline = time.monotonic() + 60
+        while len(cycles) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert alerts == []
+        written = time.monotonic()
+        append(log, "step 100 loss nan\n")
+        while not alerts and time.monotonic() < written + 60:
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        thread.join(5)
+    [(alert, at)] = alerts
+    assert (alert.kind, alert.cause) == ("symptom", "nonfinite_loss")
+    assert alert.line().startswith("advisor watch: symptom nonfinite_loss: The train loss (loss) became NaN or "
+                                   "infinite at step 100 (after 100 updates).")
+    after = [c for c in cycles if c.started >= written]
+    cycle_s = after[0].ended - after[0].started
+    assert at - written < 1.0 or at - written < 2 * (interval + cycle_s), (at - written, cycle_s)
 
 
 def test_idle_exit_ends_a_finished_run(tmp_path):
