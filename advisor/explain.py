@@ -31,9 +31,9 @@ from advisor.knowledge.symptom_priors import PRIORS
 from advisor.rank import sort_key
 from advisor.report.model import CauseReport
 
-#: the base rate that the rules' calibrated confidences imply (they were fitted on runs where every cause is
-#: about equally common): a rule's confidence p is a likelihood ratio odds(p) / odds(RULE_BASE_RATE)
-RULE_BASE_RATE = 0.15
+#: a rule's calibrated confidence p is read as the likelihood ratio odds(p) / odds(RULE_BASE_RATE): the chance
+#: that a cause is right when no rule spoke for it (fitted on the labelled runs: benchmarks/symptom_model.py)
+RULE_BASE_RATE = 0.05
 #: the prior of a cause the symptom's table does not list (it explains the symptom, but the field's studies
 #: did not count it)
 PRIOR_FLOOR = 0.02
@@ -101,18 +101,38 @@ def explain(
     prior = combined_prior(shown_order)
     if not prior:
         return kept, smells
-    weights: dict[str, float] = {}
-    for c in kept:
-        p = prior.get(c.id, PRIOR_FLOOR if explains(c.id, shown) else PRIOR_FLOOR / 4)
-        c.prior = round(p, 4)
-        weights[c.id] = p * _odds(c.confidence) / _odds(RULE_BASE_RATE)
     excluded = {c.id for c in kept} | {c.id for c in smells} | {c.id for c in ruled_out}
     extra = [_candidate(cause, p, shown) for cause, p in prior.items() if cause != "other" and cause not in excluded]
-    for c in extra:
-        weights[c.id] = c.prior or 0.0
-    total = sum(weights.values()) + prior.get("other", 0.0)
+    for c in kept:
+        c.prior = round(prior_of(c.id, prior, shown), 4)
+    probs = posterior({c.id: c.confidence for c in kept}, prior, shown, [c.id for c in extra])
     for c in kept + extra:
-        c.confidence = round(weights[c.id] / total, 4)
+        c.confidence = round(probs[c.id], 4)
     extra = sorted((c for c in extra if c.confidence >= MIN_PRIOR_ONLY), key=sort_key)[:MAX_PRIOR_ONLY]
-    out = sorted(kept + extra, key=sort_key)
-    return out, smells
+    return sorted(kept + extra, key=sort_key), smells
+
+
+def prior_of(cause: str, prior: dict[str, float], shown: set[str]) -> float:
+    """The prior of one cause: its share in the table, else PRIOR_FLOOR if it explains a shown symptom (a
+    quarter of that if it does not: its rules saw something, but not a mechanism of what the run shows)."""
+    return prior.get(cause, PRIOR_FLOOR if explains(cause, shown) else PRIOR_FLOOR / 4)
+
+
+def posterior(
+    rule_confidence: dict[str, float],
+    prior: dict[str, float],
+    shown: set[str],
+    prior_only: Sequence[str] = (),
+    base_rate: float = RULE_BASE_RATE,
+) -> dict[str, float]:
+    """P(cause | symptoms, evidence) for the causes rules found (their calibrated confidence) and the causes
+    listed from the prior alone: prior x likelihood ratio, normalised over the candidates and the prior's
+    "other" share. Supporting evidence never lowers a cause below what it would be without it (ratio >= 1)."""
+    weights = {
+        cause: prior_of(cause, prior, shown) * max(1.0, _odds(p) / _odds(base_rate))
+        for cause, p in rule_confidence.items()
+    }
+    for cause in prior_only:
+        weights[cause] = prior.get(cause, 0.0)
+    total = sum(weights.values()) + prior.get("other", 0.0)
+    return {cause: w / total for cause, w in weights.items()}

@@ -36,6 +36,11 @@ SCORE_CHANCE_FACTOR = 1.25
 MAJORITY_BAND = 0.02
 #: a train loss this many times Fano's bound on the label entropy that the eval accuracy allows is at a floor
 FANO_RATIO = 2.0
+#: a train loss this many times the eval loss (or with dropout, which raises the train loss, this many), while
+#: still this share of ln(C) or more, levels off above what the held-out labels allow
+TRAIN_OVER_EVAL = 1.5
+TRAIN_OVER_EVAL_WITH_DROPOUT = 2.5
+TRAIN_FLOOR_CHANCE_RATIO = 0.3
 #: oscillation: noise at least this share of the end level, and at least NOISE_OF_START of the start level
 NOISE_OF_END = 0.5
 NOISE_OF_START = 0.1
@@ -384,6 +389,31 @@ def _above_label_entropy(bounds: list[AccuracyLossBound], curves: list[LossCurve
     ]
 
 
+def _train_above_eval(gaps: list[GeneralizationGap], n_classes: int | None, dropout: bool) -> list[Symptom]:
+    """A train loss levelled off well above the eval loss of the same model, and far from zero in units of ln(C):
+    the held-out labels are predicted better than the training labels, which carry what the model cannot fit."""
+    g = next((g for g in gaps if g.train_last is not None and g.eval_last and g.eval_points >= EVALS_AFTER), None)
+    if g is None or g.train_last is None or not g.eval_last or g.eval_last <= 0 or not n_classes or n_classes < 2:
+        return []
+    ratio = g.train_last / g.eval_last
+    of_chance = g.train_last / math.log(n_classes)
+    needed = TRAIN_OVER_EVAL_WITH_DROPOUT if dropout else TRAIN_OVER_EVAL
+    if ratio < needed or of_chance < TRAIN_FLOOR_CHANCE_RATIO:
+        return []
+    return [
+        Symptom(
+            name="loss_at_floor",
+            text=f"The train loss levels off at {_num(g.train_last)}, {_num(ratio)}x the eval loss of the same model "
+            f"({_num(g.eval_last)}) and {of_chance:.2f} x ln({n_classes}): the training labels hold something the "
+            "model cannot fit and the held-out labels do not.",
+            split="train",
+            level=g.train_last,
+            reference=g.eval_last,
+            source=g.source,
+        )
+    ]
+
+
 def _oscillates(curves: list[LossCurve]) -> list[Symptom]:
     train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is None), None)
     if train is None or train.points < OSCILLATION_MIN_POINTS or train.noise_ratio is None:
@@ -692,6 +722,18 @@ def _health(curves: list[LossCurve], scores: list[EvalScore], chances: list[Chan
     return ""
 
 
+def _has_dropout(facts: Sequence[Fact]) -> bool:
+    """A dropout layer or a dropout rate above 0 is known (it raises the train loss above the eval loss)."""
+    for f in facts:
+        if f.side != "run":
+            continue
+        if f.kind == "model_layer" and "dropout" in str(getattr(f, "layer_type", "")).lower():
+            return True
+        if isinstance(f, Hyperparameter) and f.name == "dropout" and isinstance(f.value, (int, float)) and f.value:
+            return True
+    return False
+
+
 def symptoms(facts: Sequence[Fact]) -> list[Fact]:
     """The run's ``symptom`` facts, most specific first, and one ``symptom_summary``."""
     curves = _run(facts, LossCurve)
@@ -717,7 +759,9 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes"}:
         found += _stuck(curves, _run(facts, ChanceLevel), scores, n_classes)
         if not {s.name for s in found} & {"loss_at_chance", "loss_stuck", "loss_at_floor"}:
-            found += _above_label_entropy(_run(facts, AccuracyLossBound), curves)
+            found += _above_label_entropy(_run(facts, AccuracyLossBound), curves) or _train_above_eval(
+                _run(facts, GeneralizationGap), n_classes, _has_dropout(facts)
+            )
         found += _oscillates(curves)
     names = {s.name for s in found}
     found += _score(scores, curves, n_classes, majority, names)
