@@ -85,9 +85,7 @@ def summarise(report: Report, n_inputs: int, facts: Sequence[Fact]) -> Summary:
     return summary
 
 
-def _core(
-    report: Report, n_inputs: int, symptoms: list[SymptomReport], state: SymptomSummary | None
-) -> Summary:
+def _core(report: Report, n_inputs: int, symptoms: list[SymptomReport], state: SymptomSummary | None) -> Summary:
     status = state.status if state is not None else None
     health = state.health if state is not None and state.health else None
     common = {"symptoms": symptoms, "symptom_status": status, "health": health}
@@ -133,8 +131,7 @@ def _core(
                 top_confidence=top.confidence,
                 certainty="unsure: the symptom is certain, its cause is not; run the checks in order",
                 differential=[
-                    DifferentialItem(id=c.id, title=c.title, confidence=c.confidence, check=c.check)
-                    for c in candidates
+                    DifferentialItem(id=c.id, title=c.title, confidence=c.confidence, check=c.check) for c in candidates
                 ],
                 next_steps=_next_steps(report),
                 **common,

@@ -21,6 +21,7 @@ SYMPTOM_IDS = (
     "loss_stuck",
     "loss_at_chance",
     "loss_at_floor",
+    "predictions_saturated",
     "loss_oscillates",
     "eval_worse_than_train",
     "score_at_chance",

@@ -14,7 +14,7 @@ import numpy as np
 
 from advisor.extract.base import Extraction, RunPair
 from advisor.facts.base import Fact, Source
-from advisor.facts.evaluation import AccuracyLossBound, EvalScore
+from advisor.facts.evaluation import TrainScore, AccuracyLossBound, EvalScore
 from advisor.facts.loss_curve import LossCurve
 from advisor.facts.model import Task
 from advisor.read.logs.records import MetricSeries
@@ -80,12 +80,36 @@ def _ce_floor_ratio(series: dict[str, MetricSeries], score: MetricSeries) -> flo
     return float(value[-1]) / (error * math.log(2.0))
 
 
+def _train_only(series: dict[str, MetricSeries], side: str) -> TrainScore | None:
+    """A training accuracy when no eval score is logged (what a log of Keras' ``acc`` alone shows)."""
+    for s in series.values():
+        if s.key.split == "train" and s.key.metric == "score" and s.key.base in ("acc", "accuracy") and s.buf.count:
+            values, lines = s.buf.arrays()[2], s.buf.arrays()[3]
+            finite = np.isfinite(values)
+            y = values[finite]
+            if not y.size or not (0.0 <= y.min() and y.max() <= 1.0):
+                continue
+            return TrainScore(
+                name=s.raw_key,
+                points=int(y.size),
+                last_value=float(y[-1]),
+                best_value=float(y.max()),
+                is_frozen=bool(y.size >= 2 and y.min() == y.max()),
+                side=side,
+                source=Source(path=s.path, line=int(lines[finite][0]), line_end=int(lines[finite][-1])),
+            )
+    return None
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
         merged = side.merged_logs
         score = _score(merged.series)
         if score is None:
+            train_only = _train_only(merged.series, side.side)
+            if train_only is not None:
+                out.facts.append(train_only)
             continue
         steps, _, values, lines = score.buf.arrays()
         finite = np.isfinite(values)

@@ -385,6 +385,7 @@ def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:
         max_value=peak,
         last_value=float(y[-1]),
         last_to_max_ratio=float(y[-1] / peak) if peak > 0 else None,
+        peak_over_first_ratio=float(peak / y[0]) if y[0] > 0 else None,
         side=side,
         source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])),
     )

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from advisor.facts.base import Fact
 from advisor.facts.benchmark import BenchmarkGap
-from advisor.facts.evaluation import AccuracyLossBound, EvalScore
+from advisor.facts.evaluation import AccuracyLossBound, EvalScore, TrainScore
 from advisor.facts.hparams import Hyperparameter
 from advisor.facts.loss_curve import ChanceLevel, GeneralizationGap, GradNormTrend, LossCurve
 from advisor.facts.mixed_precision import LossScaleTrend, TrainingCrash
@@ -41,6 +41,15 @@ FANO_RATIO = 2.0
 TRAIN_OVER_EVAL = 1.5
 TRAIN_OVER_EVAL_WITH_DROPOUT = 2.5
 TRAIN_FLOOR_CHANCE_RATIO = 0.3
+#: the probability clips of the cross-entropies users train with, and -ln of each: Keras 2+/tf.keras
+#: (backend.epsilon() = 1e-7), Keras 0.x (1e-15 in objectives.py), PyTorch BCELoss (log clamped at -100)
+PROBABILITY_CLIPS = (
+    ("1e-7", -math.log(1e-7), "Keras"),
+    ("1e-15", -math.log(1e-15), "early Keras"),
+    ("log >= -100", 100.0, "PyTorch BCELoss"),
+)
+#: a loss within this share of error x -ln(clip)
+CLIP_BAND = 0.015
 #: oscillation: noise at least this share of the end level, and at least NOISE_OF_START of the start level
 NOISE_OF_END = 0.5
 NOISE_OF_START = 0.1
@@ -414,6 +423,40 @@ def _train_above_eval(gaps: list[GeneralizationGap], n_classes: int | None, drop
     ]
 
 
+def _saturated(curves: list[LossCurve], scores: list[EvalScore], train_scores: list[TrainScore]) -> list[Symptom]:
+    """A cross-entropy equal to the error rate times -ln of a framework's probability clip: every prediction is a
+    hard 0 or 1, right ones cost nothing and each wrong one costs exactly the clip (PROBABILITY_CLIPS)."""
+    train = next((c for c in curves if c.split == "train" and c.last_value is not None), None)
+    acc: float | None = None
+    name = ""
+    score = next((s for s in train_scores), None)
+    if score is not None:
+        acc, name = score.last_value, score.name
+    else:
+        ev = next((s for s in scores if _is_accuracy(s) and s.train_last_value is not None), None)
+        if ev is not None and ev.train_last_value is not None:
+            acc, name = ev.train_last_value, f"training {ev.metric}"
+    if train is None or train.last_value is None or acc is None or not 0.0 < 1.0 - acc < 1.0:
+        return []
+    per_error = train.last_value / (1.0 - acc)
+    for clip, log_clip, who in PROBABILITY_CLIPS:
+        if abs(per_error / log_clip - 1.0) <= CLIP_BAND:
+            return [
+                Symptom(
+                    name="predictions_saturated",
+                    text=f"The train loss ({train.metric_name or 'loss'}) {_num(train.last_value)} is the error rate "
+                    f"{_num(1.0 - acc)} (1 - {name} {_num(acc)}) times {_num(log_clip)}, the cost of one wrong "
+                    f"prediction at the probability clip of {who} ({clip}): every output is a hard 0 or 1.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=train.last_value,
+                    reference=(1.0 - acc) * log_clip,
+                    source=train.source,
+                )
+            ]
+    return []
+
+
 def _oscillates(curves: list[LossCurve]) -> list[Symptom]:
     train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is None), None)
     if train is None or train.points < OSCILLATION_MIN_POINTS or train.noise_ratio is None:
@@ -700,7 +743,9 @@ def _slow(curves: list[LossCurve]) -> list[Symptom]:
     ]
 
 
-def _health(curves: list[LossCurve], scores: list[EvalScore], chances: list[ChanceLevel], majority: float | None) -> str:
+def _health(
+    curves: list[LossCurve], scores: list[EvalScore], chances: list[ChanceLevel], majority: float | None
+) -> str:
     """What shows that the run reached a good model, in words ('' when nothing does).
 
     Strict on purpose: a setting that often causes trouble is reported as a warning instead of a cause only in
@@ -758,6 +803,7 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
     names = {s.name for s in found}
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes"}:
         found += _stuck(curves, _run(facts, ChanceLevel), scores, n_classes)
+        found += _saturated(curves, scores, _run(facts, TrainScore))
         if not {s.name for s in found} & {"loss_at_chance", "loss_stuck", "loss_at_floor"}:
             found += _above_label_entropy(_run(facts, AccuracyLossBound), curves) or _train_above_eval(
                 _run(facts, GeneralizationGap), n_classes, _has_dropout(facts)

@@ -64,6 +64,18 @@ class EvalScore(Fact):
     doc = "the last evaluation score of a run, when it was evaluated at the end, and whether an eval loss exists"
 
 
+class TrainScore(Fact):
+    """The training accuracy a run logged when it logged no held-out score (Keras' ``acc`` without ``val_acc``)."""
+
+    kind: Literal["train_score"] = "train_score"
+    name: str = Field(description="the score's key as logged (acc, accuracy, train_acc)")
+    points: int = Field(description="number of logged values")
+    last_value: float = Field(description="the last logged value")
+    best_value: float = Field(description="the highest logged value")
+    is_frozen: bool = Field(description="every logged value is the same (at the logged precision)")
+    doc = "a training accuracy logged without any held-out score: its last and best value, frozen or not"
+
+
 class AccuracyLossBound(Fact):
     """The train cross-entropy against the label entropy that the eval accuracy allows (Fano's inequality).
 

@@ -240,6 +240,9 @@ class LrSchedule(Fact):
     max_value: float | None = Field(default=None, description="peak logged lr")
     last_value: float | None = Field(default=None, description="last logged lr")
     last_to_max_ratio: float | None = Field(default=None, description="last / peak (small: decayed to near zero)")
+    peak_over_first_ratio: float | None = Field(
+        default=None, description="peak / first (above 1: the rate rose while logged, a warm-up still going)"
+    )
     doc = "the logged learning-rate schedule: first, peak and last value"
 
 

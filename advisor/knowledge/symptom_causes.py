@@ -29,6 +29,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
     cause: frozenset(symptoms) | ANY_CAUSE
     for cause, symptoms in {
         "lr_too_high": (
+            "predictions_saturated",
             *_NONFINITE,
             "loss_explodes",
             "loss_oscillates",
@@ -40,8 +41,9 @@ EXPLAINS: dict[str, frozenset[str]] = {
         ),
         "lr_too_low": _NO_LEARNING,
         "loss_scale_bad": (*_NONFINITE, "loss_explodes", "loss_stuck", "loss_at_chance", "score_at_chance"),
-        "weight_init_bad": (*_NONFINITE, "loss_explodes", *_NO_LEARNING, "loss_at_floor"),
+        "weight_init_bad": ("predictions_saturated", *_NONFINITE, "loss_explodes", *_NO_LEARNING, "loss_at_floor"),
         "hparam_mismatch": (
+            "predictions_saturated",
             *_NONFINITE,
             "loss_explodes",
             *_NO_LEARNING,
@@ -52,6 +54,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
         ),
         "insufficient_epochs": _NO_LEARNING,
         "wrong_operator": (
+            "predictions_saturated",
             *_NONFINITE,
             "loss_explodes",
             *_NO_LEARNING,
@@ -65,6 +68,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
         "weight_freezing_error": (*_NO_LEARNING, "loss_at_floor"),
         "disconnected_node": (*_NO_LEARNING, "loss_at_floor"),
         "loss_function_error": (
+            "predictions_saturated",
             "nonfinite_loss_at_start",
             "nonfinite_loss",
             "loss_explodes",
@@ -91,6 +95,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
             "nonfinite_gradients",
         ),
         "label_errors": (
+            "predictions_saturated",
             "loss_at_floor",
             "loss_at_chance",
             "loss_stuck",
@@ -99,7 +104,14 @@ EXPLAINS: dict[str, frozenset[str]] = {
             "loss_oscillates",
         ),
         "insufficient_samples": ("eval_worse_than_train", "score_at_chance"),
-        "not_normalized": (*_NONFINITE, "loss_explodes", *_NO_LEARNING, "loss_oscillates", "eval_worse_than_train"),
+        "not_normalized": (
+            "predictions_saturated",
+            *_NONFINITE,
+            "loss_explodes",
+            *_NO_LEARNING,
+            "loss_oscillates",
+            "eval_worse_than_train",
+        ),
         "preprocessing_mismatch": (
             "eval_worse_than_train",
             "score_at_chance",
@@ -108,7 +120,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
         ),
         "gradient_explosion": (*_NONFINITE, "loss_explodes", "loss_oscillates"),
         "gradient_vanishing": (*_NO_LEARNING, "loss_at_floor"),
-        "activation_saturation": (*_NO_LEARNING, "loss_at_floor"),
+        "activation_saturation": ("predictions_saturated", *_NO_LEARNING, "loss_at_floor"),
         "overfitting": ("eval_worse_than_train",),
         "fp_overflow": (*_NONFINITE, "loss_explodes", "loss_stuck", "loss_at_chance", "score_at_chance"),
         "nan_inf_source": _NONFINITE,
@@ -125,6 +137,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
         "metric_misuse": ("metric_inconsistent", "score_at_chance"),
         "baseline_unqualified": (),
         "environment_mismatch": (
+            "predictions_saturated",
             *_NONFINITE,
             "loss_explodes",
             *_NO_LEARNING,

@@ -148,6 +148,7 @@ SYMPTOMS: tuple[str, ...] = (
     "loss_stuck",
     "loss_at_chance",
     "loss_at_floor",
+    "predictions_saturated",
     "loss_oscillates",
     "eval_worse_than_train",
     "score_at_chance",
@@ -160,6 +161,14 @@ SYMPTOMS: tuple[str, ...] = (
 
 #: bugs counted per symptom and advisor cause (step 2 of the model); 0 = admitted by the mechanism, none counted
 COUNTS: dict[str, dict[str, float]] = {
+    "predictions_saturated": {
+        "loss_function_error": 0,
+        "activation_saturation": 0,
+        "not_normalized": 0,
+        "lr_too_high": 0,
+        "weight_init_bad": 0,
+        "other": 0,
+    },
     "loss_scale_collapses": {
         "fp_overflow": 0,
         "loss_scale_bad": 0,
@@ -231,6 +240,7 @@ COUNTS: dict[str, dict[str, float]] = {
         "label_errors": 0,
         "activation_saturation": 0,
         "weight_init_bad": 0,
+        "not_normalized": 0,
         "other": 0,
     },
     "loss_at_floor": {
@@ -315,6 +325,14 @@ COUNTS: dict[str, dict[str, float]] = {
 
 #: P(cause | symptom) = (count + 1) / (N + K), written as that fraction so the basis stays visible
 PRIORS: dict[str, dict[str, float]] = {
+    "predictions_saturated": {
+        "loss_function_error": 1 / 6,
+        "activation_saturation": 1 / 6,
+        "not_normalized": 1 / 6,
+        "lr_too_high": 1 / 6,
+        "weight_init_bad": 1 / 6,
+        "other": 1 / 6,
+    },
     "loss_scale_collapses": {
         "fp_overflow": 1 / 6,
         "loss_scale_bad": 1 / 6,
@@ -379,14 +397,15 @@ PRIORS: dict[str, dict[str, float]] = {
         "other": 1 / 9,
     },
     "loss_at_chance": {
-        "wrong_operator": 2 / 10,
-        "lr_too_high": 1.5 / 10,
-        "lr_too_low": 1.5 / 10,
-        "loss_function_error": 1 / 10,
-        "label_errors": 1 / 10,
-        "activation_saturation": 1 / 10,
-        "weight_init_bad": 1 / 10,
-        "other": 1 / 10,
+        "wrong_operator": 2 / 11,
+        "lr_too_high": 1.5 / 11,
+        "lr_too_low": 1.5 / 11,
+        "loss_function_error": 1 / 11,
+        "label_errors": 1 / 11,
+        "activation_saturation": 1 / 11,
+        "weight_init_bad": 1 / 11,
+        "not_normalized": 1 / 11,
+        "other": 1 / 11,
     },
     "loss_at_floor": {
         "loss_function_error": 1 / 6,
@@ -498,6 +517,14 @@ BASIS: dict[str, str] = {
         "input-triggered), fp16 evaluation without the "
         "safeguards of training ([pytorch_amp]), and 'other'."
     ),
+    "predictions_saturated": (
+        "No published count. Mechanism: a cross-entropy equal to the error rate times -ln of the probability clip "
+        "means every output sits at 0 or 1: an output activation that cannot give probabilities for the loss "
+        "(softmax over one unit, a linear or ReLU output into binary cross-entropy), a saturated sigmoid/softmax "
+        "from inputs or weights far too large (unnormalised inputs, a blown-up initialisation or step size) "
+        "([karpathy2019]: check the loss at initialisation). Rule: the same share for these five causes and "
+        "'other'."
+    ),
     "loss_scale_collapses": (
         "No published count. Mechanism: [pytorch_amp]'s GradScaler halves the scale at every step whose gradients "
         "overflow, so a scale that keeps falling to 1 means gradients overflow at every scale ([micikevicius2018]): "
@@ -533,7 +560,9 @@ BASIS: dict[str, str] = {
         "learning rate, accuracy near 50%; the direction is not stated) -> 0.5 lr_too_high and "
         "0.5 lr_too_low; N = 2, then add-one over the causes that make a classifier output the uniform guess: a "
         "loss/output pairing that does not fit ([umlaut] checks softmax versus from_logits), labels that carry "
-        "no signal, saturated activations, a bad initialisation ([karpathy2019]: verify loss @ init)."
+        "no signal, saturated activations, a bad initialisation ([karpathy2019]: verify loss @ init), and inputs far from unit "
+        "scale, which saturate the first layers so that the output stays uniform (LeCun et al., Efficient BackProp, "
+        "1998: normalise the inputs)."
     ),
     "loss_at_floor": (
         "No published count: none of the 95 [defect4ml] bugs is described as a loss floor. Rule: the same share "
