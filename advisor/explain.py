@@ -34,9 +34,8 @@ from advisor.report.model import CauseReport
 #: a rule's calibrated confidence p is read as the likelihood ratio odds(p) / odds(RULE_BASE_RATE): the chance
 #: that a cause is right when no rule spoke for it (fitted on the labelled runs: benchmarks/symptom_model.py)
 RULE_BASE_RATE = 0.05
-#: the prior of a cause the symptom's table does not list (it explains the symptom, but the field's studies
-#: did not count it)
-PRIOR_FLOOR = 0.02
+#: the prior of a cause whose mechanism explains none of the run's symptoms
+PRIOR_FLOOR = 0.005
 #: causes listed from the prior alone: at most this many, each at this probability or more
 MAX_PRIOR_ONLY = 3
 MIN_PRIOR_ONLY = 0.03
@@ -113,9 +112,15 @@ def explain(
 
 
 def prior_of(cause: str, prior: dict[str, float], shown: set[str]) -> float:
-    """The prior of one cause: its share in the table, else PRIOR_FLOOR if it explains a shown symptom (a
-    quarter of that if it does not: its rules saw something, but not a mechanism of what the run shows)."""
-    return prior.get(cause, PRIOR_FLOOR if explains(cause, shown) else PRIOR_FLOOR / 4)
+    """The prior of one cause: its share in the table; for a cause the table does not list but whose mechanism
+    produces a shown symptom, the smallest listed share (the tables rest on a handful of counted bugs, so a
+    cause they did not meet is not known to be rarer than the rarest they did); PRIOR_FLOOR for a cause that
+    explains none of them (its rules saw something, but not a mechanism of what the run shows)."""
+    if cause in prior:
+        return prior[cause]
+    if explains(cause, shown):
+        return min((p for c, p in prior.items() if c != "other"), default=PRIOR_FLOOR)
+    return PRIOR_FLOOR
 
 
 def posterior(

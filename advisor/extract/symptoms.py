@@ -744,7 +744,12 @@ def _slow(curves: list[LossCurve]) -> list[Symptom]:
 
 
 def _health(
-    curves: list[LossCurve], scores: list[EvalScore], chances: list[ChanceLevel], majority: float | None
+    curves: list[LossCurve],
+    scores: list[EvalScore],
+    chances: list[ChanceLevel],
+    majority: float | None,
+    n_classes: int | None,
+    binary_loss: bool = False,
 ) -> str:
     """What shows that the run reached a good model, in words ('' when nothing does).
 
@@ -754,6 +759,10 @@ def _health(
     of its start.
     """
     acc = next((s for s in scores if _is_accuracy(s)), None)
+    if acc is not None and (n_classes or 2) > 2 and (acc.metric.lower() == "binary_accuracy" or binary_loss):
+        # binary accuracy over C one-hot columns (what Keras' 'accuracy' means beside binary cross-entropy) is
+        # (C - 1) / C for a model that predicts nothing
+        return ""
     if acc is not None:  # a logged accuracy decides: a loss can fall far on a model that classifies badly
         if acc.best_value >= HEALTHY_ACCURACY and (majority is None or acc.best_value > majority + MAJORITY_BAND):
             return f"{acc.name} reaches {_num(acc.best_value)}"
@@ -832,7 +841,9 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
         status = "symptom"
         health = ""
     else:
-        health = _health(curves, scores, _run(facts, ChanceLevel), majority)
+        loss = next(iter(_run(facts, LossSetup)), None)
+        binary = loss is not None and loss.family == "bce"
+        health = _health(curves, scores, _run(facts, ChanceLevel), majority, n_classes, binary)
         evidence = any(c.points >= 2 for c in curves) or bool(scores)
         status = "trains_well" if health else "unclear" if evidence else "no_evidence"
     summary = SymptomSummary(
