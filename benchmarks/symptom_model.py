@@ -43,15 +43,29 @@ def _labelled(labels: list[str], real: list[str]) -> list[dict]:
         items = data.items() if isinstance(data, dict) else ((d["run"], d) for d in data)
         for name, lab in items:
             base = path.parent if (path.parent / lab["run"]).exists() else path.parent.parent
-            out.append({"set": path.parent.name, "name": str(name), "run": str(base / lab["run"]),
-                        "baseline": str(base / lab["baseline"]) if lab.get("baseline") else None,
-                        "truth": lab.get("cause"), "also_ok": list(lab.get("also_ok") or [])})
+            out.append(
+                {
+                    "set": path.parent.name,
+                    "name": str(name),
+                    "run": str(base / lab["run"]),
+                    "baseline": str(base / lab["baseline"]) if lab.get("baseline") else None,
+                    "truth": lab.get("cause"),
+                    "also_ok": list(lab.get("also_ok") or []),
+                }
+            )
     for path in map(Path, real):
         for case in json.loads(path.read_text()):
             known = [c for c in case["causes_confirmed"] if not c.startswith("other:")]
-            out.append({"set": "real", "name": case["case"], "run": str(path.parent / "cases" / case["case"] / "run"),
-                        "baseline": None, "truth": known[0] if known else case["causes_confirmed"][0],
-                        "also_ok": known[1:]})
+            out.append(
+                {
+                    "set": "real",
+                    "name": case["case"],
+                    "run": str(path.parent / "cases" / case["case"] / "run"),
+                    "baseline": None,
+                    "truth": known[0] if known else case["causes_confirmed"][0],
+                    "also_ok": known[1:],
+                }
+            )
     return out
 
 
@@ -79,9 +93,8 @@ def posterior_of(rec: dict, base_rate: float) -> list[tuple[str, float]]:
     prior = explain.combined_prior(rec["shown"])
     if not prior:
         return sorted(kept.items(), key=lambda kv: -kv[1])
-    shown = set(rec["shown"])
     extra = [c for c in prior if c != "other" and c not in kept and c not in rec["excluded"]]
-    probs = explain.posterior(kept, prior, shown, extra, base_rate)
+    probs = explain.posterior(kept, prior, extra, base_rate)
     extras = sorted((c for c in extra if probs[c] >= explain.MIN_PRIOR_ONLY), key=lambda c: -probs[c])
     keep = set(kept) | set(extras[: explain.MAX_PRIOR_ONLY])
     return sorted(((c, p) for c, p in probs.items() if c in keep), key=lambda kv: -kv[1])
@@ -91,11 +104,16 @@ def _right(rec: dict, cause: str) -> bool:
     return rec["truth"] is not None and (cause == rec["truth"] or cause in rec["also_ok"])
 
 
-def predictions(recs: list[dict], base_rate: float) -> list[tuple[float, bool, str]]:
+def _group(rec: dict) -> str:
+    return rec["shown"][0] if rec["shown"] else (rec["status"] or "none")
+
+
+def predictions(recs: list[dict], base_rate: float, top_only: bool = False) -> list[tuple[float, bool, str]]:
+    """(confidence, right, primary symptom) of every reported cause, or of each run's top cause only."""
     out = []
     for rec in recs:
-        group = rec["shown"][0] if rec["shown"] else (rec["status"] or "none")
-        out += [(p, _right(rec, c), group) for c, p in posterior_of(rec, base_rate)]
+        ranked = posterior_of(rec, base_rate)
+        out += [(p, _right(rec, c), _group(rec)) for c, p in (ranked[:1] if top_only else ranked)]
     return out
 
 
@@ -104,7 +122,11 @@ def ece(preds: list[tuple[float, bool, str]]) -> float:
     for p, hit, _ in preds:
         bins.setdefault(min(int(p * 10), 9), []).append((p, hit))
     n = len(preds)
-    return sum(len(b) / n * abs(sum(h for _, h in b) / len(b) - sum(p for p, _ in b) / len(b)) for b in bins.values()) if n else 0.0
+    return (
+        sum(len(b) / n * abs(sum(h for _, h in b) / len(b) - sum(p for p, _ in b) / len(b)) for b in bins.values())
+        if n
+        else 0.0
+    )
 
 
 def log_loss(preds: list[tuple[float, bool, str]]) -> float:
@@ -120,6 +142,29 @@ def scores(recs: list[dict], base_rate: float) -> dict:
     top3 = sum(any(_right(r, c) for c, _ in ranked[id(r)][:3]) for r in faulty) / max(len(faulty), 1)
     alarms = sum(any(p >= THRESHOLD for _, p in ranked[id(r)]) for r in healthy) / max(len(healthy), 1)
     return {"top1": top1, "top3": top3, "false_alarm": alarms}
+
+
+#: symptom -> family: symptoms whose causes compete alike, pooled so that each family holds enough runs
+FAMILY: dict[str, str] = {
+    "nonfinite_loss_at_start": "nonfinite",
+    "nonfinite_loss": "nonfinite",
+    "nonfinite_eval_loss": "nonfinite",
+    "nonfinite_gradients": "nonfinite",
+    "loss_scale_collapses": "nonfinite",
+    "loss_explodes": "nonfinite",
+    "crash": "nonfinite",
+    "loss_stuck": "no_learning",
+    "loss_at_chance": "no_learning",
+    "score_at_chance": "no_learning",
+    "slow_or_unfinished": "no_learning",
+    "predictions_saturated": "no_learning",
+    "loss_at_floor": "floor",
+    "metric_inconsistent": "floor",
+    "loss_oscillates": "floor",
+    "eval_worse_than_train": "generalisation",
+    "baseline_gap": "reference_gap",
+    "target_gap": "reference_gap",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,19 +193,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"base rate {b:<5} ECE {ece(preds):.3f} log loss {log_loss(preds):.3f}  {sets}")
     order = list(range(len(recs)))
     random.Random(0).shuffle(order)
-    held_preds: list[tuple[float, bool, str]] = []
+    every: list[tuple[float, bool, str]] = []
+    top: list[tuple[float, bool, str]] = []
     chosen = []
     for k in range(FOLDS):
         fit = [recs[i] for j, i in enumerate(order) if j % FOLDS != k]
         held = [recs[i] for j, i in enumerate(order) if j % FOLDS == k]
         best = min(GRID, key=lambda b: log_loss(predictions(fit, b)))
         chosen.append(best)
-        held_preds += predictions(held, best)
-    print(f"cross-validated: base rates chosen {chosen}; ECE {ece(held_preds):.3f} over {len(held_preds)} causes")
-    groups = sorted({g for _, _, g in held_preds})
-    for g in groups:
-        part = [x for x in held_preds if x[2] == g]
-        print(f"  {g:<26} {len(part):>4} causes  ECE {ece(part):.3f}")
+        every += predictions(held, best)
+        top += predictions(held, best, top_only=True)
+    print(f"cross-validated (base rate chosen by log loss on four folds: {chosen}):")
+    print(
+        f"every cause: ECE {ece(every):.3f} over {len(every)} causes; top cause of each run: ECE {ece(top):.3f} "
+        f"over {len(top)} runs"
+    )
+    print(f"  {'symptom family':<16} {'causes':>6} {'ECE':>6} {'runs':>5} {'top-cause ECE':>14}")
+    for fam in sorted(set(FAMILY.values())) + ["(no symptom)"]:
+        part = [x for x in every if FAMILY.get(x[2], "(no symptom)") == fam]
+        tops = [x for x in top if FAMILY.get(x[2], "(no symptom)") == fam]
+        print(f"  {fam:<16} {len(part):>6} {ece(part):6.3f} {len(tops):>5} {ece(tops):14.3f}")
     return 0
 
 

@@ -42,9 +42,11 @@ TRAIN_OVER_EVAL = 1.5
 TRAIN_OVER_EVAL_WITH_DROPOUT = 2.5
 TRAIN_FLOOR_CHANCE_RATIO = 0.3
 #: the probability clips of the cross-entropies users train with, and -ln of each: Keras 2+/tf.keras
-#: (backend.epsilon() = 1e-7), Keras 0.x (1e-15 in objectives.py), PyTorch BCELoss (log clamped at -100)
+#: (backend.epsilon() = 1e-7; 1 - (1 - 1e-7) is 1.19e-7 in float32), Keras 0.x (1e-15 in objectives.py),
+#: PyTorch BCELoss (log clamped at -100)
 PROBABILITY_CLIPS = (
     ("1e-7", -math.log(1e-7), "Keras"),
+    ("1e-7, in float32", -math.log(1.1920929e-07), "Keras"),
     ("1e-15", -math.log(1e-15), "early Keras"),
     ("log >= -100", 100.0, "PyTorch BCELoss"),
 )
@@ -439,7 +441,7 @@ def _saturated(curves: list[LossCurve], scores: list[EvalScore], train_scores: l
     if train is None or train.last_value is None or acc is None or not 0.0 < 1.0 - acc < 1.0:
         return []
     per_error = train.last_value / (1.0 - acc)
-    for clip, log_clip, who in PROBABILITY_CLIPS:
+    for clip, log_clip, who in sorted(PROBABILITY_CLIPS, key=lambda c: abs(per_error / c[1] - 1.0)):
         if abs(per_error / log_clip - 1.0) <= CLIP_BAND:
             return [
                 Symptom(

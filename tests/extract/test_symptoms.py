@@ -1,0 +1,139 @@
+"""What the run shows (advisor/extract/symptoms.py), read off real runs: the symptom, its sentence, the updates before
+it; a healthy run shows none; and a cause that explains nothing the run shows is a warning (advisor/explain.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import advisor
+from advisor.explain import combined_prior, posterior
+from advisor.report.render import render
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = Path(__file__).parent / "fixtures"
+DEV = ROOT.parent / "shared" / "eval-dev" / "corpus"
+REAL = ROOT.parent / "shared" / "eval-real-dev"
+
+
+def _shown(report) -> list[str]:
+    return [s.id for s in report.summary.symptoms]
+
+
+def test_a_diverging_run_shows_its_nan_with_the_updates_before_it():
+    report = advisor.diagnose(ROOT / "examples" / "lr_too_high")
+    [first] = report.summary.symptoms
+    assert (first.id, first.step, first.updates_before) == ("nonfinite_loss", 101, 100)
+    assert first.text == "The train loss (loss) became NaN or infinite at step 101 (after 100 updates)."
+    text = render(report, "text")
+    assert text.index("What the run shows:") < text.index(first.text) < text.index("Most likely cause:")
+    assert json.loads(render(report, "json"))["summary"]["symptoms"][0]["id"] == "nonfinite_loss"
+
+
+def test_a_healthy_run_shows_no_symptom_and_trains_well():
+    report = advisor.diagnose(ROOT / "examples" / "healthy")
+    assert _shown(report) == [] and report.summary.symptom_status == "trains_well"
+    assert report.summary.verdict in ("nothing_found", "weak_signals") and not report.found()
+
+
+def test_nan_at_the_first_step_is_before_any_update(tmp_path):
+    (tmp_path / "train.log").write_text(
+        "epoch: 1 step: 1, loss is nan\nepoch: 1 step: 2, loss is nan\nepoch: 1 step: 3, loss is nan\n"
+    )
+    [s] = advisor.diagnose(tmp_path).summary.symptoms
+    assert (s.id, s.updates_before) == ("nonfinite_loss_at_start", 0)
+    assert s.text == "The train loss (loss) is NaN or infinite from its first value at step 1, before any update."
+
+
+def test_softmax_over_one_unit_is_read_from_the_loss_and_accuracy_alone():
+    """A real Keras 3 run (Dense(1, activation='softmax'), binary cross-entropy): the loss is the error rate times
+    -ln of Keras' probability clip, in float32, and neither moves: an output that ignores its input."""
+    report = advisor.diagnose(FIX / "keras_softmax_one_unit")
+    assert _shown(report) == ["loss_stuck", "predictions_saturated"]
+    saturated = report.summary.symptoms[1]
+    assert "0.3726 (1 - accuracy 0.6274) times 15.94" in saturated.text and "(1e-7, in float32)" in saturated.text
+    top = report.found()[0]
+    assert top.id == "loss_function_error"
+    assert "constant-saturated-output-from-the-first-epoch" in top.rules
+    # the same program with a sigmoid trains: no symptom, no cause
+    healthy = advisor.diagnose(FIX / "keras_sigmoid_one_unit")
+    assert _shown(healthy) == [] and not healthy.found()
+
+
+def test_a_smell_in_a_run_that_trains_well_is_a_warning(tmp_path):
+    """A config that says Adam at 0.05 (far above its band) on a run whose accuracy reaches 0.96: worth fixing,
+    not the cause of a problem the run does not have."""
+    lines = [f"epoch {e} loss {2.3 * 0.7 ** e:.4f} val_loss {2.3 * 0.72 ** e:.4f} val_acc {min(0.5 + 0.05 * e, 0.96):.3f}"
+             for e in range(1, 21)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "hparams.yaml").write_text("optimizer: adam\nlr: 0.5\nbatch_size: 32\nnum_classes: 10\n")
+    report = advisor.diagnose(tmp_path)
+    assert report.summary.symptom_status == "trains_well" and report.summary.health == "val_acc reaches 0.96"
+    assert "lr_too_high" in {c.id for c in report.smells}
+    assert not report.found() and "lr_too_high" not in {c.id for c in report.causes}
+    text = render(report, "text")
+    assert "Warnings (worth fixing, not the cause of a problem this run shows):" in text
+    assert "What the run shows: no symptom; it trains well (val_acc reaches 0.96)." in text
+
+
+def test_the_same_smell_with_a_symptom_it_explains_is_a_cause(tmp_path):
+    lines = [f"epoch {e} loss {v}" for e, v in enumerate(
+        [2.3, 2.1, 9.5, 1.9, 14.2, 2.2, 1.8, 11.7, 2.0, 16.3, 1.9, 2.4, 13.1, 2.1, 1.7, 12.2], 1)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "hparams.yaml").write_text("optimizer: adam\nlr: 0.05\nbatch_size: 32\n")
+    report = advisor.diagnose(tmp_path)
+    assert _shown(report)[0] == "loss_oscillates"
+    top = report.causes[0]
+    assert top.id == "lr_too_high" and top.confidence >= 0.5 and "loss-oscillates-at-rate-above-band" in top.rules
+    assert top.check and top.check.startswith("Rerun 200 steps at a tenth of the learning rate")
+
+
+def test_a_symptom_nothing_explains_gets_a_differential_with_checks(tmp_path):
+    (tmp_path / "train.log").write_text(
+        "".join(f"step {i} loss {2.3 - 0.01 * i:.4f}\n" for i in range(1, 40)) + "step 40 loss nan\n"
+    )
+    (tmp_path / "hparams.yaml").write_text("optimizer: sgd\nlr: 0.01\nbatch_size: 32\n")  # an ordinary rate
+    report = advisor.diagnose(tmp_path)
+    assert report.summary.verdict == "differential" and not report.found()
+    assert report.summary.headline.startswith("Loss became NaN/Inf: no cause reached 50% confidence.")
+    items = report.summary.differential
+    assert 2 <= len(items) <= 3 and all(d.check for d in items)
+    assert [d.confidence for d in items] == sorted((d.confidence for d in items), reverse=True)
+    text = render(report, "text")
+    assert "Nothing is clearly wrong" not in text and "check: " in text
+
+
+def test_posterior_weighs_evidence_against_the_prior():
+    prior = combined_prior(["loss_oscillates"])
+    assert abs(sum(prior.values()) - 1) < 1e-9
+    # nothing found: every candidate stands at its prior
+    table = [c for c in prior if c != "other"]
+    alone = posterior({}, prior, table)
+    assert alone == pytest.approx({c: prior[c] for c in table})
+    # strong evidence for one cause takes the symptom from the others; weak evidence never lowers a cause
+    strong = posterior({"lr_too_high": 0.9}, prior, [c for c in table if c != "lr_too_high"], base_rate=0.05)
+    assert strong["lr_too_high"] > 0.9 and strong["data_not_shuffled"] < alone["data_not_shuffled"] / 10
+    weak = posterior({"lr_too_high": 0.01}, prior, [], base_rate=0.05)
+    assert weak["lr_too_high"] == pytest.approx(prior["lr_too_high"] / (prior["lr_too_high"] + prior["other"]))
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="needs ../shared/eval-dev")
+def test_healthy_runs_of_the_development_set_show_no_symptom():
+    labels = json.loads((DEV / "labels.json").read_text())
+    for lab in (x for x in labels if x["cause"] is None):
+        report = advisor.diagnose(DEV / lab["run"], baseline=DEV / lab["baseline"] if lab["baseline"] else None)
+        assert _shown(report) == [], (lab["run"], _shown(report))
+        assert not report.found(), lab["run"]
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="needs ../shared/eval-real-dev")
+def test_real_logs_with_a_visible_symptom_are_never_called_fine():
+    """Every real case whose log shows a NaN, a frozen loss or a loss at chance says so, and is not 'nothing found'."""
+    for case in json.loads((REAL / "cases.json").read_text()):
+        report = advisor.diagnose(REAL / "cases" / case["case"] / "run")
+        if report.summary.symptoms:
+            assert report.summary.verdict != "nothing_found", case["case"]
+    seq = advisor.diagnose(REAL / "cases" / "seqtagging_issue47_lr_0p01_nan" / "run")
+    assert seq.summary.symptoms[0].text == "The train loss (train_loss) became NaN or infinite at its 6th logged value."
