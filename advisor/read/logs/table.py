@@ -7,8 +7,10 @@
   ``0/299  3.53G  0.1187  0.07285  0.04193  0.2335  36  640: 100%|███| 10/10 [...]`` (tqdm's bar; Ultralytics
   8.3+ its own, ``64: 50% ━━━━━━────── 1/2 2.8it/s 0.4s<0.4s``) whose values are running means over the epoch:
   the epoch's last row is its point; the validation table after it (``Class Images Instances P R mAP50
-  mAP50-95`` then ``all 128 929 0.577 0.525 0.577 0.363``) gives eval scores at that epoch. A header pasted
-  without its ``Epoch`` column still names its row (a point without a position);
+  mAP50-95`` then ``all 128 929 0.577 0.525 0.577 0.363``) gives eval scores at that epoch; a second validation
+  table at the same epoch is Ultralytics' validation of ``best.pt`` after training (``Validating .../best.pt...``):
+  a test evaluation. A header pasted without its ``Epoch`` column still names its row (a point without a
+  position);
 
 - a pandas ``DataFrame`` of metrics printed with its index (``print(pd.DataFrame(history.history))``): a header of
   metric names only (``loss  accuracy  val_loss  val_accuracy``), rows ``0  0.6931  0.50  0.6900  0.55``: the
@@ -49,6 +51,7 @@ class TableState:
         self.is_val = False  # a YOLOv5 validation table (Class Images ... mAP50-95)
         self.pending: tuple[dict[str, float], int, float | None, float | None, str | None] | None = None
         self.last_epoch: float | None = None
+        self.validated: float | None = None  # the epoch of the last validation row
         self.indexed = False  # a pandas DataFrame print: an index column before the header's
         self.tabs = False  # cells separated by tabs (a notebook's table, copied)
 
@@ -164,7 +167,9 @@ def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
             values[cols[i]] = v
     if state.is_val:
         flush(state, col)
-        col.add_record(values, lineno, epoch=state.last_epoch, split="eval")
+        again = state.last_epoch is not None and state.validated == state.last_epoch
+        state.validated = state.last_epoch
+        col.add_record(values, lineno, epoch=state.last_epoch, split="test" if again else "eval")
         col.read.formats.add("table")
         return True
     pend = state.pending
