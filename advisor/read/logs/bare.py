@@ -128,6 +128,8 @@ def finish(col: Collector, state: BareState) -> None:
 def _compare(col: Collector, state: BareState) -> None:
     """Compare the collector's last record, if not done yet, with the rows near its line: the first that agrees
     names the rows of its width."""
+    if col.before_change is not None:
+        col.before_change()  # (records held back by text.py's templates go first: the last one may be beside the row)
     rec = col.last_record
     if rec is None or rec is state.checked:
         return

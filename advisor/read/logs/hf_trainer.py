@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from advisor.read.logs import fairseq
 from advisor.read.logs.keyvalue import parse_pairs, split_record
 from advisor.read.logs.records import Collector, LogRead, Split, classify_key, holds_logged_values, parse_number
 from advisor.read.safe import loads_json
@@ -53,6 +54,9 @@ def parse_print(
             values[key] = val
     if "train_runtime" in values or not values:
         return bool(values)
+    fairseq_json = fairseq.json_record(values, epoch) if "num_updates" in values or "_num_updates" in line else None
+    if fairseq_json is not None:
+        values, step, epoch = fairseq_json
     split: Split | None = None
     if step is None and epoch is None and start and ("poch" in line[:start] or "tep" in line[:start]):
         _, step, epoch, _ = split_record(parse_pairs(line[:start]))  # "epoch 0: {'accuracy': 0.64}"

@@ -65,6 +65,7 @@ LOSS_NAMES = (
     "mean_loss",
     "nll_loss",
     "cost",
+    "reduced_train_loss",  # NeMo's Megatron models: self.log("reduced_train_loss", ...), the loss averaged over ranks
     "loss_sum",
 )
 _LR = {"lr", "learning_rate", "lr/pg0", "lr_pg0", "lr0", "base_lr", "current_lr", "lr-adam", "lr-sgd", "lr-adamw"}
@@ -700,7 +701,16 @@ class Collector:
                 s = cache[raw] = self._series_for(raw, split)
             if s is not None:
                 kept.append((s, i))
-        if not kept or not len(lines):
+        if not len(lines):
+            return False
+        last_step = float(steps[-1])
+        self.last_record = (  # (as add_record of the last row would leave it)
+            {raw: float(c[-1]) for raw, c in zip(keys, columns)},
+            int(lines[-1]),
+            last_step if last_step == last_step else None,
+            split,
+        )
+        if not kept:
             return False
         read = self.read
         if len(lines) < BULK_ROWS:

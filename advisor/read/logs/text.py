@@ -19,8 +19,10 @@ from typing import BinaryIO
 from advisor.read.logs import (
     bare,
     caffe,
+    fairseq,
     hf_trainer,
     keras,
+    megatron,
     metriclogger,
     mindspore,
     mixed_precision,
@@ -254,6 +256,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 continue
             if ("Train: " in line or "Test: [" in line) and timm.parse(line, lineno, col, mstate):
                 continue
+            if "loss at " in line and megatron.parse(line, lineno, col):
+                continue
             if (
                 (" " in line or "\t" in line)
                 and (": " not in line or "%|" in line or "% " in line)  # (a progress bar after the header)
@@ -268,6 +272,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
             values, step, epoch, strong = split_record(parse_pairs(line, low))
             if values and pos is None and is_settings_print(line):
                 continue  # the run's arguments (Ultralytics' "engine/trainer: amp=False, epochs=3, iou=0.7, ...")
+            if values and " | " in line:
+                values = fairseq.simple_record(line, values)  # (its epoch means, its best loss so far)
             split = None
             if pos is not None:
                 pstep, pepoch, split, fam = pos

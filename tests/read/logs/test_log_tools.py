@@ -199,6 +199,76 @@ def test_a_dict_printed_after_its_position(tmp_path):
     assert _xy(read.series["train/loss"])[:2] == ([2.0], [0.5])  # with its loss: the epoch's train record
 
 
+def fairseq_lines(fmt: str, updates: range, per_epoch: int) -> str:
+    """fairseq/logging/progress_bar.py as fairseq 0.10+ logs it: SimpleProgressBar.log ("epoch 001:    100 / 1000
+    " + ", ".join(key=value)) and print ("epoch 001 | " + " | ".join(key value); validation "valid on 'valid'
+    subset"), or JsonProgressBar (json.dumps of the stats as strings, with "epoch" and "update" added; print's keys
+    prefixed with the tag)."""
+    out = []
+    head = "2020-10-01 10:00:00 | INFO | "
+    for u in updates:
+        e = (u - 1) // per_epoch + 1
+        loss, lr = f"{10 - u / 100:.3f}", "0.0005"
+        if fmt == "json":
+            out.append(head + 'train_inner | {"epoch": %d, "update": %.3f, "loss": "%s", "nll_loss": "8.456", '
+                       '"ppl": "351.2", "wps": "12345.6", "num_updates": "%d", "lr": "%s", "gnorm": "2.345"}\n'
+                       % (e, u / per_epoch, loss, u, lr))
+        else:
+            out.append(head + f"train_inner | epoch {e:03d}:    {u - (e - 1) * per_epoch} / {per_epoch} loss={loss}, "
+                       f"nll_loss=8.456, ppl=351.2, wps=12345.6, num_updates={u}, lr={lr}, gnorm=2.345\n")
+        if u % per_epoch == 0:
+            if fmt == "json":
+                out.append(head + 'valid | {"epoch": %d, "valid_loss": "8.5", "valid_ppl": "238", '
+                           '"valid_num_updates": "%d", "valid_best_loss": "8.5"}\n' % (e, u))
+                out.append(head + 'train | {"epoch": %d, "train_loss": "9.12", "train_ppl": "338.2", '
+                           '"train_num_updates": "%d", "train_lr": "0.0005"}\n' % (e, u))
+            else:
+                out.append(head + f"valid | epoch {e:03d} | valid on 'valid' subset | loss 8.5 | ppl 238 | "
+                           f"num_updates {u} | best_loss 8.5\n")
+                out.append(head + f"train | epoch {e:03d} | loss 9.12 | ppl 338.2 | num_updates {u} | lr 0.0005\n")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("fmt", ["simple", "json"])
+def test_fairseq_updates_epoch_means_and_validation(tmp_path, fmt):
+    read = _read_text(tmp_path, fairseq_lines(fmt, range(100, 2100, 100), per_epoch=1000))
+    x, y, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x == [float(u) for u in range(100, 2100, 100)] and y[0] == 9.0 and y[-1] == -10.0
+    assert _xy(read.series["train/loss@epoch"])[:2] == ([1000.0, 2000.0], [9.12, 9.12])  # the epoch's means
+    assert _xy(read.series["eval/loss"])[:2] == ([1000.0, 2000.0], [8.5, 8.5])
+    assert read.series["train/lr"].buf.count == 20 and "eval/best_loss" not in read.series
+
+
+def test_megatron_validation_print(tmp_path):
+    # megatron/training.py evaluate_and_print_results: ' validation loss at {} | '.format('iteration {}'), then per
+    # loss '{} value: {:.6E} | ' and '{} PPL: {:.6E} | '; training_log's ' iteration {:8d}/{:8d} |' lines between
+    text = ""
+    for it in range(10, 110, 10):
+        text += (f" iteration {it:8d}/{100:8d} | consumed samples: {it * 8:12d} | learning rate: {1.5e-4:.3E} | "
+                 f"lm loss: {10 - it / 20:.6E} | loss scale: 65536.0 | grad norm: 0.812 |\n")
+        if it % 50 == 0:
+            text += "-" * 80 + f"\n validation loss at iteration {it} | lm loss value: {9 - it / 50:.6E} | " \
+                    f"lm loss PPL: {math.exp(9 - it / 50):.6E} | \n" + "-" * 80 + "\n"
+    text += " validation loss at the end of training for test data | lm loss value: 6.900000E+00 | " \
+            "lm loss PPL: 9.921300E+02 | \n"
+    read = _read_text(tmp_path, text)
+    assert _xy(read.series["eval/lm_loss"])[:2] == ([50.0, 100.0], [8.0, 7.0])
+    assert _xy(read.series["eval/lm_loss_ppl"])[1][0] == pytest.approx(math.exp(8.0), rel=1e-6)
+    assert _xy(read.series["test/lm_loss"])[:2] == ([100.0], [6.9])
+    assert read.series["train/lm_loss"].buf.count == 10 and "train/ppl" not in read.series
+
+
+def test_nemo_progress_bar_train_loss(tmp_path):
+    # NeMo's Megatron models log self.log("reduced_train_loss", ...) onto Lightning's tqdm bar
+    bars = [f"Epoch {e}: 100%|##########| {b}/5 [00:0{b}<00:00, 1.2it/s, v_num=0, reduced_train_loss="
+            f"{5 - (e * 5 + b) / 10:.3f}, global_step={e * 5 + b - 1:.1f}, consumed_samples={(e * 5 + b) * 8:.1f}"
+            + (", val_loss=4.800]" if e else "]") for e in range(2) for b in range(1, 6)]
+    read = _read_text(tmp_path, "\r".join(bars) + "\n")
+    train = primary_loss(merge_reads([read]), "train")
+    assert train.raw_key == "reduced_train_loss" and train.key.metric == "loss"
+    assert _xy(train)[:2] == ([float(x) for x in range(1, 11)], [round(4.9 - x / 10, 3) for x in range(10)])
+
+
 # -- rows of bare numbers -----------------------------------------------------------------------------
 def test_bare_rows_named_by_the_keras_line_beside_them(tmp_path):
     # for x, y in batches: print(*model.train_on_batch(x, y)); then a fit() epoch whose bar shows the same values
