@@ -180,6 +180,8 @@ def classify_key(raw: str) -> KeyInfo | None:
         k, agg = k[:-6], "@epoch"
     k = k.removesuffix("(b)")
     k = _SCORE_ALIASES.get(k, k)
+    if k.startswith("x/lr") and k[4:].isdigit():  # YOLOv5's results.csv: the rate of each parameter group
+        k = "lr/pg" + k[4:]
     metric: Metric | None
     if k in LOSS_NAMES:
         metric = "loss"

@@ -153,6 +153,23 @@ def test_yolov5_results_txt_rows_without_a_header(tmp_path):
         assert "train/total_loss" not in _read_text(tmp_path, other).series
 
 
+def test_yolov5_results_csv(tmp_path):
+    # YOLOv5 6.x utils/loggers/__init__.py on_fit_epoch_end: header ('%20s,' * n % ('epoch', *keys)).rstrip(','), rows
+    # ('%20.5g,' * n % (epoch, *vals)).rstrip(','); keys train/box_loss ... metrics/mAP_0.5:0.95 ... x/lr0, x/lr1, x/lr2
+    keys = ["train/box_loss", "train/obj_loss", "train/cls_loss", "metrics/precision", "metrics/recall",
+            "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss", "val/obj_loss", "val/cls_loss", "x/lr0", "x/lr1",
+            "x/lr2"]
+    n = len(keys) + 1
+    text = ("%20s," * n % ("epoch", *keys)).rstrip(",") + "\n"
+    for e in range(3):
+        vals = [0.1 - e / 100, 0.05, 0.02, 0.4, 0.5, 0.3 + e / 10, 0.15, 0.09, 0.04, 0.01, 0.07 - e / 100, 0.001, 0.1]
+        text += ("%20.5g," * n % (e, *vals)).rstrip(",") + "\n"
+    read = _read_text(tmp_path, text, "results.csv")
+    assert _xy(read.series["eval/map50"])[:2] == ([0.0, 1.0, 2.0], [0.3, 0.4, 0.5])
+    assert _xy(read.series["eval/map50-95"])[1] == [0.15, 0.15, 0.15]
+    assert _xy(read.series["train/lr"])[1] == [0.07, 0.06, 0.05] and _xy(read.series["train/lr/pg2"])[1][0] == 0.1
+
+
 def test_yolov5_header_pasted_without_its_epoch_column(tmp_path):
     # YOLOv5 1.x: ('\n' + '%10s' * 8) % ('Epoch', 'gpu_mem', 'GIoU', 'obj', 'cls', 'total', 'targets', 'img_size'),
     # test.py: ('%20s' + '%12s' * 6) % ('Class', 'Images', 'Targets', 'P', 'R', 'mAP@.5', 'mAP@.5:.95')
