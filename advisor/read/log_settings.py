@@ -23,6 +23,9 @@ The shapes read, all common at the top of real logs:
   when training starts: ``***** Running training *****`` then ``  Num examples = 1,200``,
   ``  Total optimization steps = 228``, ``  Number of trainable parameters = 75,139``, ... each
   taken under the ``TrainingArguments`` name it reports (``HF_TRAINER_BLOCK``);
+- peft's ``model.print_trainable_parameters()``: ``trainable params: 294,912 || all params: 125,315,328 ||
+  trainable%: 0.2353``: the trainable count as the vocabulary's ``num_parameters``, the others as written
+  (``all_params``, ``trainable%``);
 - the line Lightning's fit loop logs (INFO, to stderr) when training ends on its budget:
   "Trainer.fit stopped: max_epochs=12 reached." (backquoted names; or ``max_steps``): the ``Trainer`` argument and
   its value, the only place a log states it when the script does not print its settings.
@@ -71,6 +74,12 @@ _HF_BLOCK_START = "***** Running training *****"
 #: Lightning's fit loop, when the budget ends training (lightning/pytorch/loops/fit_loop.py)
 _LIGHTNING_STOP_START = "`Trainer.fit` stopped: `max_"
 _LIGHTNING_STOP = re.compile(r"`Trainer\.fit` stopped: `(max_epochs|max_steps)=(\d{1,12})` reached\.")
+#: peft ``PeftModel.print_trainable_parameters``: f"trainable params: {trainable_params:,d} || all params:
+#: {all_param:,d} || trainable%: {100 * trainable_params / all_param:.4f}"
+_PEFT_PARAMS_START = "trainable params: "
+_PEFT_PARAMS = re.compile(
+    r"trainable params: ([\d,]{1,24}) \|\| all params: ([\d,]{1,24}) \|\| trainable%: (\d{1,3}(?:\.\d{1,12})?)"
+)
 _HF_BLOCK_LINE = re.compile(r"^(?:.*?\S)??\s{2,}([A-Za-z][\w ().,&-]*?)\s+=\s+([\d,]+(?:\.\d+)?)\s*$")
 
 _ASSIGN = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(\S)")
@@ -117,6 +126,17 @@ def settings_in_text(text: str) -> list[LogSettings]:
             block = _hf_trainer_block(lines, i)
             if block is not None:
                 out.append(block)
+        elif _PEFT_PARAMS_START in line:
+            m = _PEFT_PARAMS.search(line)
+            if m is not None:
+                values = {
+                    "num_parameters": int(m.group(1).replace(",", "")),
+                    "all_params": int(m.group(2).replace(",", "")),
+                    "trainable%": float(m.group(3)),
+                }
+                out.append(
+                    LogSettings(form="peft print", line=i + 1, values=values, lines=dict.fromkeys(values, i + 1))
+                )
         elif _LIGHTNING_STOP_START in line:
             m = _LIGHTNING_STOP.search(line)
             if m is not None:

@@ -7,6 +7,9 @@ Console: ``{'loss': 2.31, 'grad_norm': 5.1, 'learning_rate': 5e-05, 'epoch': 0.1
 after ``train()`` (the transformers example scripts' ``do_eval``) logs the evaluation of the last epoch's
 weights again, at the same step with the same loss (only its timings differ): it is kept once, so the last
 evaluation is not taken for a second one that failed to improve.
+A dict printed after its position, as the accelerate examples print their evaluation
+(``accelerator.print(f"epoch {epoch}:", eval_metric)``: ``epoch 0: {'accuracy': 0.64, 'f1': 0.78}``), is at that
+position, and an evaluation when it holds scores only.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from advisor.read.logs import fairseq
+from advisor.read.logs.keyvalue import parse_pairs, split_record
 from advisor.read.logs.records import Collector, LogRead, Split, classify_key, holds_logged_values, parse_number
 from advisor.read.safe import loads_json
 
@@ -49,9 +54,16 @@ def parse_print(
             values[key] = val
     if "train_runtime" in values or not values:
         return bool(values)
+    fairseq_json = fairseq.json_record(values, epoch) if "num_updates" in values or "_num_updates" in line else None
+    if fairseq_json is not None:
+        values, step, epoch = fairseq_json
+    split: Split | None = None
+    if step is None and epoch is None and start and ("poch" in line[:start] or "tep" in line[:start]):
+        _, step, epoch, _ = split_record(parse_pairs(line[:start]))  # "epoch 0: {'accuracy': 0.64}"
+        if (step is not None or epoch is not None) and _is_unsplit_score(values):
+            split = "eval"
     if step is None and epoch is None and not holds_logged_values(values):
         return False  # a settings dict ({'lr': 3e-05, ...}), not logged values
-    split: Split | None = None
     if step is None and epoch is None and col.before_change is not None:
         col.before_change()  # rows held back first: they set the last step
     last = col.read.last_step

@@ -119,6 +119,21 @@ def _role(key: str) -> str | None:
     return role
 
 
+#: ``amp=False``, ``cfg=None``: values no logged metric takes
+_SETTING_VALUE_RE = re.compile(r"\w=(?:True|False|None)\b")
+#: that many of them make a line a print of settings, whatever numbers it holds besides
+_SETTING_VALUES_MIN = 3
+
+
+def is_settings_print(line: str) -> bool:
+    """Whether ``key=value`` pairs of the line are the run's settings, not logged values: at least
+    ``_SETTING_VALUES_MIN`` of them are booleans or None (Ultralytics' ``engine/trainer: amp=False, ..., epochs=3,
+    iou=0.7, lr0=0.01``, YOLOv5's ``train: weights=..., epochs=300, rect=False, ...``, an argparse ``Namespace``)."""
+    if "False" not in line and "True" not in line and "None" not in line:
+        return False
+    return len(_SETTING_VALUE_RE.findall(line)) >= _SETTING_VALUES_MIN
+
+
 _LOSS_TOKEN_RE = re.compile(r"\bloss(?:\s*[:=]\s*|\s+is\s+|\s+)([-+]?[\d.]\S*|nan\S*|inf\S*)", re.I)
 
 

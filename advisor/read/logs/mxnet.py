@@ -2,6 +2,9 @@
 
 - ``mx.callback.Speedometer``: ``Epoch[%d] Batch [%d-%d]\\tSpeed: %.2f samples/sec`` (1.x; 0.x: ``Batch [%d]``)
   then ``\\t%s=%f`` per metric: the batch counter restarts each epoch (the collector turns it into a global step);
+  MXNet's own examples print the metrics after ``,\\t`` (``example/rcnn``: ``\\tTrain-%s=%f,\\t%s=%f``) and scripts
+  that format the line themselves after commas or blanks (``Epoch[1] Batch[1] Speed: 2.38 samples/sec,
+  IDLoss=45.729,``): any ``name=value`` after the batch counter is a metric (``Train-`` dropped);
 - ``Module.fit`` at the end of an epoch: ``Epoch[%d] Train-%s=%f`` (the epoch's mean: an ``@epoch`` series, not
   one more batch point), ``Epoch[%d] Time cost=%.3f`` (not read) and ``Epoch[%d] Validation-%s=%f`` (evaluation).
 
@@ -17,10 +20,12 @@ from advisor.read.logs.records import Collector, parse_number
 
 _BATCH_RE = re.compile(r"\bEpoch\[(\d+)\]\s+Batch\s*\[(?:\d+-)?(\d+)\]")
 _EPOCH_END_RE = re.compile(r"\bEpoch\[(\d+)\]\s+(Train|Validation)-([\w.-]+)=(" + NUM + r")")
-_METRIC_RE = re.compile(r"\t([A-Za-z][\w.-]*)=(" + NUM + r")")
+#: ``name=value`` after a tab, comma or blank (``Speed: 2.38`` has no ``=``)
+_METRIC_RE = re.compile(r"(?<![\w.=-])([A-Za-z][\w.-]*+)=(" + NUM + r")")
 
 
 def _name(key: str) -> str:
+    key = key.removeprefix("Train-")
     return "loss" if key in ("cross-entropy", "ce") else key
 
 

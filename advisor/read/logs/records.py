@@ -65,6 +65,7 @@ LOSS_NAMES = (
     "mean_loss",
     "nll_loss",
     "cost",
+    "reduced_train_loss",  # NeMo's Megatron models: self.log("reduced_train_loss", ...), the loss averaged over ranks
     "loss_sum",
 )
 _LR = {"lr", "learning_rate", "lr/pg0", "lr_pg0", "lr0", "base_lr", "current_lr", "lr-adam", "lr-sgd", "lr-adamw"}
@@ -115,6 +116,15 @@ _SCORE_WORDS = (
     "perplexity",
     "ppl",
 )
+#: spellings of the COCO mAP at one IoU and over 0.5:0.95 (YOLOv5 ``mAP@.5``, ``metrics/mAP_0.5:0.95``)
+_SCORE_ALIASES = {
+    "map@.5": "map50",
+    "map@0.5": "map50",
+    "map_0.5": "map50",
+    "map@.5:.95": "map50-95",
+    "map@0.5:0.95": "map50-95",
+    "map_0.5:0.95": "map50-95",
+}
 STEP_KEYS = {
     "step",
     "global_step",
@@ -169,11 +179,16 @@ def classify_key(raw: str) -> KeyInfo | None:
     elif k.endswith("_epoch") and len(k) > 6:
         k, agg = k[:-6], "@epoch"
     k = k.removesuffix("(b)")
+    k = _SCORE_ALIASES.get(k, k)
+    if k.startswith("x/lr") and k[4:].isdigit():  # YOLOv5's results.csv: the rate of each parameter group
+        k = "lr/pg" + k[4:]
     metric: Metric | None
     if k in LOSS_NAMES:
         metric = "loss"
-    elif k in _LR or (k.startswith("lr/pg") and k[5:].isdigit()):
+    elif k in _LR:
         metric, k = "lr", "lr"
+    elif k.startswith("lr/pg") and k[5:].isdigit():  # Ultralytics' other parameter groups (biases: their own warm-up)
+        metric = "lr"
     elif k in _GRAD:
         metric, k = "grad_norm", "grad_norm"
     elif k in _SCALE:
@@ -330,6 +345,14 @@ class Buffer:
             return
         self.count -= dropped * self.stride
         self.n = keep
+
+    def at_line(self, line: int) -> int:
+        """Index of the first stored point at or after ``line`` (points are stored in line order)."""
+        return bisect.bisect_left(self._line, line, 0, self.n)
+
+    def point(self, i: int) -> tuple[float, float, float, int]:
+        """The ``i``-th stored point: (step, epoch, value, line)."""
+        return self._step[i], self._epoch[i], self._value[i], self._line[i]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         n = self.n
@@ -564,6 +587,9 @@ class Collector:
         #: called before anything is recorded (records, events, bad lines): a reader that holds records back
         #: (text.py's template rows) hands them over then, so that everything stays in file order
         self.before_change: Callable[[], None] | None = None
+        #: (values, line, step as given, split) of the last ``add_record`` (bare.py compares rows of bare numbers
+        #: with the records printed near them)
+        self.last_record: tuple[dict[str, float], int, float | None, Split | None] | None = None
 
     def _global_step(self, step: float, epoch: float) -> float:
         if not (math.isfinite(epoch) and math.isfinite(step)) or epoch != int(epoch):
@@ -631,6 +657,7 @@ class Collector:
         """One logged record: metric values at a step/epoch. Returns whether anything was kept."""
         if self.before_change is not None:
             self.before_change()
+        self.last_record = (values, line, step, split)
         if step is not None and epoch is not None and step == step and epoch == epoch:
             step = self._global_step(float(step), float(epoch))
         st = math.nan if step is None else float(step)
@@ -676,7 +703,16 @@ class Collector:
                 s = cache[raw] = self._series_for(raw, split)
             if s is not None:
                 kept.append((s, i))
-        if not kept or not len(lines):
+        if not len(lines):
+            return False
+        last_step = float(steps[-1])
+        self.last_record = (  # (as add_record of the last row would leave it)
+            {raw: float(c[-1]) for raw, c in zip(keys, columns)},
+            int(lines[-1]),
+            last_step if last_step == last_step else None,
+            split,
+        )
+        if not kept:
             return False
         read = self.read
         if len(lines) < BULK_ROWS:
@@ -703,6 +739,46 @@ class Collector:
             for ev in self._open_events:
                 ev.followed_by_points = True
             self._open_events.clear()
+        return True
+
+    def add_out_of_order(self, raw: str, split: Split | None, held: Buffer, with_steps: bool) -> bool:
+        """The points of ``held`` (value, line; steps if ``with_steps``), values of ``raw`` that a reader held back
+        until it knew their name (bare.py): the series is built again with its own points and these in line order
+        (file order), so that restarts and resumes are found as if they had been read in turn; a series already
+        thinned gets them after its own. ``held`` may be thinned: its exact count, non-finite count and first
+        non-finite point are added. Returns whether any was kept."""
+        if not held.n:
+            return False
+        if self.before_change is not None:
+            self.before_change()
+        cache = self._by_key.setdefault(split, {})
+        s = cache.get(raw, self)
+        if s is self:
+            s = cache[raw] = self._series_for(raw, split)
+        if s is None:
+            return False
+        st, _, val, ln = held.arrays()
+        if not with_steps:
+            st = np.full(st.size, math.nan)
+        points = list(zip(st.tolist(), [math.nan] * st.size, val.tolist(), ln.tolist()))
+        if s.buf.n and s.buf.stride == 1:
+            own = list(zip(*(a.tolist() for a in s.buf.arrays())))
+            fresh = MetricSeries(key=s.key, raw_key=s.raw_key, path=s.path, order=s.order, resumes=s.resumes)
+            self.read.series[s.key.series] = fresh
+            for keys in self._by_key.values():
+                for k, v in keys.items():
+                    if v is s:
+                        keys[k] = fresh
+            s, points = fresh, sorted([*own, *points], key=lambda p: p[3])
+        for step, epoch, value, line in points:
+            s.add(step, epoch, value, line)
+        if held.stride > 1:  # the points held back were thinned: their exact counts
+            buf = s.buf
+            buf.count += held.count - held.n
+            buf.nonfinite += held.nonfinite - int((~np.isfinite(val)).sum())
+            first = held.first_nonfinite
+            if first is not None and (buf.first_nonfinite is None or first[2] < buf.first_nonfinite[2]):
+                buf.first_nonfinite = (first[0] if with_steps else math.nan, math.nan, first[2])
         return True
 
     def _series_for(self, raw: str, split: Split | None) -> MetricSeries | None:

@@ -1,13 +1,16 @@
 """Tables printed to the console: a header line of column names, then rows of bare numbers.
 
 - a bare ``step loss`` (or ``epoch  train_loss  val_loss  lr``) header and rows such as ``100  2.3026``;
-- YOLOv5's progress table (``train.py``): a header ``Epoch gpu_mem box obj cls total labels img_size``
-  (v5.x; v6+: ``Epoch GPU_mem box_loss obj_loss cls_loss Instances Size``; Ultralytics 8:
-  ``Epoch GPU_mem box_loss cls_loss dfl_loss Instances Size``) printed before each epoch, then tqdm rows
-  ``0/299  3.53G  0.1187  0.07285  0.04193  0.2335  36  640: 100%|███| 10/10 [...]`` whose values are running
-  means over the epoch: the epoch's last row is its point; the validation table after it
-  (``Class Images Instances P R mAP50 mAP50-95`` then ``all 128 929 0.577 0.525 0.577 0.363``) gives eval
-  scores at that epoch.
+- YOLO's progress table (``train.py``; the column names are in ``yolo.py``): a header ``Epoch gpu_mem box obj
+  cls total labels img_size`` (v5.x; v6+: ``Epoch GPU_mem box_loss obj_loss cls_loss Instances Size``; Ultralytics
+  8: ``Epoch GPU_mem box_loss cls_loss dfl_loss Instances Size``) printed before each epoch, then progress rows
+  ``0/299  3.53G  0.1187  0.07285  0.04193  0.2335  36  640: 100%|███| 10/10 [...]`` (tqdm's bar; Ultralytics
+  8.3+ its own, ``64: 50% ━━━━━━────── 1/2 2.8it/s 0.4s<0.4s``) whose values are running means over the epoch:
+  the epoch's last row is its point; the validation table after it (``Class Images Instances P R mAP50
+  mAP50-95`` then ``all 128 929 0.577 0.525 0.577 0.363``) gives eval scores at that epoch; a second validation
+  table at the same epoch is Ultralytics' validation of ``best.pt`` after training (``Validating .../best.pt...``):
+  a test evaluation. A header pasted without its ``Epoch`` column still names its row (a point without a
+  position);
 
 - a pandas ``DataFrame`` of metrics printed with its index (``print(pd.DataFrame(history.history))``): a header of
   metric names only (``loss  accuracy  val_loss  val_accuracy``), rows ``0  0.6931  0.50  0.6900  0.55``: the
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from advisor.read.logs import yolo
 from advisor.read.logs.records import (
     EPOCH_KEYS,
     STEP_KEYS,
@@ -33,9 +37,10 @@ from advisor.read.logs.records import (
     parse_number,
 )
 
-_WORD_RE = re.compile(r"^[A-Za-z][\w.\-()/@]*$")
-#: YOLOv5 5.x's short loss names (mean box / objectness / class / total loss of the epoch so far)
-_YOLO_NAMES = {"box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "total": "total_loss"}
+#: a column name (``mAP@.5:.95`` holds a colon; ``key: value`` has a blank after it)
+_WORD_RE = re.compile(r"^[A-Za-z][\w.\-()/@:]*$")
+#: a progress bar after the row's cells: tqdm's ``: 100%|`` or Ultralytics' own ``: 50% ━━━``
+_BAR_RE = re.compile(r": {0,3}\d{1,3}% ")
 MAX_COLUMNS = 24
 
 
@@ -46,14 +51,20 @@ class TableState:
         self.is_val = False  # a YOLOv5 validation table (Class Images ... mAP50-95)
         self.pending: tuple[dict[str, float], int, float | None, float | None, str | None] | None = None
         self.last_epoch: float | None = None
+        self.validated: float | None = None  # the epoch of the last validation row
         self.indexed = False  # a pandas DataFrame print: an index column before the header's
         self.tabs = False  # cells separated by tabs (a notebook's table, copied)
 
 
 def _head(line: str) -> str:
-    """The line without a tqdm bar after it (``640: 100%|███| 10/10 [00:05<00:00, 1.9it/s]``)."""
+    """The line without a progress bar after it (``640: 100%|███| 10/10 [00:05<00:00, 1.9it/s]``,
+    ``64: 0% ──────────── 0/2  0.3s``)."""
     if "%|" in line or "it/s" in line or "s/it" in line:
         return line.split(": ", 1)[0] if ": " in line else line.split("|", 1)[0]
+    if "% " in line:
+        m = _BAR_RE.search(line)
+        if m is not None:
+            return line[: m.start()]
     return line
 
 
@@ -66,18 +77,20 @@ def _cells(line: str, tabs: bool = False) -> list[str]:
 def header(line: str, state: TableState) -> bool:
     """Take the line as a table header when it is one; True if so."""
     head = _head(line)
-    if "=" in head or ":" in head or "," in head:
+    if "=" in head or ": " in head or head.rstrip().endswith(":") or "," in head:
         return False
     tabs = "\t" in head.strip()  # a table copied from a notebook: cells of several words
     cells = ["_".join(c.split()) for c in head.strip().split("\t")] if tabs else head.split()
     if not 2 <= len(cells) <= MAX_COLUMNS or not all(_WORD_RE.match(c) for c in cells):
         return False
     low = [c.lower() for c in cells]
-    yolo = "gpu_mem" in low
+    is_yolo = "gpu_mem" in low
+    if low[0] == "class":
+        cells = yolo.val_names(cells)
     roles: list[str | None] = []
     names = []
     for c, lc in zip(cells, low):
-        name = _YOLO_NAMES.get(lc, c) if yolo else c
+        name = yolo.HEADER_NAMES.get(lc, c) if is_yolo else c
         names.append(name)
         if lc in STEP_KEYS:
             roles.append("step")
@@ -92,7 +105,7 @@ def header(line: str, state: TableState) -> bool:
             for n, r in zip(names, roles)
         ]
     is_val = low[0] == "class" and "metric" in roles
-    has_pos = "step" in roles or "epoch" in roles
+    has_pos = "step" in roles or "epoch" in roles or is_yolo  # (a YOLO header pasted without its Epoch column)
     indexed = not has_pos and not is_val and roles.count("metric") >= 2 and None not in roles
     if not (has_pos and "metric" in roles) and not is_val and not indexed:
         return False
@@ -154,7 +167,9 @@ def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
             values[cols[i]] = v
     if state.is_val:
         flush(state, col)
-        col.add_record(values, lineno, epoch=state.last_epoch, split="eval")
+        again = state.last_epoch is not None and state.validated == state.last_epoch
+        state.validated = state.last_epoch
+        col.add_record(values, lineno, epoch=state.last_epoch, split="test" if again else "eval")
         col.read.formats.add("table")
         return True
     pend = state.pending

@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from advisor.read.logs import (
+    bare,
     caffe,
+    fairseq,
     hf_trainer,
     keras,
+    megatron,
     metriclogger,
     mindspore,
     mixed_precision,
@@ -30,7 +33,7 @@ from advisor.read.logs import (
     timm,
 )
 from advisor.read.logs.blocks import blocks
-from advisor.read.logs.keyvalue import parse_pairs, split_record, unreadable_loss
+from advisor.read.logs.keyvalue import is_settings_print, parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.records import Collector, LogEvent, LogRead, classify_key
 from advisor.read.safe import clean_log_line
 
@@ -68,6 +71,7 @@ TRIGGER_WORDS = (
     "iou",
     "dice",
     "error",
+    "gpu_mem",  # YOLO's training table header, pasted without its Epoch column
 )
 _EVAL_LINE_RE = re.compile(
     r"\bvalid(?:ation)? on\b|\|\s*valid\s*\||\b(?:evaluation|eval)\b:|^\s*(?:val|valid|eval|test)\b", re.I
@@ -109,6 +113,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     tstate = table.TableState()
     bar = _Bar()
     mstate = timm.TimmState()
+    bstate = bare.BareState()
     tb_line = 0  # line of a pending "Traceback (most recent call last):"
     exc_line = -2  # line of the last exception read
     epoch_ctx: float | None = None
@@ -185,6 +190,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 continue
             if kstate.phase == "tail" and line[:1] not in keras.FIRST_CHARS:
                 keras.other_line(kstate)
+            if line[:1] in bare.FIRST_CHARS and bare.take(line, lineno, col, bstate):
+                continue  # a row of bare numbers (held until they are named), or a YOLO results.txt row
             if line[:1] in "V \n" and _VALIDATION_BAR_RE.match(line) and "|" in line:
                 bar.validated = True  # a validation loop's bar: the eval values the epoch's bar shows next are new
                 continue
@@ -249,7 +256,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 continue
             if ("Train: " in line or "Test: [" in line) and timm.parse(line, lineno, col, mstate):
                 continue
-            if (" " in line or "\t" in line) and (":" not in line or "%|" in line) and table.header(line, tstate):
+            if "loss at " in line and megatron.parse(line, lineno, col):
+                continue
+            if (
+                (" " in line or "\t" in line)
+                and (": " not in line or "%|" in line or "% " in line)  # (a progress bar after the header)
+                and table.header(line, tstate)
+            ):
                 continue
             pos = (
                 metriclogger.position(line)
@@ -257,6 +270,10 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 else None
             )
             values, step, epoch, strong = split_record(parse_pairs(line, low))
+            if values and pos is None and is_settings_print(line):
+                continue  # the run's arguments (Ultralytics' "engine/trainer: amp=False, epochs=3, iou=0.7, ...")
+            if values and " | " in line:
+                values = fairseq.simple_record(line, values)  # (its epoch means, its best loss so far)
             split = None
             if pos is not None:
                 pstep, pepoch, split, fam = pos
@@ -341,6 +358,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     keras.flush(col, kstate)
     bar.flush(col)
     table.flush(tstate, col)
+    bare.finish(col, bstate)
     if tb_line:
         col.add_event(LogEvent(kind="traceback", line=tb_line, text="Traceback (truncated: no exception line)"))
     return read

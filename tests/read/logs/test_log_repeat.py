@@ -335,3 +335,23 @@ def test_shapes_in_short_turns_read_the_same_with_templates(seed, tmp_path, monk
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     fast, slow = _both(path, monkeypatch)
     assert fast == slow
+
+
+def test_new_shapes_read_the_same_with_templates(tmp_path, monkeypatch):
+    """Rows of bare numbers (held until named), YOLO results.txt rows, settings prints and fairseq's epoch means
+    among lines that templates take: the same LogRead as line by line."""
+    lines = []
+    for i in range(300):
+        lines.append(f"step {i} loss {2.0 / (i + 1):.5f}\n")
+        if i % 3 == 0:
+            lines.append(f"{i} {2.0 / (i + 1):.9f}\n")  # print(step, loss): named by the line before
+        if i % 50 == 49:
+            lines.append("engine/trainer: amp=False, cfg=None, cache=False, epochs=3, iou=0.7\n")
+            lines.append(("%10s" * 2 + "%10.4g" * 6) % (f"{i // 50}/9", "3.1G", 0.1, 0.05, 0.02, 0.17, 20, 640) + "\n")
+            lines.append(f"2020-10-01 | INFO | train | epoch {i // 50:03d} | loss 1.5 | num_updates {i} | lr 0.001\n")
+    path = tmp_path / "train.log"
+    path.write_text("".join(lines), encoding="utf-8")
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+    read = text.read_text(path, path.name)
+    assert read.series["train/loss"].buf.count == 400 and read.series["train/loss@epoch"].buf.count == 6

@@ -34,7 +34,9 @@ def pts(read, series: str):
      120, 0.4312, 0.01),
     (" iteration      120/  500000 | learning rate: 1.000E-02 | lm loss: 4.312000E-01 | loss scale: 65536.0 |",
      120, 0.4312, 0.01),
-    ("epoch 001 | loss 0.4312 | ppl 1.35 | wps 1000 | num_updates 120 | lr 0.01", 120, 0.4312, 0.01),
+    # fairseq SimpleProgressBar.log (its end-of-epoch "epoch 001 | loss ... | num_updates" holds the epoch's means:
+    # test_log_tools.py)
+    ("epoch 001:    120 / 500 loss=0.4312, ppl=1.35, wps=1000, num_updates=120, lr=0.01", 120, 0.4312, 0.01),
     ("step 120 loss tensor(0.4312, grad_fn=<NllLossBackward0>)", 120, 0.4312, None),
 ])
 def test_key_value_spellings(tmp_path, line, step, loss, lr):

@@ -4,9 +4,13 @@ Each sample is the console output (stdout and stderr as a terminal would get
 them, progress-bar carriage returns and backspaces included) of a tiny run,
 a few seconds on CPU::
 
-    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_terminate|keras_progbar|transformers|lightning|lightning_tqdm|lightning_terminal|mindspore]...
+    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_terminate|keras_progbar|transformers|lightning|lightning_tqdm|lightning_terminal|mindspore|ultralytics|timm|peft|accelerate]...
 
-Keras 3 runs on the torch backend. MindSpore runs on CPU where it is installed.
+Keras 3 runs on the torch backend. MindSpore runs on CPU where it is installed. Ultralytics, timm, peft and
+accelerate are not dependencies of advisor: run those with a Python that has them (``pip install ultralytics timm
+peft accelerate tensorboard``); their models are built from a config, no weights are downloaded. Some samples keep
+a file the tool wrote besides its console (``KEEP``: Ultralytics' ``results.csv``, timm's ``summary.csv``, the
+TensorBoard events file of accelerate's tracker).
 The values differ from run to run; the tests check the shape of what is read
 (counts, steps, epochs, splits), not the numbers.
 """
@@ -115,6 +119,96 @@ model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.
 model.train(3, ds, callbacks=[LossMonitor(2)], dataset_sink_mode=False)
 '''
 
+ULTRALYTICS = r'''
+import os, numpy as np
+from PIL import Image
+rng = np.random.default_rng(0)
+for split in ("train", "val"):                        # 8 images of one box each, a class of one
+    os.makedirs(f"ds/images/{split}"); os.makedirs(f"ds/labels/{split}")
+    for i in range(8):
+        img = np.full((64, 64, 3), 30, np.uint8)
+        x0, y0 = rng.integers(5, 30, 2); w, h = rng.integers(10, 30, 2)
+        img[y0:y0 + h, x0:x0 + w] = (200, 50, 50)
+        Image.fromarray(img).save(f"ds/images/{split}/{i}.jpg")
+        open(f"ds/labels/{split}/{i}.txt", "w").write(f"0 {(x0 + w / 2) / 64} {(y0 + h / 2) / 64} {w / 64} {h / 64}\n")
+open("data.yaml", "w").write("path: ds\ntrain: images/train\nval: images/val\nnames:\n  0: box\n")
+from ultralytics import YOLO
+YOLO("yolov8n.yaml").train(data="data.yaml", epochs=3, imgsz=64, batch=4, device="cpu", workers=0, plots=False,
+                           amp=False, project="runs", name="exp", exist_ok=True, seed=0)
+'''
+
+TIMM = r'''
+import torch, timm
+from collections import OrderedDict
+from timm.optim import create_optimizer_v2
+from timm.scheduler import create_scheduler_v2
+from timm.utils import AverageMeter, accuracy, update_summary
+torch.manual_seed(0)
+model = timm.create_model("resnet10t", num_classes=2)          # built from its config, no weights
+opt = create_optimizer_v2(model, "sgd", lr=0.05, momentum=0.9)
+sched, epochs = create_scheduler_v2(opt, "cosine", num_epochs=3, warmup_epochs=0)
+x = torch.randn(32, 3, 32, 32); y = (x[:, 0].mean((1, 2)) > 0).long()
+loss_fn = torch.nn.CrossEntropyLoss()
+for epoch in range(epochs):                                    # train.py's loop: train_one_epoch, validate, summary
+    model.train(); losses = AverageMeter()
+    for i in range(0, 32, 8):
+        loss = loss_fn(model(x[i:i + 8]), y[i:i + 8]); opt.zero_grad(); loss.backward(); opt.step()
+        losses.update(loss.item(), 8)
+    model.eval()
+    with torch.no_grad():
+        out = model(x); top1, = accuracy(out, y, topk=(1,))
+    eval_metrics = OrderedDict([("loss", loss_fn(out, y).item()), ("top1", top1.item())])
+    sched.step(epoch + 1, eval_metrics["top1"])
+    update_summary(epoch, OrderedDict([("loss", losses.avg)]), eval_metrics, "summary.csv",
+                   lr=opt.param_groups[0]["lr"], write_header=epoch == 0)
+'''
+
+PEFT = r'''
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+torch.manual_seed(0)
+model = GPT2LMHeadModel(GPT2Config(vocab_size=64, n_positions=32, n_embd=16, n_layer=2, n_head=2))
+model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["c_attn"], task_type="CAUSAL_LM"))
+model.print_trainable_parameters()
+class DS(torch.utils.data.Dataset):
+    def __len__(self): return 32
+    def __getitem__(self, i):
+        ids = torch.randint(1, 64, (16,), generator=torch.Generator().manual_seed(i))
+        return {"input_ids": ids, "attention_mask": torch.ones(16, dtype=torch.long), "labels": ids}
+args = TrainingArguments(output_dir=OUT, max_steps=8, per_device_train_batch_size=8, logging_steps=2,
+                         save_strategy="no", report_to=[], use_cpu=True, seed=0, learning_rate=1e-2,
+                         disable_tqdm=True)
+Trainer(model=model, args=args, train_dataset=DS()).train()
+'''
+
+ACCELERATE = r'''
+import torch
+from accelerate import Accelerator
+torch.manual_seed(0)
+accelerator = Accelerator(cpu=True, log_with="tensorboard", project_dir=".")
+accelerator.init_trackers("run", config={"lr": 0.05, "num_epochs": 3})
+x = torch.randn(64, 8); y = (x[:, :2].sum(1) > 0).long()
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+dl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=16)
+model, opt, dl = accelerator.prepare(model, opt, dl)
+step = 0
+for epoch in range(3):                                         # examples/complete_nlp_example.py's loop
+    model.train()
+    for xb, yb in dl:
+        loss = torch.nn.functional.cross_entropy(model(xb), yb)
+        accelerator.backward(loss); opt.step(); opt.zero_grad(); step += 1
+        accelerator.log({"train_loss": loss.item()}, step=step)
+    model.eval()
+    with torch.no_grad():
+        acc = (model(x).argmax(1) == y).float().mean().item()
+    eval_metric = {"accuracy": acc}
+    accelerator.print(f"epoch {epoch}:", eval_metric)
+    accelerator.log({"accuracy": acc, "epoch": epoch}, step=step)
+accelerator.end_training()
+'''
+
 SAMPLES = {
     "keras": ("keras_fit.log", KERAS.replace("LR", "1e-2")),
     "keras_nan": ("keras_fit_nan.log", KERAS_NAN),
@@ -125,6 +219,17 @@ SAMPLES = {
     "lightning_tqdm": ("lightning_tqdm.log", LIGHTNING_TQDM),
     "lightning_terminal": ("lightning_rich_terminal.log", LIGHTNING),
     "mindspore": ("mindspore_lossmonitor.log", MINDSPORE),
+    "ultralytics": ("ultralytics_train.log", ULTRALYTICS),
+    "timm": (None, TIMM),  # (prints nothing: summary.csv is the sample)
+    "peft": ("peft_lora_trainer.log", PEFT),
+    "accelerate": ("accelerate_loop.log", ACCELERATE),
+}
+
+#: files a run writes besides its console that are kept too: (glob in the run's folder, name here)
+KEEP = {
+    "ultralytics": [("runs/**/exp/results.csv", "ultralytics_results.csv")],  # (under runs/detect/)
+    "timm": [("summary.csv", "timm_summary.csv")],
+    "accelerate": [("run/events.out.tfevents.*", "accelerate_tracker/events.out.tfevents.sample")],
 }
 
 
@@ -168,9 +273,15 @@ def main(names: list[str]) -> None:
                 proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, cwd=tmp, env=env, check=False)
                 raw, rc = proc.stdout, proc.returncode
+            for pattern, kept in KEEP.get(name, []):
+                for found in sorted(Path(tmp).glob(pattern))[:1]:
+                    (HERE / kept).parent.mkdir(exist_ok=True)
+                    (HERE / kept).write_bytes(found.read_bytes())
+                    print(f"{kept}: {found.stat().st_size} bytes")
         text = raw.decode("utf-8", "replace")
-        (HERE / out).write_text(text, encoding="utf-8", newline="")
-        print(f"{out}: {len(text)} chars, exit {rc}")
+        if out is not None:
+            (HERE / out).write_text(text, encoding="utf-8", newline="")
+        print(f"{out or name}: {len(text)} chars, exit {rc}")
 
 
 if __name__ == "__main__":
