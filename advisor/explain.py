@@ -34,6 +34,8 @@ from advisor.report.model import CauseReport
 #: a rule's calibrated confidence p is read as the likelihood ratio odds(p) / odds(RULE_BASE_RATE): the chance
 #: that a cause is right when no rule spoke for it (fitted on the labelled runs: benchmarks/symptom_model.py)
 RULE_BASE_RATE = 0.05
+#: the share of the smallest prior a cause gets whose mechanism produces none of the run's symptoms
+UNEXPLAINED_SHARE = 0.25
 #: causes listed from the prior alone: at most this many, each at this probability or more
 MAX_PRIOR_ONLY = 3
 MIN_PRIOR_ONLY = 0.03
@@ -101,25 +103,29 @@ def explain(
     excluded = {c.id for c in kept} | {c.id for c in smells} | {c.id for c in ruled_out}
     extra = [_candidate(cause, p, shown) for cause, p in prior.items() if cause != "other" and cause not in excluded]
     for c in kept:
-        c.prior = round(prior_of(c.id, prior), 4)
-    probs = posterior({c.id: c.confidence for c in kept}, prior, [c.id for c in extra])
+        c.prior = round(prior_of(c.id, prior, shown), 4)
+    probs = posterior({c.id: c.confidence for c in kept}, prior, shown, [c.id for c in extra])
     for c in kept + extra:
         c.confidence = round(probs[c.id], 4)
     extra = sorted((c for c in extra if c.confidence >= MIN_PRIOR_ONLY), key=sort_key)[:MAX_PRIOR_ONLY]
     return sorted(kept + extra, key=sort_key), smells
 
 
-def prior_of(cause: str, prior: dict[str, float]) -> float:
-    """The prior of one cause: its share in the table, else the smallest listed share. The tables rest on a
-    handful of counted bugs, so a cause they did not meet is not known to be rarer than the rarest they did; and
-    a cause that reached this step either explains a shown symptom or was seen by a rule that reads the run
-    itself (a dump, a tensor), which may show a second problem beside the primary symptom."""
-    return prior.get(cause, min((p for c, p in prior.items() if c != "other"), default=0.0))
+def prior_of(cause: str, prior: dict[str, float], shown: set[str]) -> float:
+    """The prior of one cause: its share in the table; for a cause the table does not list, the smallest listed
+    share if its mechanism produces a shown symptom (the tables rest on a handful of counted bugs, so a cause they
+    did not meet is not known to be rarer than the rarest they did), a quarter of that if it produces none (its
+    rules saw something, a second problem perhaps, but not a mechanism of what the run shows)."""
+    if cause in prior:
+        return prior[cause]
+    least = min((p for c, p in prior.items() if c != "other"), default=0.0)
+    return least if explains(cause, shown) else least * UNEXPLAINED_SHARE
 
 
 def posterior(
     rule_confidence: dict[str, float],
     prior: dict[str, float],
+    shown: set[str],
     prior_only: Sequence[str] = (),
     base_rate: float = RULE_BASE_RATE,
 ) -> dict[str, float]:
@@ -127,7 +133,8 @@ def posterior(
     listed from the prior alone: prior x likelihood ratio, normalised over the candidates and the prior's
     "other" share. Supporting evidence never lowers a cause below what it would be without it (ratio >= 1)."""
     weights = {
-        cause: prior_of(cause, prior) * max(1.0, _odds(p) / _odds(base_rate)) for cause, p in rule_confidence.items()
+        cause: prior_of(cause, prior, shown) * max(1.0, _odds(p) / _odds(base_rate))
+        for cause, p in rule_confidence.items()
     }
     for cause in prior_only:
         weights[cause] = prior.get(cause, 0.0)

@@ -94,7 +94,7 @@ def posterior_of(rec: dict, base_rate: float) -> list[tuple[str, float]]:
     if not prior:
         return sorted(kept.items(), key=lambda kv: -kv[1])
     extra = [c for c in prior if c != "other" and c not in kept and c not in rec["excluded"]]
-    probs = explain.posterior(kept, prior, extra, base_rate)
+    probs = explain.posterior(kept, prior, set(rec["shown"]), extra, base_rate)
     extras = sorted((c for c in extra if probs[c] >= explain.MIN_PRIOR_ONLY), key=lambda c: -probs[c])
     keep = set(kept) | set(extras[: explain.MAX_PRIOR_ONLY])
     return sorted(((c, p) for c, p in probs.items() if c in keep), key=lambda kv: -kv[1])

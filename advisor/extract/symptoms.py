@@ -61,6 +61,8 @@ PEAK_OVER_START = 100.0
 GRAD_NORM_HUGE = 1e6
 GRAD_NORM_GROWTH = 1e3
 LOSS_HUGE = 1e6
+#: a train loss that ends this many times its first value rose and did not come back
+JUMP_OVER_FIRST = 10.0
 #: a train loss this many times the initial eval loss (evaluated before training) rose far above its start
 RISE_OVER_INITIAL_EVAL = 2.0
 #: eval worse than train: the eval loss rose this share above its best over at least EVALS_AFTER evaluations
@@ -196,7 +198,21 @@ def _explodes(curves: list[LossCurve], grads: list[GradNormTrend], task: Task | 
                     source=train.source,
                 )
             ]
-        values = [v for v in (train.first_value, train.last_value) if v is not None]
+        first, last = train.first_value, train.last_value
+        if first is not None and last is not None and first > 0 and last >= JUMP_OVER_FIRST * first:
+            return [
+                Symptom(
+                    name="loss_explodes",
+                    text=f"The train loss ({name}) rose from {_num(first)} (its first value) to {_num(last)} "
+                    f"({_num(last / first)}x) and stayed there.",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=last,
+                    reference=first,
+                    source=train.source,
+                )
+            ]
+        values = [v for v in (first, last) if v is not None]
         huge = max(values, default=0.0)
         if huge >= LOSS_HUGE and (task is None or task.task_type != "regression"):
             return [

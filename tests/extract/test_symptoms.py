@@ -107,15 +107,16 @@ def test_a_symptom_nothing_explains_gets_a_differential_with_checks(tmp_path):
 
 def test_posterior_weighs_evidence_against_the_prior():
     prior = combined_prior(["loss_oscillates"])
+    shown = {"loss_oscillates"}
     assert abs(sum(prior.values()) - 1) < 1e-9
     # nothing found: every candidate stands at its prior
     table = [c for c in prior if c != "other"]
-    alone = posterior({}, prior, table)
+    alone = posterior({}, prior, shown, table)
     assert alone == pytest.approx({c: prior[c] for c in table})
     # strong evidence for one cause takes the symptom from the others; weak evidence never lowers a cause
-    strong = posterior({"lr_too_high": 0.9}, prior, [c for c in table if c != "lr_too_high"], base_rate=0.05)
+    strong = posterior({"lr_too_high": 0.9}, prior, shown, [c for c in table if c != "lr_too_high"], base_rate=0.05)
     assert strong["lr_too_high"] > 0.9 and strong["data_not_shuffled"] < alone["data_not_shuffled"] / 10
-    weak = posterior({"lr_too_high": 0.01}, prior, [], base_rate=0.05)
+    weak = posterior({"lr_too_high": 0.01}, prior, shown, [], base_rate=0.05)
     assert weak["lr_too_high"] == pytest.approx(prior["lr_too_high"] / (prior["lr_too_high"] + prior["other"]))
 
 
