@@ -61,7 +61,7 @@ def test_fail_on_gates(runs, capsys):
     assert _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "--fail-on", "high")[0] == 1
     assert _run(capsys, "diagnose", runs["healthy"], "--rules", DIVERGE, "--only-rules", "--fail-on", "low")[0] == 0
     assert _run(capsys, "diagnose", runs["diverging"], "--rules", DIVERGE, "--only-rules", "--fail-on", "high",
-                "--min-confidence", "0.99")[0] == 0
+                "--min-confidence", "1")[0] == 0
 
 
 def test_param_override(runs, capsys):
