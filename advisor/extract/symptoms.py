@@ -29,6 +29,11 @@ from advisor.facts.symptom import SYMPTOM_IDS, Symptom, SymptomSummary
 
 #: a loss level within this share of ln(C) is "at chance"
 CHANCE_BAND = 0.05
+#: a curve that removed less than this share of its start level has levelled off where it started
+FLAT_DROP = 0.1
+#: a levelled loss above ln(C), up to this many times it, is stuck at or worse than chance (further up, the loss
+#: blew up: loss_explodes and the rules that read the ratio)
+ABOVE_CHANCE_MAX = 3.0
 #: the lowest value within [1, this] x the double-softmax floor, never below it, is "at that floor"
 FLOOR_BAND = 1.2
 #: an accuracy at most this many times 1/C (or within this absolute distance of the majority share) is at chance
@@ -305,7 +310,23 @@ def _stuck(
     train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is None), None)
     chance = next((c for c in chances if c.split == "train"), None)
     if train is not None and chance is not None and chance.end_ratio is not None:
-        if abs(chance.end_ratio - 1.0) <= CHANCE_BAND and (train.is_plateau or train.is_stagnant or _frozen(train)):
+        flat = train.points >= 5 and train.drop_ratio is not None and abs(train.drop_ratio) < FLAT_DROP
+        levelled = train.is_plateau or train.is_stagnant or _frozen(train) or flat
+        if 1.0 + CHANCE_BAND < chance.end_ratio <= ABOVE_CHANCE_MAX and levelled and not train.is_window:
+            out.append(
+                Symptom(
+                    name="loss_at_chance",
+                    text=f"The train loss ({train.metric_name or 'loss'}) levels off at {_num(train.end_level or 0.0)}, "
+                    f"{chance.end_ratio:.2f} x ln({chance.n_classes}): worse than a uniform guess over "
+                    f"{chance.n_classes} classes ({_num(chance.chance_loss)}).",
+                    split="train",
+                    metric_name=train.metric_name,
+                    level=train.end_level,
+                    reference=chance.chance_loss,
+                    source=train.source,
+                )
+            )
+        elif abs(chance.end_ratio - 1.0) <= CHANCE_BAND and levelled:
             out.append(
                 Symptom(
                     name="loss_at_chance",
@@ -772,7 +793,8 @@ def _health(
     """What shows that the run reached a good model, in words ('' when nothing does).
 
     Strict on purpose: a setting that often causes trouble is reported as a warning instead of a cause only in
-    a run that plainly works: a held-out accuracy of HEALTHY_ACCURACY or more (not merely the majority share), a
+    a run that plainly works: a held-out accuracy of HEALTHY_ACCURACY or more that also removes half the error of
+    always naming the majority class (with 90 % of one class, 0.95), a
     classifier's loss brought down to HEALTHY_CHANCE_RATIO x ln(C) or less, or a loss that lost HEALTHY_DROP
     of its start.
     """
@@ -782,7 +804,9 @@ def _health(
         # (C - 1) / C for a model that predicts nothing
         return ""
     if acc is not None:  # a logged accuracy decides: a loss can fall far on a model that classifies badly
-        if acc.best_value >= HEALTHY_ACCURACY and (majority is None or acc.best_value > majority + MAJORITY_BAND):
+        # with unequal classes accuracy flatters: it must also remove at least half the majority's error
+        beats_majority = majority is None or acc.best_value >= majority + (1.0 - majority) / 2
+        if acc.best_value >= HEALTHY_ACCURACY and beats_majority:
             return f"{acc.name} reaches {_num(acc.best_value)}"
         return ""
     for ch in chances:
@@ -816,14 +840,11 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
     n_classes = task.n_classes if task is not None and task.task_type in ("binary", "multiclass") else None
     if n_classes is None:
         n_classes = next((c.n_classes for c in _run(facts, ChanceLevel)), None)
-    majority = next(
-        (
-            f.majority_share
-            for f in facts
-            if f.kind == "label_stats" and f.side == "run" and getattr(f, "majority_share", None) is not None
-        ),
-        None,
+    labels = sorted(
+        (f for f in facts if f.kind == "label_stats" and f.side == "run" and getattr(f, "majority_share", None)),
+        key=lambda f: getattr(f, "split", "") != "train",  # the training labels first: what the model learnt
     )
+    majority = getattr(labels[0], "majority_share", None) if labels else None
     found: list[Symptom] = []
     found += _nonfinite(curves, crashes)
     found += _explodes(curves, grads, task)

@@ -87,6 +87,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
         ),
         "class_imbalance": ("score_at_chance", "loss_at_floor", "eval_worse_than_train", "loss_stuck"),
         "outliers": (
+            "loss_at_floor",
             "nonfinite_loss_at_start",
             "nonfinite_loss",
             "loss_explodes",
