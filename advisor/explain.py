@@ -83,8 +83,8 @@ def explain(
     """(causes best first, warnings): the causes that explain the run's symptoms, weighed by their priors."""
     summary = next((f for f in facts if isinstance(f, SymptomSummary) and f.side == "run"), None)
     symptoms = [f for f in facts if isinstance(f, Symptom) and f.side == "run"]
-    shown_order = [s.name for s in sorted(symptoms, key=lambda s: s.rank)]
-    shown = set(shown_order)
+    shown_order: list[str] = [s.name for s in sorted(symptoms, key=lambda s: s.rank)]
+    shown: set[str] = set(shown_order)
     kept: list[CauseReport] = []
     smells: list[CauseReport] = []
     for c in causes:

@@ -7,35 +7,14 @@ import re
 import pytest
 
 from advisor.causes import CAUSE_BY_ID
+from advisor.facts.symptom import SYMPTOM_IDS
 from advisor.knowledge.cause_checks import CHECK_SOURCES, CHECKS
-from advisor.knowledge.symptom_priors import BASIS, COUNTS, PRIORS, SOURCE_BY_KEY, SOURCES, SYMPTOMS
-
-# the symptom ids advisor's code uses (issue 25); fixed here so a rename in the module fails this test
-SYMPTOM_IDS = (
-    "nonfinite_loss_at_start",
-    "nonfinite_loss",
-    "nonfinite_eval_loss",
-    "nonfinite_gradients",
-    "loss_scale_collapses",
-    "loss_explodes",
-    "loss_stuck",
-    "loss_at_chance",
-    "loss_at_floor",
-    "predictions_saturated",
-    "loss_oscillates",
-    "eval_worse_than_train",
-    "score_at_chance",
-    "metric_inconsistent",
-    "slow_or_unfinished",
-    "baseline_gap",
-    "target_gap",
-    "crash",
-)
+from advisor.knowledge.symptom_priors import BASIS, COUNTS, PRIORS, SOURCE_BY_KEY, SOURCES
 
 
 def test_every_symptom_has_a_prior_and_no_other_key():
     assert set(PRIORS) == set(SYMPTOM_IDS)
-    assert set(SYMPTOMS) == set(SYMPTOM_IDS) and len(SYMPTOMS) == len(SYMPTOM_IDS)
+    assert set(COUNTS) == set(SYMPTOM_IDS) and set(BASIS) == set(SYMPTOM_IDS)
 
 
 @pytest.mark.parametrize("symptom", SYMPTOM_IDS)

@@ -105,6 +105,18 @@ def _where(curve: LossCurve, step: float | None) -> str:
     return f" at {curve.x_unit} {step:g}"
 
 
+def _on(curve: LossCurve, name: str, text: str, **more: object) -> Symptom:
+    """A symptom seen on a curve: its split, logged key and source are the curve's."""
+    return Symptom(
+        name=name,  # type: ignore[arg-type]
+        text=text,
+        split=curve.split,
+        metric_name=curve.metric_name,
+        source=curve.source,
+        **more,  # type: ignore[arg-type]
+    )
+
+
 def _updates_before(curve: LossCurve, step: int) -> int | None:
     """Optimizer updates made before the value logged at ``step`` was computed (None when the log cannot say).
 
@@ -141,15 +153,13 @@ def _nonfinite(curves: list[LossCurve], crashes: list[TrainingCrash]) -> list[Sy
             verb = "is NaN or infinite from its first logged value," if first_is_bad else "became NaN or infinite"
             text = f"The train loss ({name}) {verb}{_where(train, step)}{after}."
         return [
-            Symptom(
+            _on(
+                train,
                 name="nonfinite_loss_at_start" if at_start else "nonfinite_loss",
                 text=text,
-                split="train",
-                metric_name=train.metric_name,
                 step=step,
                 x_unit=train.x_unit,
                 updates_before=0 if at_start else updates,
-                source=train.source,
             )
         ]
     crash = next((c for c in crashes if c.is_nonfinite), None)
@@ -169,15 +179,13 @@ def _nonfinite(curves: list[LossCurve], crashes: list[TrainingCrash]) -> list[Sy
         name = evals.metric_name or "eval loss"
         train_ok = any(c.split == "train" and c.points for c in curves)
         return [
-            Symptom(
+            _on(
+                evals,
                 name="nonfinite_eval_loss",
                 text=f"The eval loss ({name}) is NaN or infinite{_where(evals, evals.first_nonfinite_step)}"
                 + (" while the train loss stays finite." if train_ok else "."),
-                split="eval",
-                metric_name=evals.metric_name,
                 step=evals.first_nonfinite_step,
                 x_unit=evals.x_unit,
-                source=evals.source,
             )
         ]
     return []
@@ -191,44 +199,38 @@ def _explodes(curves: list[LossCurve], grads: list[GradNormTrend], task: Task | 
             peak = train.peak_over_start_ratio
             size = f" to {_num(peak)}x its start level" if peak is not None and peak > 1 else ""
             return [
-                Symptom(
+                _on(
+                    train,
                     name="loss_explodes",
                     text=f"The train loss ({name}) climbed{size}{_where(train, train.divergence_step)} "
                     "and did not come back.",
-                    split="train",
-                    metric_name=train.metric_name,
                     step=train.divergence_step,
                     x_unit=train.x_unit,
                     level=peak,
-                    source=train.source,
                 )
             ]
         first, last = train.first_value, train.last_value
         if first is not None and last is not None and first > 0 and last >= JUMP_OVER_FIRST * first:
             return [
-                Symptom(
+                _on(
+                    train,
                     name="loss_explodes",
                     text=f"The train loss ({name}) rose from {_num(first)} (its first value) to {_num(last)} "
                     f"({_num(last / first)}x) and stayed there.",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=last,
                     reference=first,
-                    source=train.source,
                 )
             ]
         values = [v for v in (first, last) if v is not None]
         huge = max(values, default=0.0)
         if huge >= LOSS_HUGE and (task is None or task.task_type != "regression"):
             return [
-                Symptom(
+                _on(
+                    train,
                     name="loss_explodes",
                     text=f"The train loss ({name}) reaches {_num(huge)}, orders of magnitude beyond any "
                     "classification or detection loss of a training that works.",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=huge,
-                    source=train.source,
                 )
             ]
         initial = next(
@@ -243,18 +245,16 @@ def _explodes(curves: list[LossCurve], grads: list[GradNormTrend], task: Task | 
             ratio = train.first_value / initial.first_value
             if ratio >= RISE_OVER_INITIAL_EVAL and (train.first_step or 0) > (initial.first_step or 0):
                 return [
-                    Symptom(
+                    _on(
+                        train,
                         name="loss_explodes",
                         text=f"The train loss ({name}) is {_num(train.first_value)}{_where(train, train.first_step)}, "
                         f"{_num(ratio)}x the eval loss of the model before training ({_num(initial.first_value)}): "
                         "the first updates made the model worse.",
-                        split="train",
-                        metric_name=train.metric_name,
                         step=train.first_step,
                         x_unit=train.x_unit,
                         level=train.first_value,
                         reference=initial.first_value,
-                        source=train.source,
                     )
                 ]
     for g in grads:
@@ -314,32 +314,28 @@ def _stuck(
         levelled = train.is_plateau or train.is_stagnant or _frozen(train) or flat
         if 1.0 + CHANCE_BAND < chance.end_ratio <= ABOVE_CHANCE_MAX and levelled and not train.is_window:
             out.append(
-                Symptom(
+                _on(
+                    train,
                     name="loss_at_chance",
                     text=f"The train loss ({train.metric_name or 'loss'}) levels off at {_num(train.end_level or 0.0)}, "
                     f"{chance.end_ratio:.2f} x ln({chance.n_classes}): worse than a uniform guess over "
                     f"{chance.n_classes} classes ({_num(chance.chance_loss)}).",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=train.end_level,
                     reference=chance.chance_loss,
-                    source=train.source,
                 )
             )
         elif abs(chance.end_ratio - 1.0) <= CHANCE_BAND and levelled:
             out.append(
-                Symptom(
+                _on(
+                    train,
                     name="loss_at_chance",
                     text=f"The train loss ({train.metric_name or 'loss'}) levels off at {_num(train.end_level or 0.0)}, "
                     f"ln({chance.n_classes}) = {_num(chance.chance_loss)}: the loss of a uniform guess over "
                     f"{chance.n_classes} classes.",
-                    split="train",
-                    metric_name=train.metric_name,
                     step=train.plateau_start_step,
                     x_unit=train.x_unit,
                     level=train.end_level,
                     reference=chance.chance_loss,
-                    source=train.source,
                 )
             )
         elif (
@@ -349,16 +345,14 @@ def _stuck(
         ):
             floor = math.log1p((chance.n_classes - 1) / math.e)
             out.append(
-                Symptom(
+                _on(
+                    train,
                     name="loss_at_floor",
                     text=f"The train loss ({train.metric_name or 'loss'}) levels off at {_num(train.end_level or 0.0)}, "
                     f"just above {_num(floor)}: the least cross-entropy a softmax applied to probabilities allows "
                     f"over {chance.n_classes} classes.",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=train.end_level,
                     reference=floor,
-                    source=train.source,
                 )
             )
     if train is not None and not out and not train.is_window:
@@ -366,15 +360,13 @@ def _stuck(
         frozen = _frozen(train)
         if frozen and k and train.last_value is not None and abs(train.last_value / math.log(k) - 1) <= CHANCE_BAND:
             out.append(
-                Symptom(
+                _on(
+                    train,
                     name="loss_at_chance",
                     text=f"The train loss ({train.metric_name or 'loss'}) stays at {_num(train.last_value)}, "
                     f"ln({k}) = {_num(math.log(k))}: the loss of a uniform guess over {k} classes.",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=train.last_value,
                     reference=math.log(k),
-                    source=train.source,
                 )
             )
         elif frozen or (train.is_stagnant and not train.is_oscillating):
@@ -385,13 +377,11 @@ def _stuck(
                 f"{_num(train.end_level or 0.0)} over {train.points} values)"
             )
             out.append(
-                Symptom(
+                _on(
+                    train,
                     name="loss_stuck",
                     text=f"The train loss ({train.metric_name or 'loss'}) {what}.",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=train.last_value,
-                    source=train.source,
                 )
             )
     if train is None or (train.points <= 1 and not out):
@@ -401,16 +391,14 @@ def _stuck(
             k = k or _chance_of_level(single, acc)
             if k and abs(single.last_value / math.log(k) - 1) <= CHANCE_BAND:
                 out.append(
-                    Symptom(
+                    _on(
+                        single,
                         name="loss_at_chance",
                         text=f"The train loss ({single.metric_name or 'loss'}) is {_num(single.last_value)}, "
                         f"ln({k}) = {_num(math.log(k))}, and {acc.name} is {_num(acc.last_value)}, about 1/{k}: "
                         f"the model guesses uniformly over {k} classes.",
-                        split="train",
-                        metric_name=single.metric_name,
                         level=single.last_value,
                         reference=math.log(k),
-                        source=single.source,
                     )
                 )
     return out
@@ -423,16 +411,14 @@ def _above_label_entropy(bounds: list[AccuracyLossBound], curves: list[LossCurve
     if train is None or b is None:
         return []
     return [
-        Symptom(
+        _on(
+            train,
             name="loss_at_floor",
             text=f"The train loss levels off at {_num(b.train_end_level)} while the eval accuracy is "
             f"{_num(b.eval_accuracy)}: {_num(b.train_to_bound_ratio)}x the most uncertainty ({_num(b.bound_loss)} "
             f"nats) that labels predicted that well can hold.",
-            split="train",
-            metric_name=train.metric_name,
             level=b.train_end_level,
             reference=b.bound_loss,
-            source=train.source,
         )
     ]
 
@@ -481,16 +467,14 @@ def _saturated(curves: list[LossCurve], scores: list[EvalScore], train_scores: l
     for clip, log_clip, who in sorted(PROBABILITY_CLIPS, key=lambda c: abs(per_error / c[1] - 1.0)):
         if abs(per_error / log_clip - 1.0) <= CLIP_BAND:
             return [
-                Symptom(
+                _on(
+                    train,
                     name="predictions_saturated",
                     text=f"The train loss ({train.metric_name or 'loss'}) {_num(train.last_value)} is the error rate "
                     f"{_num(1.0 - acc)} (1 - {name} {_num(acc)}) times {_num(log_clip)}, the cost of one wrong "
                     f"prediction at the probability clip of {who} ({clip}): every output is a hard 0 or 1.",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=train.last_value,
                     reference=(1.0 - acc) * log_clip,
-                    source=train.source,
                 )
             ]
     return []
@@ -504,15 +488,13 @@ def _oscillates(curves: list[LossCurve]) -> list[Symptom]:
     if not (train.is_oscillating or (train.noise_ratio >= NOISE_OF_END and share_of_start >= NOISE_OF_START)):
         return []
     return [
-        Symptom(
+        _on(
+            train,
             name="loss_oscillates",
             text=f"The train loss ({train.metric_name or 'loss'}) swings by about {train.noise_ratio:.0%} of its "
             f"level from one logged value to the next"
             + (" and never settles." if train.is_oscillating else f", from {_num(train.min_value or 0.0)} upward."),
-            split="train",
-            metric_name=train.metric_name,
             level=train.noise_ratio,
-            source=train.source,
         )
     ]
 
@@ -620,14 +602,12 @@ def _eval_loss_zero(curves: list[LossCurve]) -> list[Symptom]:
     if not train.last_value:
         return []
     return [
-        Symptom(
+        _on(
+            ev,
             name="metric_inconsistent",
             text=f"The eval loss ({ev.metric_name or 'eval loss'}) is exactly 0 at every evaluation while the train "
             f"loss is {_num(train.last_value)}: the evaluation did not run on what the model predicts.",
-            split="eval",
-            metric_name=ev.metric_name,
             level=0.0,
-            source=ev.source,
         )
     ]
 
@@ -638,16 +618,14 @@ def _negative_loss(curves: list[LossCurve], loss: LossSetup | None) -> list[Symp
     if train is None or loss is None or loss.family not in ("cross_entropy", "bce", "nll"):
         return []
     return [
-        Symptom(
+        _on(
+            train,
             name="metric_inconsistent",
             text=f"The train loss ({train.metric_name or 'loss'}) goes down to {_num(train.min_value or 0.0)}, "
             f"below 0, which no {loss.name} of probabilities can be: the targets or outputs are not what the loss "
             "expects.",
-            split="train",
-            metric_name=train.metric_name,
             level=train.min_value,
             reference=0.0,
-            source=train.source,
         )
     ]
 
@@ -751,15 +729,13 @@ def _target(hparams: list[Hyperparameter], scores: list[EvalScore], curves: list
         goal = float(target_loss.value)  # type: ignore[arg-type]
         if train.min_value > goal * (1 + TARGET_BAND):
             out.append(
-                Symptom(
+                _on(
+                    train,
                     name="target_gap",
                     text=f"The train loss gets no lower than {_num(train.min_value)}, above the stated target "
                     f"{_num(goal)} ({target_loss.raw_key}).",
-                    split="train",
-                    metric_name=train.metric_name,
                     level=train.min_value,
                     reference=goal,
-                    source=train.source,
                 )
             )
     return out[:1]
@@ -770,14 +746,12 @@ def _slow(curves: list[LossCurve]) -> list[Symptom]:
     if train is None:
         return []
     return [
-        Symptom(
+        _on(
+            train,
             name="slow_or_unfinished",
             text=f"The train loss ({train.metric_name or 'loss'}) falls steadily but removed only "
             f"{train.drop_ratio or 0:.0%} of its start level over {train.points} values.",
-            split="train",
-            metric_name=train.metric_name,
             level=train.drop_ratio,
-            source=train.source,
         )
     ]
 
@@ -848,7 +822,7 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
     found: list[Symptom] = []
     found += _nonfinite(curves, crashes)
     found += _explodes(curves, grads, task)
-    names = {s.name for s in found}
+    names: set[str] = {s.name for s in found}
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes"}:
         found += _stuck(curves, _run(facts, ChanceLevel), scores, n_classes)
         found += _saturated(curves, scores, _run(facts, TrainScore))
@@ -857,13 +831,13 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
                 _run(facts, GeneralizationGap), n_classes, _has_dropout(facts)
             )
         found += _oscillates(curves)
-    names = {s.name for s in found}
+    names = set[str](s.name for s in found)
     found += _score(scores, curves, n_classes, majority, names)
     if "metric_inconsistent" not in {s.name for s in found}:
         found += _eval_loss_zero(curves) or _negative_loss(curves, next(iter(_run(facts, LossSetup)), None))
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes", "loss_stuck", "loss_at_chance"}:
         found += _eval_worse(_run(facts, GeneralizationGap), scores)
-    names = {s.name for s in found}
+    names = set[str](s.name for s in found)
     found += _gradients(grads, names)
     found += _loss_scale(_run(facts, LossScaleTrend))
     found += _crash(crashes, names)

@@ -137,28 +137,6 @@ SOURCES: tuple[Source, ...] = (
 
 SOURCE_BY_KEY = {s.key: s for s in SOURCES}
 
-#: the symptom ids advisor's code uses (docs/causes.md has the causes)
-SYMPTOMS: tuple[str, ...] = (
-    "nonfinite_loss_at_start",
-    "nonfinite_loss",
-    "nonfinite_eval_loss",
-    "nonfinite_gradients",
-    "loss_scale_collapses",
-    "loss_explodes",
-    "loss_stuck",
-    "loss_at_chance",
-    "loss_at_floor",
-    "predictions_saturated",
-    "loss_oscillates",
-    "eval_worse_than_train",
-    "score_at_chance",
-    "metric_inconsistent",
-    "slow_or_unfinished",
-    "baseline_gap",
-    "target_gap",
-    "crash",
-)
-
 #: bugs counted per symptom and advisor cause (step 2 of the model); 0 = admitted by the mechanism, none counted
 COUNTS: dict[str, dict[str, float]] = {
     "predictions_saturated": {
