@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import cast
 
-from advisor.extract import chance, hparams, loss_curve, symptoms
+from advisor.extract import chance, hparams, loss_curve, model_family, recipe_check, symptoms
 from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.facts.base import Fact
@@ -52,6 +52,7 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("op_compare", _when("advisor.extract.op_compare", lambda pair: bool(pair.run.dumps))),
     ("dynamics", _when("advisor.extract.dynamics", lambda pair: any(side.tensor_files for side in pair.sides()))),
     ("model", model_desc.extract),
+    ("model_family", model_family.extract),
     ("evaluation", _when("advisor.extract.evaluation", lambda pair: any(side.logs for side in pair.sides()))),
 )
 
@@ -62,6 +63,7 @@ COMBINERS: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (
         "accuracy_loss_bound",
         lambda facts: _evaluation().accuracy_loss_bounds(facts) if _has(facts, "eval_score") else [],
     ),
+    ("recipe_check", recipe_check.recipe_checks),
     ("symptoms", symptoms.symptoms),  # last: it reads the facts of every step above
 )
 

@@ -61,7 +61,7 @@ for _canon, _keys in {
     "global_batch_size": "global_batch_size total_batch_size ims_per_batch effective_batch_size",
     "gradient_accumulation_steps": "gradient_accumulation_steps grad_accum_steps accumulate_grad_batches "
     "accum_iter gradient_accumulation update_freq accumulation_steps",
-    "world_size": "world_size n_gpu num_gpus device_num num_devices nproc_per_node",
+    "world_size": "world_size n_gpu num_gpus gpus device_num num_devices nproc_per_node",
     "epochs": "epochs max_epochs num_train_epochs num_epochs n_epochs total_epochs train_epochs epoch_size epoch_num",
     "max_steps": "max_steps total_steps num_train_steps max_iters max_iter train_steps num_steps total_num_steps",
     "warmup_steps": "warmup_steps warmup_iters num_warmup_steps warmup_iter warmup_num_steps",

@@ -30,6 +30,7 @@ MODULES = (
     "model",
     "benchmark",
     "evaluation",
+    "recipe",
     "symptom",
 )
 

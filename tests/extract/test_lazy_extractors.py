@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from advisor.extract import EXTRACTORS, extract_facts
-from advisor.extract import data_stats, dynamics, evaluation, hparams, loss_curve, model, op_compare
+from advisor.extract import data_stats, dynamics, evaluation, hparams, loss_curve, model, model_family, op_compare
 from advisor.extract.base import RunPair
 from advisor.inventory import RunFolder
 from advisor.read.run import read_run
@@ -31,6 +31,7 @@ EAGER = (
     ("op_compare", op_compare.extract),
     ("dynamics", dynamics.extract),
     ("model", model.extract),
+    ("model_family", model_family.extract),
     ("evaluation", evaluation.extract),
 )
 RUNS = [

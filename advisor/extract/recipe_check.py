@@ -1,0 +1,293 @@
+"""The run's effective settings against its model family's published recipe -> ``recipe_check`` facts.
+
+Runs after every extractor (it reads the ``model_family`` fact, the ``hyperparameter`` facts and the logged
+learning rate). For the run side:
+
+- **learning rate** at the run's effective batch: the recipe's rate moved to that batch by the rule its
+  authors state (linear, square root, or none where the published range holds at any batch they tried).
+  The batch is samples per optimizer step (per-device batch x devices x accumulation); a run that states
+  only its device count gets the config's per-device batch (detection configs are written for 2 images per
+  GPU; an mmdetection name ``8xb2`` says so), and the fact says it was assumed. The rate is the one stated,
+  else the highest the log shows. It is compared only when the run's optimizer is of the recipe's kind
+  (momentum SGD or adaptive) or not stated.
+- **epochs**: configured (else the highest epoch the train loss is logged at) against the recipe's.
+- **LoRA**: the update is scaled by alpha / r, so the step an adapter takes goes as lr x alpha / r (Hu et al.
+  2021: tuning alpha is roughly tuning the learning rate); that product is compared with the recipe's.
+- **precision**: fp16 for a family whose recipe says it overflows in fp16 (T5).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from advisor.facts.base import Fact
+from advisor.facts.hparams import Hyperparameter
+from advisor.facts.loss_curve import LrSchedule
+from advisor.facts.model import ModelSummary
+from advisor.facts.recipe import ModelFamily, RecipeCheck
+from advisor.knowledge.recipes import TOOL_FAMILIES, Recipe, family_title, recipe_for
+
+_SGD = {"sgd", "momentum", "nesterov", "sgdm", "lars"}
+_ADAPTIVE = {
+    "adam",
+    "adamw",
+    "lamb",
+    "adafactor",
+    "rmsprop",
+    "nadam",
+    "radam",
+    "adamax",
+    "adagrad",
+    "lion",
+    "adamweightdecay",
+    "adam_w",
+    "adamw_torch",
+    "adamw_hf",
+    "paged_adamw_32bit",
+    "paged_adamw_8bit",
+    "adamw_8bit",
+    "adamw_torch_fused",
+}
+#: below this share of trainable parameters (and no LoRA) the run trains a head on a frozen model
+PROBING_SHARE = 0.1
+_MM_NAME = re.compile(r"(\d+)xb(\d+)")
+
+
+def _kind(optimizer: str) -> str | None:
+    o = optimizer.lower().replace("-", "_")
+    if o in _SGD or o.startswith("sgd"):
+        return "sgd"
+    if o in _ADAPTIVE or o.startswith(("adam", "paged_adam")):
+        return "adaptive"
+    return None
+
+
+def _num(hp: dict[str, Hyperparameter], name: str) -> float | None:
+    f = hp.get(name)
+    if f is None or isinstance(f.value, bool) or not isinstance(f.value, (int, float)):
+        return None
+    v = float(f.value)
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def _where(hp: dict[str, Hyperparameter], name: str) -> str:
+    f = hp[name]
+    key = f.raw_key or name
+    return f"{key} in {f.source.path}" if f.source is not None else key
+
+
+def _batch(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter]) -> tuple[float | None, str | None]:
+    if "batch_size" in hp and _num(hp, "batch_size") is not None or "global_batch_size" in hp:
+        gbs = _num(hp, "global_batch_size")
+        if gbs is not None:
+            f = hp["global_batch_size"]
+            return gbs, (f.raw_key or "global batch").replace("derived: ", "")
+    devices = _num(hp, "world_size")
+    if devices is not None and recipe.per_device_batch:
+        per = recipe.per_device_batch
+        m = _MM_NAME.search(fam.name)
+        if m:
+            per = float(m.group(2))
+        accum = _num(hp, "gradient_accumulation_steps") or 1.0
+        return devices * per * accum, (
+            f"{devices:g} device(s) ({_where(hp, 'world_size')}) x {per:g} per device (assumed: the config's)"
+            + (f" x {accum:g} accumulation" if accum != 1 else "")
+        )
+    return None, None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _lr_check(
+    fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter], sched: LrSchedule | None
+) -> RecipeCheck | None:
+    opt = hp.get("optimizer")
+    opt_name = opt.value if opt is not None and isinstance(opt.value, str) else None
+    if opt is not None and opt_name is not None and not (opt.is_default and _kind(recipe.optimizer) == "sgd"):
+        kind = _kind(opt_name)
+        if kind is None or kind != _kind(recipe.optimizer):
+            return None
+    lr = _num(hp, "learning_rate")
+    origin = _where(hp, "learning_rate") if lr is not None else None
+    if lr is None and sched is not None and sched.max_value and sched.max_value > 0:
+        lr, origin = float(sched.max_value), "the highest learning rate the log shows"
+    if lr is None:
+        return None
+    batch, batch_from = _batch(fam, recipe, hp)
+    high, low = recipe.rate_at(batch)
+    above = lr / high
+    below = (low if low is not None else high) / lr
+    direction = "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+    at = (
+        f"at {batch:g} samples per step ({recipe.learning_rate:g} at {recipe.batch:g}, {recipe.scaling} rule)"
+        if batch is not None and recipe.scaling != "none"
+        else f"(published for batch {recipe.batch:g}{'; the run states no batch' if batch is None else ''})"
+    )
+    rng = f"{_fmt(low)}-{_fmt(high)}" if low is not None else _fmt(high)
+    if direction == "above":
+        how = f"{above:.3g}x the recipe's {rng}"
+    elif direction == "below":
+        how = f"1/{below:.3g} of the recipe's {rng}"
+    else:
+        how = f"within the recipe's {rng}"
+    text = f"learning rate {lr:g} ({origin}) is {how} {at} for {fam.title} [{recipe.title}]"
+    return _check(fam, recipe, "learning_rate", lr, origin, high, low, above, below, direction, batch, batch_from, text)
+
+
+def _check(fam, recipe, setting, value, origin, rv, low, above, below, direction, batch, batch_from, text, **kw):
+    return RecipeCheck(
+        side=fam.side,
+        source=fam.source,
+        family=recipe.family,
+        title=recipe.title,
+        regime=recipe.regime,
+        setting=setting,
+        run_value=value,
+        run_value_from=origin,
+        recipe_value=rv,
+        recipe_low=low,
+        times_above=above,
+        times_below=below,
+        direction=direction,
+        effective_batch=batch,
+        batch_from=batch_from,
+        recipe_batch=recipe.batch,
+        scaling=recipe.scaling,
+        recipe_rate=recipe.learning_rate,
+        reference=recipe.references[0],
+        references=" ".join(recipe.references),
+        text=text,
+        **kw,
+    )
+
+
+def _epochs_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter]) -> RecipeCheck | None:
+    if recipe.epochs is None:
+        return None
+    epochs = _num(hp, "epochs")
+    origin = _where(hp, "epochs") if epochs is not None else None
+    if epochs is None and fam.epochs_logged:
+        epochs, origin = fam.epochs_logged, "the epoch the log has reached"
+    if epochs is None or (epochs == hp.get("epochs") and hp["epochs"].is_default):
+        return None
+    above, below = epochs / recipe.epochs, recipe.epochs / epochs
+    direction = "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+    if direction != "above" and "epochs" not in hp:
+        return None  # a log shows how far a run has come, not how far it was set to go
+    how = f"{above:.3g}x" if direction == "above" else f"{1 / below:.2g} of" if direction == "below" else "at"
+    text = (
+        f"{epochs:g} epochs ({origin}) is {how} the {recipe.epochs:g} of the {fam.title} recipe "
+        f"{'from scratch' if recipe.regime == 'scratch' else 'for ' + recipe.regime} [{recipe.title}]"
+    )
+    return _check(fam, recipe, "epochs", epochs, origin, recipe.epochs, None, above, below, direction, None, None, text)
+
+
+def _lora_check(
+    fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter], sched: LrSchedule | None
+) -> RecipeCheck | None:
+    if fam.lora_scale is None or recipe.lora_scale is None:
+        return None
+    lr = _num(hp, "learning_rate") or (float(sched.max_value) if sched is not None and sched.max_value else None)
+    if lr is None:
+        lr = recipe.learning_rate
+        lr_from = f"the recipe's {recipe.learning_rate:g} (the run states none)"
+    else:
+        lr_from = f"lr {lr:g}"
+    step, usual = lr * fam.lora_scale, recipe.learning_rate * recipe.lora_scale
+    above, below = step / usual, usual / step
+    direction = "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+    text = (
+        f"LoRA alpha/r = {fam.lora_scale:g} ({fam.lora_from}) with {lr_from}: the adapter's step scales as "
+        f"lr x alpha/r = {step:.3g}, {above:.3g}x the recipe's {usual:.3g} (lr {recipe.learning_rate:g} x alpha/r "
+        f"{recipe.lora_scale:g}) [{recipe.title}]"
+    )
+    return _check(
+        fam,
+        recipe,
+        "lora_scale",
+        fam.lora_scale,
+        fam.lora_from,
+        recipe.lora_scale,
+        None,
+        above,
+        below,
+        direction,
+        None,
+        None,
+        text,
+    )
+
+
+_FP16_KEYS = ("fp16", "amp", "precision", "amp_level")
+
+
+def _precision_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter]) -> RecipeCheck | None:
+    if not recipe.precision or "fp16" not in recipe.precision:
+        return None
+    fp16 = None
+    for name in _FP16_KEYS:
+        f = hp.get(name)
+        if f is None or f.is_default:
+            continue
+        v = f.value
+        if name == "fp16" and v is True:
+            fp16 = _where(hp, name)
+        elif (
+            name == "precision"
+            and isinstance(v, (str, int, float))
+            and str(v).lower().replace("-mixed", "") in ("16", "fp16", "float16", "mixed_float16", "16.0")
+        ):
+            fp16 = _where(hp, name)
+        elif name == "amp_level" and isinstance(v, str) and v.upper() in ("O1", "O2", "O3"):
+            fp16 = _where(hp, name)
+    if fp16 is None or (hp.get("bf16") is not None and hp["bf16"].value is True):
+        return None
+    text = f"{fam.title} trained in fp16 ({fp16}); the recipe: {recipe.precision} [{recipe.title}]"
+    return _check(
+        fam,
+        recipe,
+        "precision",
+        None,
+        fp16,
+        None,
+        None,
+        None,
+        None,
+        "differs",
+        None,
+        None,
+        text,
+        run_text="fp16",
+        recipe_text=recipe.precision,
+    )
+
+
+def recipe_checks(facts: Sequence[Fact]) -> list[Fact]:
+    fam = next((f for f in facts if isinstance(f, ModelFamily) and f.side == "run"), None)
+    if fam is None:
+        return []
+    family = TOOL_FAMILIES.get((fam.family, fam.tool or ""), fam.family)
+    recipe = recipe_for(family, fam.regime)
+    if recipe is None:
+        return []
+    if family != fam.family:
+        fam = fam.model_copy(update={"title": family_title(family)})
+    hp = {f.name: f for f in facts if isinstance(f, Hyperparameter) and f.side == "run"}
+    sched = next((f for f in facts if isinstance(f, LrSchedule) and f.side == "run"), None)
+    summary = next((f for f in facts if isinstance(f, ModelSummary) and f.side == "run"), None)
+    # a head trained on a frozen model (linear probing) is not the recipe's fine-tune: its rate is its own
+    probing = summary is not None and summary.trainable_share is not None and summary.trainable_share < PROBING_SHARE
+    out: list[Fact] = []
+    for check in (
+        _lr_check(fam, recipe, hp, sched) if (fam.regime != "lora" or fam.lora_scale is None) and not probing else None,
+        _epochs_check(fam, recipe, hp),
+        _lora_check(fam, recipe, hp, sched),
+        _precision_check(fam, recipe, hp),
+    ):
+        if check is not None:
+            out.append(check)
+    return out
