@@ -122,6 +122,8 @@ def _lr_check(
     above = lr / high
     below = (low if low is not None else high) / lr
     direction = "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+    if direction != "above" and "learning_rate" not in hp:
+        return None  # the configured peak is at least the highest rate logged, not at most: only "above" holds
     at = (
         f"at {batch:g} samples per step ({recipe.learning_rate:g} at {recipe.batch:g}, {recipe.scaling} rule)"
         if batch is not None and recipe.scaling != "none"
