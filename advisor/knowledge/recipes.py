@@ -326,7 +326,6 @@ FAMILY_NAMES: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
         (
             "faster rcnn",
             "fasterrcnn",
-            "faster",
             "mask rcnn",
             "maskrcnn",
             "generalizedrcnn",
