@@ -49,6 +49,13 @@ CLASS_KEYS = (
 
 X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
 
+#: what the exception of an API that changed between library versions says (AttributeError, TypeError, Keras 3's
+#: ValueError for a removed argument, ImportError)
+API_CHANGE = re.compile(
+    r"has no attribute|unexpected keyword argument|Argument\(s\) not recognized|cannot import name|"
+    r"is deprecated|was removed|has been removed|no longer supported"
+)
+
 
 def _describe(read: LogRead) -> str:
     parts = [f"read as {', '.join(sorted(read.formats)) or 'text'}"]
@@ -615,6 +622,7 @@ def _side_facts(run: RunRead, merged: MergedRun, used: list[str], th: CurveThres
                 step=_int(e.step),
                 side=side,
                 is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),
+                is_api_change=bool(API_CHANGE.search(e.text)),
                 source=Source(path=merged.event_paths.get(e.kind, ""), line=e.line),
             )
         )

@@ -49,4 +49,9 @@ class TrainingCrash(Fact):
     exception: str = Field(description="the exception line, e.g. 'FloatingPointError: Loss became infinite or NaN'")
     step: int | None = Field(default=None, description="the last step logged before it")
     is_nonfinite: bool = Field(default=False, description="the message is about a NaN/Inf loss or gradient")
+    is_api_change: bool = Field(
+        default=False,
+        description="the exception says an attribute, argument or import name is not there, deprecated or removed "
+        "(the error an API change between library versions raises)",
+    )
     doc = "a traceback or non-finite-loss message found in a training log"
