@@ -143,3 +143,10 @@ def test_mt5_in_fp16_is_named_as_a_family_that_overflows() -> None:
     run = _real("hf_issue10819_mt5_fp16_eval_nan")
     assert _checks(run)["precision"].family == "t5"
     assert diagnose(run).causes[0].id == "fp_overflow"
+
+
+def test_a_crash_on_an_api_keras_3_removed_is_an_environment_mismatch() -> None:
+    # train.log: real Keras 3.15 output of Keras 2 code (Adam(lr=...)); only the site-packages path shortened
+    report = diagnose(ROOT / "tests" / "recipes" / "runs" / "keras3_api_change")
+    assert report.causes[0].id == "environment_mismatch" and report.causes[0].confidence >= 0.5
+    assert "not recognized" in report.causes[0].evidence[0].text
