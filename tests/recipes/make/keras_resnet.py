@@ -102,7 +102,7 @@ def main():
         return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    root = sys.argv[1]
+    root = os.path.abspath(sys.argv[1])
     env = dict(os.environ, KERAS_BACKEND="torch", PYTHONUNBUFFERED="1")
     for name in RUNS:
         outdir = os.path.join(root, name)
