@@ -260,7 +260,7 @@ def _pretrained_flag(last: str, value: Any, where: str) -> dict[str, Any]:
     return {}
 
 
-def _tool(run: RunRead, flags: dict[str, Any], family: str) -> str | None:
+def _tool(run: RunRead, flags: dict[str, Any]) -> str | None:
     if "tool" in flags:
         return flags["tool"][0]
     if flags.get("lora_from") or flags.get("lora_setting"):
@@ -316,7 +316,7 @@ def family_fact(run: RunRead) -> ModelFamily | None:
     if not hits:
         return None
     best = min(hits, key=lambda h: h.rank)
-    tool = _tool(run, flags, best.family)
+    tool = _tool(run, flags)
     regime, regime_from = _regime(best.family, flags)
     return ModelFamily(
         side=run.side,

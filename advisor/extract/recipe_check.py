@@ -98,6 +98,12 @@ def _batch(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter]) -> t
     return None, None
 
 
+def _compare(value: float, high: float, low: float | None = None) -> tuple[float, float, str]:
+    """(value / high, (low or high) / value, above | below | within): where a run's value lies against a recipe's."""
+    above, below = value / high, (low if low is not None else high) / value
+    return above, below, "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+
+
 def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
@@ -119,9 +125,7 @@ def _lr_check(
         return None
     batch, batch_from = _batch(fam, recipe, hp)
     high, low = recipe.rate_at(batch)
-    above = lr / high
-    below = (low if low is not None else high) / lr
-    direction = "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+    above, below, direction = _compare(lr, high, low)
     if direction != "above" and "learning_rate" not in hp:
         return None  # the configured peak is at least the highest rate logged, not at most: only "above" holds
     at = (
@@ -176,8 +180,7 @@ def _epochs_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter
         epochs, origin = fam.epochs_logged, "the epoch the log has reached"
     if epochs is None or (epochs == hp.get("epochs") and hp["epochs"].is_default):
         return None
-    above, below = epochs / recipe.epochs, recipe.epochs / epochs
-    direction = "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+    above, below, direction = _compare(epochs, recipe.epochs)
     if direction != "above" and "epochs" not in hp:
         return None  # a log shows how far a run has come, not how far it was set to go
     how = f"{above:.3g}x" if direction == "above" else f"{1 / below:.2g} of" if direction == "below" else "at"
@@ -200,8 +203,7 @@ def _lora_check(
     else:
         lr_from = f"lr {lr:g}"
     step, usual = lr * fam.lora_scale, recipe.learning_rate * recipe.lora_scale
-    above, below = step / usual, usual / step
-    direction = "above" if above > 1.0001 else "below" if below > 1.0001 else "within"
+    above, below, direction = _compare(step, usual)
     text = (
         f"LoRA alpha/r = {fam.lora_scale:g} ({fam.lora_from}) with {lr_from}: the adapter's step scales as "
         f"lr x alpha/r = {step:.3g}, {above:.3g}x the recipe's {usual:.3g} (lr {recipe.learning_rate:g} x alpha/r "
