@@ -6,7 +6,9 @@ explain what the run shows? Here:
 
 1. A cause whose every supporting rule reads only settings, structure or data (``is_smell``) is a *warning*,
    not a cause, when the run plainly trains well, or when it shows symptoms the cause's mechanism cannot
-   produce (advisor/knowledge/symptom_causes.py). With a symptom it explains, the same smell is evidence.
+   produce (advisor/knowledge/symptom_causes.py). With a symptom it explains, the same smell is evidence. A
+   run whose held-out accuracy is at its ceiling has nothing to gain from training longer: the causes of a
+   training stopped short (SHORT_OF_CONVERGENCE) are warnings there too.
 2. With a symptom, every candidate cause gets a probability from the field's base rate for that symptom (the
    prior, advisor/knowledge/symptom_priors.py) and the rules' evidence (a likelihood ratio): the causes of one
    symptom compete for it, so a strong explanation takes probability from the others (Bayes' rule over
@@ -39,6 +41,10 @@ UNEXPLAINED_SHARE = 0.25
 #: causes listed from the prior alone: at most this many, each at this probability or more
 MAX_PRIOR_ONLY = 3
 MIN_PRIOR_ONLY = 0.03
+#: causes whose harm is a training stopped short of what it could reach (too few epochs, too small a rate): in a run
+#: whose held-out accuracy is at its ceiling (SymptomSummary.at_ceiling) they explain nothing and become warnings,
+#: whatever their evidence (a loss still falling at the end is true and harmless there)
+SHORT_OF_CONVERGENCE = frozenset({"insufficient_epochs", "lr_too_low"})
 
 
 def _odds(p: float) -> float:
@@ -91,7 +97,8 @@ def explain(
         c.check = CHECKS.get(c.id)
         c.rule_confidence = c.confidence
         c.explains = sorted(shown & EXPLAINS.get(c.id, frozenset(shown)))
-        if summary is not None and summary.status == "trains_well" and c.is_smell:
+        healthy = summary is not None and summary.status == "trains_well"
+        if healthy and (c.is_smell or (summary.at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
             smells.append(c)
         elif shown and c.is_smell and not explains(c.id, shown):
             smells.append(c)

@@ -180,15 +180,30 @@ def _epochs_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter
         epochs, origin = fam.epochs_logged, "the epoch the log has reached"
     if epochs is None or (epochs == hp.get("epochs") and hp["epochs"].is_default):
         return None
-    above, below, direction = _compare(epochs, recipe.epochs)
+    above, below, direction = _compare(epochs, recipe.epochs, recipe.epochs_low)
     if direction != "above" and "epochs" not in hp:
         return None  # a log shows how far a run has come, not how far it was set to go
-    how = f"{above:.3g}x" if direction == "above" else f"{1 / below:.2g} of" if direction == "below" else "at"
+    published = f"{recipe.epochs_low:g} to {recipe.epochs:g}" if recipe.epochs_low is not None else f"{recipe.epochs:g}"
+    how = f"{above:.3g}x" if direction == "above" else f"{1 / below:.2g} of" if direction == "below" else "within"
     text = (
-        f"{epochs:g} epochs ({origin}) is {how} the {recipe.epochs:g} of the {fam.title} recipe "
+        f"{epochs:g} epochs ({origin}) is {how} the {published} of the {fam.title} recipe "
         f"{'from scratch' if recipe.regime == 'scratch' else 'for ' + recipe.regime} [{recipe.title}]"
     )
-    return _check(fam, recipe, "epochs", epochs, origin, recipe.epochs, None, above, below, direction, None, None, text)
+    return _check(
+        fam,
+        recipe,
+        "epochs",
+        epochs,
+        origin,
+        recipe.epochs,
+        recipe.epochs_low,
+        above,
+        below,
+        direction,
+        None,
+        None,
+        text,
+    )
 
 
 def _lora_check(

@@ -80,6 +80,8 @@ SCORE_GAP = 0.15
 HEALTHY_ACCURACY = 0.9
 HEALTHY_CHANCE_RATIO = 0.2
 HEALTHY_DROP = 0.9
+#: a held-out accuracy this high has nothing left to gain: training longer or faster cannot raise it
+CEILING_ACCURACY = 0.99
 #: an accuracy below this share of chance (1/C), or below NEAR_ZERO_SCORE when C is unknown, contradicts a loss
 BELOW_CHANCE_SHARE = 0.5
 NEAR_ZERO_SCORE = 0.02
@@ -859,11 +861,13 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
         health = _health(curves, scores, _run(facts, ChanceLevel), majority, n_classes, binary)
         evidence = any(c.points >= 2 for c in curves) or bool(scores)
         status = "trains_well" if health else "unclear" if evidence else "no_evidence"
+    accuracy = next((s for s in scores if _is_accuracy(s)), None)
     summary = SymptomSummary(
         status=status,  # type: ignore[arg-type]
         primary=shown[0].name if shown else None,
         names=",".join(s.name for s in shown),
         count=len(shown),
         health=health,
+        at_ceiling=bool(health) and accuracy is not None and accuracy.best_value >= CEILING_ACCURACY,
     )
     return [*shown, summary]

@@ -100,4 +100,9 @@ class SymptomSummary(Fact):
     names: str = Field(default="", description="every symptom shown, comma-separated, most specific first")
     count: int = Field(default=0, description="number of symptoms shown")
     health: str = Field(default="", description="for trains_well: what shows it, in words")
+    at_ceiling: bool = Field(
+        default=False,
+        description="trains_well with a held-out accuracy of 0.99 or more: nothing left that training longer or "
+        "faster could gain",
+    )
     doc = "the run's symptoms at a glance: which is primary, or whether it trains well"

@@ -41,6 +41,8 @@ class Recipe:
     schedule: str | None = None
     #: epochs the recipe trains for (fine-tuning: the upper end of the published range)
     epochs: float | None = None
+    #: the lower end of the published range of epochs, where the authors give one (BERT: 2 to 4)
+    epochs_low: float | None = None
     weight_decay: float | None = None
     precision: str | None = None
     #: the usual LoRA alpha / r scale (LoRA rows)
@@ -151,6 +153,7 @@ RECIPES: tuple[Recipe, ...] = (
         warmup="10% of the steps (RoBERTa 6%)",
         schedule="linear decay",
         epochs=4,
+        epochs_low=2,
         weight_decay=0.01,
     ),
     Recipe(
@@ -199,7 +202,8 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe(
         "llm",
         "lora",
-        "LoRA/QLoRA fine-tuning (Dettmers et al. 2023: lr 2e-4 for 7B-13B, 1e-4 above; alpha/r about 1 to 2)",
+        "LoRA/QLoRA fine-tuning (Dettmers et al. 2023: lr 2e-4 for 7B-13B, 1e-4 above; alpha/r about 1 to 2; 1 to 3 "
+        "epochs)",
         "adamw",
         2e-4,
         16,
@@ -208,6 +212,7 @@ RECIPES: tuple[Recipe, ...] = (
         lr_low=1e-4,
         schedule="constant or cosine",
         epochs=3,
+        epochs_low=1,
         lora_scale=2.0,
     ),
     Recipe(
@@ -314,6 +319,7 @@ RECIPES: tuple[Recipe, ...] = (
         (_MS_BERT, _BERT),
         lr_low=1e-5,
         epochs=4,
+        epochs_low=2,
     ),
 )
 

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from tests.optional import importorskip
+
 torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("accelerate")
+transformers = importorskip("transformers", "PreTrainedModel", "TrainerCallback")
+importorskip("accelerate")
 pytestmark = pytest.mark.slow  # trains a small transformers model
 
 from advisor.capture.hf import AdvisorCallback

@@ -7,10 +7,12 @@ import os
 
 import pytest
 
+from tests.optional import importorskip
+
 if os.environ.setdefault("KERAS_BACKEND", "torch") != "torch":
     pytest.skip("these tests run Keras on the torch backend", allow_module_level=True)
 pytest.importorskip("torch")
-keras = pytest.importorskip("keras")
+keras = importorskip("keras")
 import numpy as np
 
 from advisor.capture.keras import AdvisorCallback

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.optional import importorskip
+
 torch = pytest.importorskip("torch")
-L = pytest.importorskip("lightning.pytorch")
+L = importorskip("lightning.pytorch")
 from torch import nn
 
 from advisor.capture.lightning import AdvisorCallback

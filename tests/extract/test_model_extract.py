@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.optional import importorskip
+
 from advisor.diagnosis import diagnose
 from advisor.extract import model as model_extract
 from advisor.extract.base import RunPair
@@ -160,7 +162,7 @@ def test_units_differ_from_the_class_count_of_the_named_data_set(tmp_path):
 
 @pytest.mark.slow
 def test_hf_config_and_keras_file(tmp_path):
-    transformers = pytest.importorskip("transformers")
+    transformers = importorskip("transformers", "PreTrainedModel", "TrainerCallback")
     cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
                                   num_labels=1, architectures=["BertForSequenceClassification"])
     cfg.save_pretrained(tmp_path)

@@ -78,6 +78,26 @@ def test_a_smell_in_a_run_that_trains_well_is_a_warning(tmp_path):
     assert "What the run shows: no symptom; it trains well (val_acc reaches 0.96)." in text
 
 
+def test_a_run_at_its_accuracy_ceiling_is_not_told_to_train_longer():
+    """A real transformers BERT fine-tune (tests/recipes/runs/hf_bert_recipe: 3 epochs at 5e-5, eval_accuracy 1.0
+    every epoch) whose losses still fall at the end: true, and harmless at accuracy 1.0, so a warning."""
+    report = advisor.diagnose(ROOT / "tests" / "recipes" / "runs" / "hf_bert_recipe")
+    assert report.summary.symptom_status == "trains_well"
+    assert "insufficient_epochs" in {c.id for c in report.smells}
+    assert "insufficient_epochs" not in {c.id for c in report.causes}
+
+
+def test_a_healthy_run_below_its_ceiling_may_still_be_told_to_train_longer(tmp_path):
+    """The same shape at val_acc 0.93, still rising at the last epoch of 3: training longer can still pay."""
+    lines = [f"epoch {e} loss {1.2 - 0.3 * e:.4f} val_loss {1.1 - 0.28 * e:.4f} val_acc {0.6 + 0.11 * e:.3f}"
+             for e in range(1, 4)]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "hparams.yaml").write_text("optimizer: adam\nlr: 0.001\nbatch_size: 32\nepochs: 3\n")
+    report = advisor.diagnose(tmp_path)
+    assert report.summary.symptom_status == "trains_well"
+    assert report.causes[0].id == "insufficient_epochs" and report.causes[0].confidence >= 0.5
+
+
 def test_the_same_smell_with_a_symptom_it_explains_is_a_cause(tmp_path):
     lines = [f"epoch {e} loss {v}" for e, v in enumerate(
         [2.3, 2.1, 9.5, 1.9, 14.2, 2.2, 1.8, 11.7, 2.0, 16.3, 1.9, 2.4, 13.1, 2.1, 1.7, 12.2], 1)]

@@ -10,6 +10,8 @@ import zipfile
 
 import pytest
 
+from tests.optional import importorskip
+
 from advisor.read import model_desc as md
 
 
@@ -73,7 +75,7 @@ def test_mindspore_angle_bracket_repr():
 @pytest.fixture(scope="module")
 def keras_model():
     os.environ.setdefault("KERAS_BACKEND", "torch")
-    keras = pytest.importorskip("keras")
+    keras = importorskip("keras")
     model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(32, activation="relu"),
                               keras.layers.Dropout(0.2), keras.layers.Dense(10, activation="softmax")])
     model.compile(optimizer=keras.optimizers.Adam(1e-3),
@@ -127,7 +129,7 @@ def test_keras_file_too_large_member_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_hf_config_from_transformers(tmp_path):
-    transformers = pytest.importorskip("transformers")
+    transformers = importorskip("transformers", "PreTrainedModel", "TrainerCallback")
     cfg = transformers.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
                                   num_labels=3, architectures=["BertForSequenceClassification"])
     cfg.save_pretrained(tmp_path)

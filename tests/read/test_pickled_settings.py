@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.optional import importorskip
+
 from advisor.extract import extract_facts
 from advisor.extract.base import RunPair
 from advisor.inventory import RunFolder
@@ -38,7 +40,7 @@ def test_fields_as_training_arguments_to_dict_gives_them():
 
 def test_same_as_torch_load_where_torch_is_installed():
     torch = pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    importorskip("transformers", "PreTrainedModel", "TrainerCallback")
     ref = torch.load(ARGS, weights_only=False).to_dict()  # the test's own file, trusted
     got = read_training_args(ARGS.read_bytes())
     shared = set(ref) & set(got)

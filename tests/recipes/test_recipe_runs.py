@@ -55,23 +55,7 @@ def _setting(name: str) -> str:
     return "learning_rate"
 
 
-#: recipe runs a generic rule still blames for stopping early (a few epochs of a small fine-tune): issue 26
-KNOWN_FALSE_ALARMS = {"hf_bert_recipe", "peft_lora_recipe"}
-
-
-@pytest.mark.parametrize(
-    "entry",
-    [
-        pytest.param(
-            e, marks=pytest.mark.xfail(strict=True, reason="insufficient_epochs at >= 50% on a short fine-tune")
-        )
-        if e["run"] in KNOWN_FALSE_ALARMS
-        else e
-        for e in ENTRIES
-        if not e.get("setting")
-    ],
-    ids=lambda e: e["run"],
-)
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if not e.get("setting")], ids=lambda e: e["run"])
 def test_a_run_at_its_recipe_gets_no_recipe_rule_and_no_cause(entry: dict) -> None:
     report = diagnose(RUNS / entry["run"])
     assert not _recipe_items(report), [e.text for _c, e in _recipe_items(report)]
