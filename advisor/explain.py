@@ -98,7 +98,8 @@ def explain(
         c.rule_confidence = c.confidence
         c.explains = sorted(shown & EXPLAINS.get(c.id, frozenset(shown)))
         healthy = summary is not None and summary.status == "trains_well"
-        if healthy and (c.is_smell or (summary.at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
+        at_ceiling = summary is not None and summary.at_ceiling
+        if healthy and (c.is_smell or (at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
             smells.append(c)
         elif shown and c.is_smell and not explains(c.id, shown):
             smells.append(c)
