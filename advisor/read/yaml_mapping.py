@@ -1,7 +1,9 @@
 """YAML configuration files -> Python values, safely (the YAML half of read/hparams.py).
 
 A ``yaml.SafeLoader`` subclass only (tags that would build Python objects are refused), with an alias cap
-against "billion laughs" anchor bombs and a nesting cap. Kept apart from read/hparams.py so that PyYAML is
+against "billion laughs" anchor bombs and a nesting cap. One Python tag is read, as the list it holds:
+``!!python/tuple``, which Lightning's ``save_hyperparameters`` writes for any tuple (``betas: !!python/tuple
+[0.9, 0.999]``); building a list of plain values runs no code. Kept apart from read/hparams.py so that PyYAML is
 imported only when a run has a YAML file: a run of JSON configs and logs does not load it.
 """
 
@@ -39,6 +41,14 @@ def _construct_int(self, node):  # type: ignore[no-untyped-def]
     return yaml.SafeLoader.construct_yaml_int(self, node)
 
 
+def _construct_tuple(self, node):  # type: ignore[no-untyped-def]
+    """``!!python/tuple`` as a list of its (safely constructed) items."""
+    return self.construct_sequence(node, deep=True)
+
+
+_TUPLE_TAG = "tag:yaml.org,2002:python/tuple"
+
+
 def _construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
     """As SafeLoader (the last of a duplicated key wins), noting each duplicated key with its line."""
     seen: set = set()
@@ -67,6 +77,7 @@ class _CountingLoader(yaml.SafeLoader):
 
 
 _CountingLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_CountingLoader.add_constructor(_TUPLE_TAG, _construct_tuple)
 
 _CLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser and composer, when PyYAML was built with it
 
@@ -79,6 +90,7 @@ if _CLoader is not None:
         construct_mapping = _construct_mapping  # type: ignore[assignment]
 
     _FastLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    _FastLoader.add_constructor(_TUPLE_TAG, _construct_tuple)
 
 
 def _checked_shallow(text: str) -> None:

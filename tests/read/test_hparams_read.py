@@ -28,6 +28,23 @@ def test_anchor_bomb_is_refused(tmp_path):
         load_mapping(p)
 
 
+def test_lightning_tuple_tag_is_read_as_a_list():
+    """Lightning's save_hyperparameters writes every tuple as ``!!python/tuple`` (a real Lightning 2 file, made by
+    tests/recipes/make/lightning_vit.py); its items are plain values, read as a list, and the rest of the file with it."""
+    from pathlib import Path
+
+    p = Path(__file__).parents[1] / "recipes" / "runs" / "lightning_vit_recipe_rate_few_epochs" / "lightning_logs" / "version_0"
+    flat = flatten(load_mapping(p / "hparams.yaml"))
+    assert flat["betas"] == [0.9, 0.999] and flat["lr"] == 3.125e-05 and flat["optimizer"] == "AdamW"
+
+
+def test_tuple_tag_on_a_mapping_is_refused(tmp_path):
+    p = tmp_path / "hparams.yaml"
+    p.write_text("betas: !!python/tuple {a: 1}\n")
+    with pytest.raises(HparamReadError, match="tag refused"):
+        load_mapping(p)
+
+
 def test_python_tag_is_refused_not_constructed(tmp_path):
     p = tmp_path / "config.yaml"
     p.write_text("lr: !!python/object/apply:os.system ['touch pwned']\n")

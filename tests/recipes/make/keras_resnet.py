@@ -2,7 +2,7 @@
 
     python tests/recipes/make/keras_resnet.py OUTDIR
 
-writes OUTDIR/keras_resnet_recipe/ and OUTDIR/keras_resnet_lr_unscaled/, each
+writes OUTDIR/keras_resnet_recipe_rate_few_epochs/ and OUTDIR/keras_resnet_lr_unscaled/, each
 holding what the run itself wrote: train.log (stdout+stderr), training.csv
 (keras CSVLogger) and hparams.yaml (the settings the script keeps).
 
@@ -20,7 +20,7 @@ import sys
 
 RUNS = {
     # name: (learning_rate)
-    "keras_resnet_recipe": 0.1 * 32 / 256,   # 0.0125
+    "keras_resnet_recipe_rate_few_epochs": 0.1 * 32 / 256,   # 0.0125
     "keras_resnet_lr_unscaled": 1.6,         # batch-4096 rate at batch 32
 }
 SEED = 1234

@@ -2,7 +2,7 @@
 
     python tests/recipes/make/lightning_vit.py OUTDIR
 
-writes OUTDIR/lightning_vit_recipe/, OUTDIR/lightning_vit_lr_high/ and
+writes OUTDIR/lightning_vit_recipe_rate_few_epochs/, OUTDIR/lightning_vit_lr_high/ and
 OUTDIR/lightning_vit_lr_0p01/, each
 holding what the run itself wrote: train.log (stdout+stderr), config.json
 (the HF ViTConfig) and lightning_logs/version_0/{hparams.yaml,metrics.csv}
@@ -28,7 +28,7 @@ import sys
 BATCH = 32
 RUNS = {
     # name: (learning_rate, warmup_epochs)
-    "lightning_vit_recipe": (5e-4 * BATCH / 512, 5),   # 3.125e-5
+    "lightning_vit_recipe_rate_few_epochs": (5e-4 * BATCH / 512, 5),   # 3.125e-5
     "lightning_vit_lr_high": (1.0, 0),                 # 32000x the scaled recipe
     "lightning_vit_lr_0p01": (1e-2, 0),                # 320x: still trains here
 }
