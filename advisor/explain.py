@@ -16,7 +16,9 @@ explain what the run shows? Here:
    names and no rule fired for is still listed, at its prior: the differential an expert would start from.
 3. Every cause gets the one cheapest check that confirms or rules it out (advisor/knowledge/cause_checks.py).
 
-Without a symptom (and without a healthy training to show) nothing changes: the rules' confidences stand.
+Without a symptom (and without a healthy training to show) nothing changes: the rules' confidences stand. A cause
+only the user's rules support (``user_rules_only``) is left as its rules say, in steps 1 and 2: a team's rule is its
+policy (a setting it forbids), and its author wrote the confidence.
 docs/calibration.md describes the model and how it was fitted.
 """
 
@@ -99,7 +101,9 @@ def explain(
         c.explains = sorted(shown & EXPLAINS.get(c.id, frozenset(shown)))
         healthy = summary is not None and summary.status == "trains_well"
         at_ceiling = summary is not None and summary.at_ceiling
-        if healthy and (c.is_smell or (at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
+        if c.user_rules_only:  # the user's own rules: a team's policy, reported as its author wrote it
+            kept.append(c)
+        elif healthy and (c.is_smell or (at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
             smells.append(c)
         elif shown and c.is_smell and not explains(c.id, shown):
             smells.append(c)
@@ -110,11 +114,16 @@ def explain(
         return kept, smells
     excluded = {c.id for c in kept} | {c.id for c in smells} | {c.id for c in ruled_out}
     extra = [_candidate(cause, p, shown) for cause, p in prior.items() if cause != "other" and cause not in excluded]
-    for c in kept:
+    weighed = [c for c in kept if not c.user_rules_only]  # a user's rules say what they mean: no prior over them
+    for c in weighed:
         c.prior = round(prior_of(c.id, prior, shown), 4)
-    probs = posterior({c.id: c.confidence for c in kept}, prior, shown, [c.id for c in extra])
-    for c in kept + extra:
+    probs = posterior({c.id: c.confidence for c in weighed}, prior, shown, [c.id for c in extra])
+    # the user's causes hold the share their rules give them; the prior's differential shares what is left
+    left = max(0.0, 1.0 - sum(c.confidence for c in kept if c.user_rules_only))
+    for c in weighed:
         c.confidence = round(probs[c.id], 4)
+    for c in extra:
+        c.confidence = round(probs[c.id] * left, 4)
     extra = sorted((c for c in extra if c.confidence >= MIN_PRIOR_ONLY), key=sort_key)[:MAX_PRIOR_ONLY]
     return sorted(kept + extra, key=sort_key), smells
 

@@ -13,8 +13,9 @@ Combination (documented in docs/writing-rules.md, tested in tests/test_rank.py):
 - opposing rules (c < 0) the same on |c|: N = 1 - Π(1 - |c|);
 - the two merge with the certainty-factor formula CF = (P - N) / (1 - min(P, N)),
   kept as ``raw_confidence``; the reported confidence is CF through the
-  calibration map (advisor/calibration.py), 0 where CF <= 0.
-
+  calibration map (advisor/calibration.py), 0 where CF <= 0. The map was fitted
+  on the built-in rules: a cause only the user's rules support reports CF itself
+  (``user_rules_only``), so a rule written at 0.5 reads 50 %.
 Why this and not MYCIN's pairwise rule applied in sequence: MYCIN's mixed-sign
 step is not associative, so the result would depend on rule order. Pooling
 each sign first with noisy-OR is commutative and associative, reaches 1 only
@@ -30,6 +31,7 @@ from typing import Iterable
 
 from advisor.calibration import calibrate
 from advisor.causes import CAUSE_BY_ID
+from advisor.rulebase import cache
 from advisor.rulebase.infer import Firing
 from advisor.rulebase.schema import SEVERITY_RANK, Rule
 from advisor.report.model import CauseReport, EvidenceItem
@@ -147,6 +149,11 @@ def observes(rule: Rule) -> bool:
     return any(p.kind in OBSERVED_KINDS for p in rule.patterns())
 
 
+def builtin(rule: Rule) -> bool:
+    """Whether ``rule`` is one of the shipped rules (loaded from the built-in rule base), not the user's."""
+    return cache.origin(rule) is not None
+
+
 def sort_key(c: CauseReport) -> tuple:
     """Best first: a found pre-check cause (the benchmark itself is not a valid reference) comes first, since
     nothing compared against that baseline can be trusted (routine.md, pre-tuning check); then confidence."""
@@ -185,13 +192,16 @@ def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
                     seen.add(key)
                     remedies.append(r)
         known = CAUSE_BY_ID.get(cause_id)
-        title = known.title if known else (support or oppose)[0].rule.title
+        first = (support or oppose)[0].rule
+        title = known.title if known else first.cause_title or first.title
+        # the calibration map was fitted on the built-in rules' outputs: a user's rules say what they mean
+        users_only = not any(builtin(f.rule) for f in per_rule.values())
         ranked.append(
             CauseReport(
                 id=cause_id,
                 title=title,
                 stage=known.stage if known else None,
-                confidence=round(calibrate(conf), 4),
+                confidence=round(max(conf, 0.0) if users_only else calibrate(conf), 4),
                 raw_confidence=round(conf, 4),
                 severity=severity,
                 evidence=[_evidence(f) for f in support],
@@ -199,6 +209,7 @@ def rank(firings: list[Firing]) -> tuple[list[CauseReport], list[CauseReport]]:
                 remedies=remedies,
                 rules=sorted(per_rule),
                 is_smell=bool(support) and not any(observes(f.rule) for f in support),
+                user_rules_only=users_only,
             )
         )
     ranked.sort(key=sort_key)

@@ -44,8 +44,9 @@ def test_json_report_follows_the_contract(runs, capsys):
     data = json.loads(out)
     assert code == 0
     assert set(data) >= {"advisor_version", "run", "baseline", "causes", "findings", "checks", "inputs"}
-    (cause,) = data["causes"]
-    assert cause["id"] == "lr_too_high" and 0 <= cause["confidence"] <= 1
+    cause = data["causes"][0]  # then the differential of a NaN loss, sharing what the user's rule leaves
+    assert cause["id"] == "lr_too_high" and cause["confidence"] == 0.8 and cause["user_rules_only"]
+    assert sum(c["confidence"] for c in data["causes"]) <= 1.0 + 1e-6
     assert cause["evidence"][0]["rule"] == "test-loss-diverges-at-large-lr"
     assert {c["stage"] for c in data["checks"]} >= {"loss_curve", "network_wide_comparison", "random_errors"}
     assert {"path": "metrics.jsonl", "kind": "metrics", "status": "used"}.items() <= data["inputs"][-1].items() or \
@@ -165,7 +166,7 @@ def test_python_api_matches_cli(runs):
 
     d = advisor.diagnose(runs["diverging"], rules=[DIVERGE], only_rules=True)
     assert isinstance(d, advisor.Diagnosis)
-    assert [c.id for c in d.causes] == ["lr_too_high"]
+    assert [c.id for c in d.found()] == ["lr_too_high"]
     again = advisor.diagnose(runs["diverging"], rules=[DIVERGE], only_rules=True)
     assert again.model_dump() == d.model_dump()  # same diagnosis twice: identical
 

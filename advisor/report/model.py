@@ -40,6 +40,11 @@ class CauseReport(BaseModel):
         description="every supporting rule reads only settings, structure or data (a setting that often causes "
         "trouble), none a curve, score, tensor or dump of the run: a cause only if the run shows a symptom it explains",
     )
+    user_rules_only: bool = Field(
+        default=False,
+        description="every rule behind the cause is the user's (--rules): its confidence is what those rules "
+        "say, combined as docs/writing-rules.md describes, neither calibrated nor weighed against a prior",
+    )
     rule_confidence: float | None = Field(
         default=None,
         description="the rules' calibrated confidence before it was weighed against the symptom's prior "

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from advisor.evidence_format import FILTERS
+from advisor.facts.base import Source
 
 
 #: budgets of one evidence text (a user's rule file is untrusted: a template must not hang or flood)
@@ -234,6 +235,11 @@ def render_evidence(text: str, facts: dict[str, Any], params: dict[str, Any], sh
     ctx["params"] = dict(params)
     for alias, fact in facts.items():
         data = fact.model_dump() if hasattr(fact, "model_dump") else dict(fact)
+        source = getattr(fact, "source", None)
+        if isinstance(source, Source):  # where the fact was read, as the report cites it: 'hparams.yaml:3'
+            data["source"] = source.cite()
+        elif isinstance(data.get("source"), dict) and data["source"].get("path"):
+            data["source"] = Source(**data["source"]).cite()
         ctx[alias] = _FactView(data)
     plain = _render_plain(text, ctx) if shipped else None
     if plain is not None:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from advisor.causes import CAUSE_BY_ID
 from advisor.errors import Diagnostic
 import advisor.facts as vocabulary
+from advisor.rulebase import declared_causes
 from advisor.rulebase import schema as S
 from advisor.rulebase.positions import PosDict, PosList
 from advisor.rulebase.evidence import template_env
@@ -182,7 +183,8 @@ class _RuleChecker:
                     f"cause '{cause}' is not in the cause catalogue (a custom cause)",
                     code="unknown-cause",
                     severity="warning",
-                    hint=_suggest(cause, CAUSE_BY_ID),
+                    hint=_suggest(cause, CAUSE_BY_ID)
+                    or "declare it in a causes.yaml beside the rule file (`my_cause: its title`) to silence this",
                 )
         finding = d.get("finding")
         if finding is not None and (not isinstance(finding, str) or not ID_RE.match(finding)):
@@ -761,7 +763,13 @@ def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file()))
+            files.extend(
+                sorted(
+                    f
+                    for f in p.rglob("*")
+                    if f.suffix in (".yaml", ".yml") and f.is_file() and not declared_causes.is_causes_file(f)
+                )
+            )
         elif p.is_file():
             files.append(p)
         else:
@@ -773,9 +781,21 @@ def load_rules(
     paths: Iterable[str | Path], display_root: Path | None = None, trusted: bool = False
 ) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Every rule in the files/folders given; all problems (including duplicate ids) at once."""
-    files, diags = rule_files(paths)
+    given = [Path(p) for p in paths]
+    files, diags = rule_files(given)
     rules: list[S.Rule] = []
+    declared: dict[Path, dict[str, str]] = {}  # causes.yaml -> its declarations, each file read once
     for f in files:
+        if not trusted:
+            root = next((p for p in given if p.is_dir() and f.is_relative_to(p)), f.parent)
+            known: dict[str, str] = {}
+            for cf in declared_causes.causes_files_for(f, root):
+                if cf not in declared:
+                    declared[cf], cf_diags = declared_causes.read_causes_file(cf)
+                    diags.extend(cf_diags)
+                known = declared[cf] | known  # the nearest declaration wins
+        else:
+            known = {}
         shown = str(f.relative_to(display_root)) if display_root and f.is_relative_to(display_root) else str(f)
         try:
             raw = f.read_bytes()
@@ -791,9 +811,20 @@ def load_rules(
             diags.append(Diagnostic(path=shown, code="rule-file", message=f"cannot read the rule file: {exc}"))
             continue
         file_rules, file_diags = parse_rules_text(text, shown, trusted)
+        if known:
+            declared_here = {r.cause for r in file_rules if r.cause in known}
+            file_diags = [d for d in file_diags if not (d.code == "unknown-cause" and _diag_cause(d) in declared_here)]
+            for r in file_rules:
+                if r.cause in known:
+                    r.cause_title = known[r.cause]
         diags.extend(file_diags)
         rules.extend(file_rules)
     return merge_rule_sets([(rules, diags)])
+
+
+def _diag_cause(d: Diagnostic) -> str | None:
+    m = re.match(r"cause '([^']+)' is not in the cause catalogue", d.message)
+    return m.group(1) if m else None
 
 
 def merge_rule_sets(

@@ -109,6 +109,8 @@ class Rule:
     tags: list[str] = field(default_factory=list)
     path: str = ""
     pos: Pos = (1, 1)
+    #: the title a causes.yaml beside the rule file declares for its custom cause id
+    cause_title: str | None = None
 
     @property
     def concludes(self) -> str:
