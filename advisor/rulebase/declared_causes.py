@@ -18,8 +18,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 from advisor.errors import Diagnostic
 
 CAUSES_FILE_NAMES = ("causes.yaml", "causes.yml")
@@ -45,6 +43,8 @@ def causes_files_for(rule_file: Path, root: Path) -> list[Path]:
 
 def read_causes_file(path: Path) -> tuple[dict[str, str], list[Diagnostic]]:
     """{cause id: title} of one causes.yaml, and a diagnostic per problem (the rest of the file is still read)."""
+    import yaml  # only when a causes.yaml exists: a diagnosis without one does not load PyYAML
+
     shown = str(path)
     try:
         raw = path.read_bytes()
