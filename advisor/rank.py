@@ -140,6 +140,7 @@ OBSERVED_KINDS = frozenset(
         "finding",
         "symptom",
         "symptom_summary",
+        "baseline_comparability",  # the pair itself: a baseline of another problem voids the comparison
     }
 )
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import cast
 
-from advisor.extract import chance, hparams, loss_curve, model_family, recipe_check, symptoms
+from advisor.extract import baseline_comparability, chance, hparams, loss_curve, model_family, recipe_check, symptoms
 from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.facts.base import Fact
@@ -56,6 +56,12 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("evaluation", _when("advisor.extract.evaluation", lambda pair: any(side.logs for side in pair.sides()))),
 )
 
+#: (name, function): steps between the extractors and the combiners that may withhold facts (with a fact that
+#: says so): a baseline that trains another problem is no reference, so nothing compares the run with it
+GATES: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (
+    ("baseline_comparability", baseline_comparability.gate),
+)
+
 #: (name, function): steps that read the facts of several extractors (after all of them) and add facts
 COMBINERS: tuple[tuple[str, Callable[[Sequence[Fact]], list[Fact]]], ...] = (
     ("chance_level", chance.chance_levels),
@@ -88,6 +94,11 @@ def extract_facts(pair: RunPair, extractors: tuple[tuple[str, Extractor], ...] =
         try:
             total.merge(fn(pair))
         except Exception as exc:  # a bug in one extractor must not hide the others' results
+            total.inputs.append(_failed(name, exc))
+    for name, gate in GATES:
+        try:
+            total.facts = gate(list(total.facts))
+        except Exception as exc:  # a failed gate withholds nothing
             total.inputs.append(_failed(name, exc))
     for name, combine in COMBINERS:
         try:

@@ -39,3 +39,24 @@ class BenchmarkGap(Fact):
     score_band: float | None = Field(default=None, description="relative score difference counted as noise")
     text: str = Field(default="", description="the gap in words: metric, size, step")
     doc = "the run against its baseline as a whole: where it leaves the noise band, by how much, on which metric"
+
+
+class BaselineComparability(Fact):
+    """Whether the baseline trains the same problem as the run: task, class count, model family.
+
+    Only what both sides state is compared (an unknown on either side is not a difference). A baseline that
+    differs in the problem it solves is no reference: its curves, settings and operator outputs are not
+    compared with the run's (those facts are withheld) and the report says why."""
+
+    kind: Literal["baseline_comparability"] = "baseline_comparability"
+    comparable: bool = Field(description="nothing both sides state differs in the problem they solve")
+    reasons: str = Field(default="", description="what differs, in words, '; '-joined")
+    differences: int = Field(default=0, description="how many of task, class count and model family differ")
+    task_run: str | None = Field(default=None, description="the run's task (binary, multiclass, regression, ...)")
+    task_baseline: str | None = Field(default=None, description="the baseline's task")
+    n_classes_run: int | None = Field(default=None, description="the run's class count")
+    n_classes_baseline: int | None = Field(default=None, description="the baseline's class count")
+    family_run: str | None = Field(default=None, description="the run's model family (advisor/knowledge/recipes.py)")
+    family_baseline: str | None = Field(default=None, description="the baseline's model family")
+    withheld: int = Field(default=0, description="comparison facts withheld because the baseline is no reference")
+    doc = "whether the baseline trains the same problem as the run (task, class count, model family)"
