@@ -23,6 +23,8 @@ from advisor.explain import explain
 from advisor.rank import rank
 from advisor.read.run import RunRead, read_run
 from advisor.report.model import Chart, CheckReport, CrashReport, FindingReport, Report, Summary
+from advisor.facts.recipe import TrainingTool
+from advisor.knowledge import capture_hints
 from advisor.rulebase import builtin_rules_dir
 from advisor.rulebase.infer import RuleBase
 from advisor.rulebase.load import load_rules, merge_rule_sets, rule_files
@@ -77,6 +79,7 @@ _STAGE_INPUTS = {
 
 
 def _checks(extraction: Extraction) -> list[CheckReport]:
+    tool = next((f.tool for f in extraction.facts if isinstance(f, TrainingTool) and f.side == "run"), None)
     ran: dict[str, list[str]] = {}
     notes: dict[str, list[str]] = {}
     for c in extraction.checks:
@@ -98,7 +101,7 @@ def _checks(extraction: Extraction) -> list[CheckReport]:
                 listed = "; ".join(f"{i.path} ({i.why})" for i in bad[:3])
                 why, enable = f"found but could not be read: {listed}", f"fix or re-export {listed}; or {s.enable}"
             else:
-                why, enable = "no input for this stage in the run", s.enable
+                why, enable = "no input for this stage in the run", capture_hints.hint(s.id, tool) or s.enable
             out.append(CheckReport(stage=s.id, title=s.title, status="skipped", why=why, enable=enable))
     return out
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from advisor.extract.base import Extraction, RunPair
 from advisor.facts.base import Source
-from advisor.facts.recipe import ModelFamily
+from advisor.facts.recipe import ModelFamily, TrainingTool
 from advisor.knowledge.recipes import FAMILY_NAMES, HF_MODEL_TYPES, family_task, family_title
 from advisor.read.hparams import flatten
 from advisor.read.run import RunRead
@@ -63,17 +63,19 @@ _TOOLS = (
     (re.compile(r" - mmdet - |mmengine - INFO|mmdet\.|mmdetection"), "mmdetection"),
     (re.compile(r"\bd2\.(?:engine|utils|data)|detectron2"), "detectron2"),
 )
+#: log formats -> the tool that writes them, most specific first: a Lightning or MindSpore run may also print a
+#: dict line that reads like a Trainer log ("hf_trainer_print"), so that one decides last
 _FORMAT_TOOLS = {
-    "hf_trainer_print": "transformers",
-    "hf_trainer_state": "transformers",
+    "lightning": "lightning",
     "keras": "keras",
     "keras_csvlogger": "keras",
-    "lightning": "lightning",
-    "ultralytics": "ultralytics",
     "mindspore": "mindspore",
+    "ultralytics": "ultralytics",
     "yolo": "ultralytics",
     "megatron": "megatron",
     "timm": "timm",
+    "hf_trainer_state": "transformers",
+    "hf_trainer_print": "transformers",
 }
 _SPLIT = re.compile(r"[\s\-_./\\:]+")
 _CFG_SUFFIX = re.compile(r"\.(?:ya?ml|py|json|cfg|pt|pth|ckpt|safetensors|bin)$", re.I)
@@ -260,18 +262,21 @@ def _pretrained_flag(last: str, value: Any, where: str) -> dict[str, Any]:
     return {}
 
 
-def _tool(run: RunRead, flags: dict[str, Any]) -> str | None:
+def _tool(run: RunRead, flags: dict[str, Any]) -> tuple[str, str] | None:
+    """(the tool that made the run, what says so)."""
     if "tool" in flags:
-        return flags["tool"][0]
+        tool, where = flags["tool"]
+        return tool, f"{where} (its banner)"
     if flags.get("lora_from") or flags.get("lora_setting"):
-        return "peft"
-    formats: set[str] = set()
+        return "peft", str(flags.get("lora_from") or flags.get("lora_setting"))
+    formats: dict[str, str] = {}
     for log in run.logs:
         if log.read is not None:
-            formats |= log.read.formats
+            for fmt in log.read.formats:
+                formats.setdefault(fmt, run.shown(log.rel))
     for fmt, tool in _FORMAT_TOOLS.items():
         if fmt in formats:
-            return tool
+            return tool, f"{formats[fmt]} (its log format)"
     return None
 
 
@@ -316,7 +321,8 @@ def family_fact(run: RunRead) -> ModelFamily | None:
     if not hits:
         return None
     best = min(hits, key=lambda h: h.rank)
-    tool = _tool(run, flags)
+    made_by = _tool(run, flags)
+    tool = made_by[0] if made_by else None
     regime, regime_from = _regime(best.family, flags)
     return ModelFamily(
         side=run.side,
@@ -335,10 +341,17 @@ def family_fact(run: RunRead) -> ModelFamily | None:
     )
 
 
+def tool_fact(run: RunRead) -> TrainingTool | None:
+    made_by = _tool(run, _hits(run)[1])
+    if made_by is None:
+        return None
+    return TrainingTool(side=run.side, tool=made_by[0], recognised_from=made_by[1])
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
-        fact = family_fact(side)
-        if fact is not None:
-            out.facts.append(fact)
+        for fact in (family_fact(side), tool_fact(side)):
+            if fact is not None:
+                out.facts.append(fact)
     return out

@@ -73,3 +73,15 @@ class RecipeCheck(Fact):
     references: str = Field(description="all the row's references, space-separated")
     text: str = Field(description="one sentence: the setting, the run's value, the recipe's, by how much")
     doc = "a setting of the run against its model family's published recipe (scaled to the run's batch)"
+
+
+class TrainingTool(Fact):
+    """The tool that made the run (its logs' format or banner): what a hint to record more should be written for."""
+
+    kind: Literal["training_tool"] = "training_tool"
+    tool: str = Field(
+        description="transformers, peft, lightning, keras, mindspore, ultralytics, mmdetection, detectron2, timm, "
+        "megatron"
+    )
+    recognised_from: str = Field(description="the file and what in it says so")
+    doc = "the tool that made the run, from its logs' format or banner"
