@@ -133,7 +133,7 @@ def _lr_check(
         if batch is not None and recipe.scaling != "none"
         else f"(published for batch {recipe.batch:g}{'; the run states no batch' if batch is None else ''})"
     )
-    rng = f"{_fmt(low)}-{_fmt(high)}" if low is not None else _fmt(high)
+    rng = f"{_fmt(low)} to {_fmt(high)}" if low is not None else _fmt(high)
     if direction == "above":
         how = f"{above:.3g}x the recipe's {rng}"
     elif direction == "below":

@@ -200,6 +200,9 @@ def _explodes(curves: list[LossCurve], grads: list[GradNormTrend], task: Task | 
         if train.diverged or (train.peak_over_start_ratio or 0) >= PEAK_OVER_START:
             peak = train.peak_over_start_ratio
             size = f" to {_num(peak)}x its start level" if peak is not None and peak > 1 else ""
+            low = train.min_value
+            if low is not None and train.first_value is not None and low < train.first_value / 2:
+                size = f" from its lowest value, {_num(low)},{size or ' back up'}"
             return [
                 _on(
                     train,
