@@ -213,6 +213,22 @@ def main(argv: list[str] | None = None) -> int:
         part = [x for x in every if FAMILY.get(x[2], "(no symptom)") == fam]
         tops = [x for x in top if FAMILY.get(x[2], "(no symptom)") == fam]
         print(f"  {fam:<16} {len(part):>6} {ece(part):6.3f} {len(tops):>5} {ece(tops):14.3f}")
+    # the shipped base rate involves no fit on these runs: its figures need no cross-validation
+    from advisor.explain import RULE_BASE_RATE
+
+    shipped = predictions(recs, RULE_BASE_RATE, top_only=True)
+    print(f"at the shipped base rate {RULE_BASE_RATE} (advisor/explain.py): top cause of each run, ECE {ece(shipped):.3f}")
+    print(f"  {'symptom family':<16} {'runs':>5} {'ECE':>6} {'confidence':>10} {'right':>6}")
+    for fam in sorted(set(FAMILY.values())) + ["(no symptom)"]:
+        tops = [x for x in shipped if FAMILY.get(x[2], "(no symptom)") == fam]
+        if tops:
+            conf, hit = sum(p for p, _, _ in tops) / len(tops), sum(h for _, h, _ in tops) / len(tops)
+            print(f"  {fam:<16} {len(tops):>5} {ece(tops):6.3f} {conf:10.2f} {hit:6.2f}")
+    for name in sorted({r["set"] for r in recs}):
+        tops = predictions([r for r in recs if r["set"] == name], RULE_BASE_RATE, top_only=True)
+        if tops:
+            conf, hit = sum(p for p, _, _ in tops) / len(tops), sum(h for _, h, _ in tops) / len(tops)
+            print(f"  set {name:<12} {len(tops):>5} {ece(tops):6.3f} {conf:10.2f} {hit:6.2f}")
     return 0
 
 
