@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from advisor.facts.base import Fact
 from advisor.facts.hparams import Hyperparameter
@@ -141,10 +142,41 @@ def _lr_check(
     else:
         how = f"within the recipe's {rng}"
     text = f"learning rate {lr:g} ({origin}) is {how} {at} for {fam.title} [{recipe.title}]"
-    return _check(fam, recipe, "learning_rate", lr, origin, high, low, above, below, direction, batch, batch_from, text)
+    return _check(
+        fam,
+        recipe,
+        setting="learning_rate",
+        value=lr,
+        origin=origin,
+        recipe_value=high,
+        low=low,
+        above=above,
+        below=below,
+        direction=direction,
+        batch=batch,
+        batch_from=batch_from,
+        text=text,
+    )
 
 
-def _check(fam, recipe, setting, value, origin, rv, low, above, below, direction, batch, batch_from, text, **kw):
+def _check(
+    fam: ModelFamily,
+    recipe: Recipe,
+    *,
+    setting: str,
+    value: float | None,
+    origin: str | None,
+    direction: str,
+    text: str,
+    recipe_value: float | None = None,
+    low: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    batch: float | None = None,
+    batch_from: str | None = None,
+    **kw: Any,
+) -> RecipeCheck:
+    """The ``recipe_check`` fact of one setting, with the recipe row it was read against."""
     return RecipeCheck(
         side=fam.side,
         source=fam.source,
@@ -154,7 +186,7 @@ def _check(fam, recipe, setting, value, origin, rv, low, above, below, direction
         setting=setting,
         run_value=value,
         run_value_from=origin,
-        recipe_value=rv,
+        recipe_value=recipe_value,
         recipe_low=low,
         times_above=above,
         times_below=below,
@@ -192,17 +224,15 @@ def _epochs_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter
     return _check(
         fam,
         recipe,
-        "epochs",
-        epochs,
-        origin,
-        recipe.epochs,
-        recipe.epochs_low,
-        above,
-        below,
-        direction,
-        None,
-        None,
-        text,
+        setting="epochs",
+        value=epochs,
+        origin=origin,
+        recipe_value=recipe.epochs,
+        low=recipe.epochs_low,
+        above=above,
+        below=below,
+        direction=direction,
+        text=text,
     )
 
 
@@ -227,17 +257,14 @@ def _lora_check(
     return _check(
         fam,
         recipe,
-        "lora_scale",
-        fam.lora_scale,
-        fam.lora_from,
-        recipe.lora_scale,
-        None,
-        above,
-        below,
-        direction,
-        None,
-        None,
-        text,
+        setting="lora_scale",
+        value=fam.lora_scale,
+        origin=fam.lora_from,
+        recipe_value=recipe.lora_scale,
+        above=above,
+        below=below,
+        direction=direction,
+        text=text,
     )
 
 
@@ -269,17 +296,11 @@ def _precision_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparame
     return _check(
         fam,
         recipe,
-        "precision",
-        None,
-        fp16,
-        None,
-        None,
-        None,
-        None,
-        "differs",
-        None,
-        None,
-        text,
+        setting="precision",
+        value=None,
+        origin=fp16,
+        direction="differs",
+        text=text,
         run_text="fp16",
         recipe_text=recipe.precision,
     )

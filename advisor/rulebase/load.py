@@ -13,7 +13,7 @@ import re
 import types
 import typing
 from pathlib import Path
-from typing import Any, Iterable, cast
+from typing import Any, Iterable, Mapping, cast
 
 from pydantic import ValidationError
 
@@ -99,8 +99,17 @@ def _suggest(word: str, options: Iterable[str]) -> str | None:
 
 # --------------------------------------------------------------------------- the checker
 class _RuleChecker:
-    def __init__(self, path: str, data: PosDict, diags: list[Diagnostic], trusted: bool = False):
+    def __init__(
+        self,
+        path: str,
+        data: PosDict,
+        diags: list[Diagnostic],
+        trusted: bool = False,
+        declared: Mapping[str, str] | None = None,
+    ):
         self.path = path
+        #: custom cause ids declared in a causes.yaml beside the rule file (id -> title): known, not warned about
+        self.declared: Mapping[str, str] = declared or {}
         self.data = data
         self.diags = diags
         #: the shipped rule base: its evidence templates are checked by the test suite (in full, untrusted
@@ -177,7 +186,7 @@ class _RuleChecker:
         if cause is not None:
             if not isinstance(cause, str) or not ID_RE.match(cause):
                 self.err(self._vpos(d, "cause"), f"'cause' must be a snake_case id, got {cause!r}")
-            elif cause not in CAUSE_BY_ID:
+            elif cause not in CAUSE_BY_ID and cause not in self.declared:
                 self.err(
                     self._vpos(d, "cause"),
                     f"cause '{cause}' is not in the cause catalogue (a custom cause)",
@@ -667,8 +676,11 @@ class _RuleChecker:
 
 
 # --------------------------------------------------------------------------- entry points
-def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[S.Rule], list[Diagnostic]]:
-    """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser)."""
+def parse_rules_text(
+    text: str, path: str, trusted: bool = False, declared: Mapping[str, str] | None = None
+) -> tuple[list[S.Rule], list[Diagnostic]]:
+    """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser);
+    ``declared``: the custom cause ids of the causes.yaml files that apply to it (id -> title)."""
     import yaml  # imported by the rules' parser only: a diagnosis from the rule cache does not load PyYAML
 
     from advisor.rulebase.rule_yaml import FastLoader, Loader
@@ -749,7 +761,7 @@ def parse_rules_text(text: str, path: str, trusted: bool = False) -> tuple[list[
                 )
             )
             continue
-        rule = _RuleChecker(path, d, diags, trusted).check()
+        rule = _RuleChecker(path, d, diags, trusted, declared).check()
         if rule is not None:
             rules.append(rule)
     if loader.problems:  # duplicate keys make every rule of the file suspect
@@ -810,21 +822,13 @@ def load_rules(
         except (OSError, UnicodeDecodeError) as exc:
             diags.append(Diagnostic(path=shown, code="rule-file", message=f"cannot read the rule file: {exc}"))
             continue
-        file_rules, file_diags = parse_rules_text(text, shown, trusted)
-        if known:
-            declared_here = {r.cause for r in file_rules if r.cause in known}
-            file_diags = [d for d in file_diags if not (d.code == "unknown-cause" and _diag_cause(d) in declared_here)]
-            for r in file_rules:
-                if r.cause in known:
-                    r.cause_title = known[r.cause]
+        file_rules, file_diags = parse_rules_text(text, shown, trusted, known)
+        for r in file_rules:
+            if r.cause in known:
+                r.cause_title = known[r.cause]
         diags.extend(file_diags)
         rules.extend(file_rules)
     return merge_rule_sets([(rules, diags)])
-
-
-def _diag_cause(d: Diagnostic) -> str | None:
-    m = re.match(r"cause '([^']+)' is not in the cause catalogue", d.message)
-    return m.group(1) if m else None
 
 
 def merge_rule_sets(
