@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 GRID = (0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
+#: likelihood exponents tried (advisor/explain.py LIKELIHOOD_EXPONENT)
+EXPONENTS = (1.0, 1.25, 1.5, 2.0)
 FOLDS = 5
 THRESHOLD = 0.5
 
@@ -85,8 +87,9 @@ def _record(item: dict) -> dict:
     }
 
 
-def posterior_of(rec: dict, base_rate: float) -> list[tuple[str, float]]:
-    """The run's ranked causes at ``base_rate``, as advisor/explain.py computes them."""
+def posterior_of(rec: dict, base_rate: float, exponent: float | None = None) -> list[tuple[str, float]]:
+    """The run's ranked causes at ``base_rate`` and likelihood ``exponent`` (default: the shipped one), as
+    advisor/explain.py computes them."""
     from advisor import explain
 
     kept = dict(rec["kept"])
@@ -94,7 +97,8 @@ def posterior_of(rec: dict, base_rate: float) -> list[tuple[str, float]]:
     if not prior:
         return sorted(kept.items(), key=lambda kv: -kv[1])
     extra = [c for c in prior if c != "other" and c not in kept and c not in rec["excluded"]]
-    probs = explain.posterior(kept, prior, set(rec["shown"]), extra, base_rate)
+    k = explain.LIKELIHOOD_EXPONENT if exponent is None else exponent
+    probs = explain.posterior(kept, prior, set(rec["shown"]), extra, base_rate, k)
     extras = sorted((c for c in extra if probs[c] >= explain.MIN_PRIOR_ONLY), key=lambda c: -probs[c])
     keep = set(kept) | set(extras[: explain.MAX_PRIOR_ONLY])
     return sorted(((c, p) for c, p in probs.items() if c in keep), key=lambda kv: -kv[1])
@@ -108,11 +112,13 @@ def _group(rec: dict) -> str:
     return rec["shown"][0] if rec["shown"] else (rec["status"] or "none")
 
 
-def predictions(recs: list[dict], base_rate: float, top_only: bool = False) -> list[tuple[float, bool, str]]:
+def predictions(
+    recs: list[dict], base_rate: float, top_only: bool = False, exponent: float | None = None
+) -> list[tuple[float, bool, str]]:
     """(confidence, right, primary symptom) of every reported cause, or of each run's top cause only."""
     out = []
     for rec in recs:
-        ranked = posterior_of(rec, base_rate)
+        ranked = posterior_of(rec, base_rate, exponent)
         out += [(p, _right(rec, c), _group(rec)) for c, p in (ranked[:1] if top_only else ranked)]
     return out
 
@@ -134,10 +140,10 @@ def log_loss(preds: list[tuple[float, bool, str]]) -> float:
     return -sum(math.log(min(max(p if h else 1 - p, eps), 1)) for p, h, _ in preds) / max(len(preds), 1)
 
 
-def scores(recs: list[dict], base_rate: float) -> dict:
+def scores(recs: list[dict], base_rate: float, exponent: float | None = None) -> dict:
     faulty = [r for r in recs if r["truth"] is not None]
     healthy = [r for r in recs if r["truth"] is None]
-    ranked = {id(r): posterior_of(r, base_rate) for r in recs}
+    ranked = {id(r): posterior_of(r, base_rate, exponent) for r in recs}
     top1 = sum(bool(ranked[id(r)]) and _right(r, ranked[id(r)][0][0]) for r in faulty) / max(len(faulty), 1)
     top3 = sum(any(_right(r, c) for c, _ in ranked[id(r)][:3]) for r in faulty) / max(len(faulty), 1)
     alarms = sum(any(p >= THRESHOLD for _, p in ranked[id(r)]) for r in healthy) / max(len(healthy), 1)
@@ -186,24 +192,31 @@ def main(argv: list[str] | None = None) -> int:
     bad = [r for r in recs if "error" in r]
     recs = [r for r in recs if "error" not in r]
     print(f"{len(recs)} runs ({len(bad)} failed)")
-    for b in GRID:
-        preds = predictions(recs, b)
-        by_set = {s: scores([r for r in recs if r["set"] == s], b) for s in sorted({r["set"] for r in recs})}
-        sets = "  ".join(f"{s}: {v['top1']:.2f}/{v['top3']:.2f}/{v['false_alarm']:.2f}" for s, v in by_set.items())
-        print(f"base rate {b:<5} ECE {ece(preds):.3f} log loss {log_loss(preds):.3f}  {sets}")
+    for k in EXPONENTS:
+        for b in GRID:
+            preds = predictions(recs, b, exponent=k)
+            tops = predictions(recs, b, top_only=True, exponent=k)
+            by_set = {s: scores([r for r in recs if r["set"] == s], b, k) for s in sorted({r["set"] for r in recs})}
+            sets = "  ".join(f"{s}: {v['top1']:.2f}/{v['top3']:.2f}/{v['false_alarm']:.2f}" for s, v in by_set.items())
+            print(
+                f"exponent {k:<4} base rate {b:<5} ECE {ece(preds):.3f} top-cause ECE {ece(tops):.3f} "
+                f"log loss {log_loss(tops):.3f}  {sets}"
+            )
     order = list(range(len(recs)))
     random.Random(0).shuffle(order)
     every: list[tuple[float, bool, str]] = []
     top: list[tuple[float, bool, str]] = []
     chosen = []
-    for k in range(FOLDS):
-        fit = [recs[i] for j, i in enumerate(order) if j % FOLDS != k]
-        held = [recs[i] for j, i in enumerate(order) if j % FOLDS == k]
-        best = min(GRID, key=lambda b: log_loss(predictions(fit, b)))
-        chosen.append(best)
-        every += predictions(held, best)
-        top += predictions(held, best, top_only=True)
-    print(f"cross-validated (base rate chosen by log loss on four folds: {chosen}):")
+    pairs = [(b, k) for k in EXPONENTS for b in GRID]
+    for fold in range(FOLDS):
+        fit = [recs[i] for j, i in enumerate(order) if j % FOLDS != fold]
+        held = [recs[i] for j, i in enumerate(order) if j % FOLDS == fold]
+        # chosen by the log loss of each run's top cause: the confidence a report leads with
+        b, k = min(pairs, key=lambda bk: log_loss(predictions(fit, bk[0], top_only=True, exponent=bk[1])))
+        chosen.append((b, k))
+        every += predictions(held, b, exponent=k)
+        top += predictions(held, b, top_only=True, exponent=k)
+    print(f"cross-validated ((base rate, exponent) chosen by top-cause log loss on four folds: {chosen}):")
     print(
         f"every cause: ECE {ece(every):.3f} over {len(every)} causes; top cause of each run: ECE {ece(top):.3f} "
         f"over {len(top)} runs"
@@ -214,10 +227,13 @@ def main(argv: list[str] | None = None) -> int:
         tops = [x for x in top if FAMILY.get(x[2], "(no symptom)") == fam]
         print(f"  {fam:<16} {len(part):>6} {ece(part):6.3f} {len(tops):>5} {ece(tops):14.3f}")
     # the shipped base rate involves no fit on these runs: its figures need no cross-validation
-    from advisor.explain import RULE_BASE_RATE
+    from advisor.explain import LIKELIHOOD_EXPONENT, RULE_BASE_RATE
 
     shipped = predictions(recs, RULE_BASE_RATE, top_only=True)
-    print(f"at the shipped base rate {RULE_BASE_RATE} (advisor/explain.py): top cause of each run, ECE {ece(shipped):.3f}")
+    print(
+        f"at the shipped base rate {RULE_BASE_RATE} and exponent {LIKELIHOOD_EXPONENT} (advisor/explain.py): "
+        f"top cause of each run, ECE {ece(shipped):.3f}"
+    )
     print(f"  {'symptom family':<16} {'runs':>5} {'ECE':>6} {'confidence':>10} {'right':>6}")
     for fam in sorted(set(FAMILY.values())) + ["(no symptom)"]:
         tops = [x for x in shipped if FAMILY.get(x[2], "(no symptom)") == fam]
