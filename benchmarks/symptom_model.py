@@ -1,14 +1,15 @@
 """Fit and check the symptom model of advisor/explain.py: the rules' base rate, and the calibration per symptom.
 
 advisor/explain.py weighs each candidate cause of a run's symptom as prior x likelihood ratio, the rules'
-calibrated confidence p read as odds(p) / odds(RULE_BASE_RATE). This script diagnoses every labelled run once,
-keeps what the posterior is computed from (the symptoms shown, each cause's rule confidence, the causes argued
-away or warned about), then recomputes the posterior offline for a grid of base rates and prints, for each:
+calibrated confidence p read as (odds(p) / odds(RULE_BASE_RATE)) ** LIKELIHOOD_EXPONENT. This script diagnoses
+every labelled run once, keeps what the posterior is computed from (the symptoms shown, each cause's rule
+confidence, the causes argued away or warned about), then recomputes the posterior offline for a grid of base
+rates and exponents and prints, for each:
 
 - top-1 / top-3 over the faulty runs and the false-alarm rate (a cause at 50 % or more on a healthy run);
 - the expected calibration error (ECE, 10 bins; Guo et al. 2017) of every reported cause, overall and by the
-  run's primary symptom, on runs left out of the choice (5-fold cross-validation by run: the base rate is
-  chosen on four folds by log loss, the ECE measured on the fifth).
+  run's primary symptom, on runs left out of the choice (5-fold cross-validation by run: base rate and exponent
+  are chosen on four folds by the log loss of each run's top cause, the ECE measured on the fifth).
 
 Usage::
 
