@@ -26,12 +26,21 @@ MIN_ERROR = 0.005
 _LOWER_BETTER = ("wer", "cer", "perplexity", "ppl")
 
 
+#: the headline score of a task, best first (a detector's mAP, not the precision its table prints first)
+_HEADLINE = ("accuracy", "acc", "top1", "acc1", "map50-95", "map", "map50", "f1")
+#: scores read only when nothing else was logged: each says half of what the task's score says
+_PARTIAL = ("precision", "recall")
+
+
 def _score(series: dict[str, MetricSeries]) -> MetricSeries | None:
-    """The eval score to report: accuracy first, else the first eval score logged."""
+    """The eval score to report: the task's headline score (accuracy, mAP, F1) first, else the first eval score
+    logged, precision and recall last."""
     scores = [s for s in series.values() if s.key.split == "eval" and s.key.metric == "score" and s.buf.count]
-    for s in scores:
-        if s.key.base == "accuracy":
-            return s
+    for name in _HEADLINE:
+        for s in scores:
+            if s.key.base == name:
+                return s
+    scores.sort(key=lambda s: s.key.base in _PARTIAL)  # stable: otherwise in the order logged
     return scores[0] if scores else None
 
 
