@@ -15,6 +15,12 @@ covers every micro-batch of the step (``calls``). The Trainer's logs
 (``loss``, ``grad_norm``, ``learning_rate``, ``eval_loss`` ...) go to
 ``metrics.jsonl`` beside it. Only the world's process zero writes. Without
 ``out_dir`` it writes into ``args.output_dir``.
+
+Beside them (``advisor.capture.settings``): ``advisor_hparams.json`` with the optimizer the Trainer built and its
+settings, the training arguments the checks read (epochs, per-device batch, accumulation, fp16/bf16, clipping,
+schedule, warm-up), the class count of a classification head and the parameter counts; ``data/train.npz`` with
+the first training batch the model was called with (``input_ids`` and ``labels``; ``data_sample=False`` turns
+it off).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from advisor.capture.hook import Capture
+from advisor.capture.settings import loader_settings
 from advisor.capture.writer import MetricsFile, checked_every
 
 
@@ -41,8 +48,10 @@ class AdvisorCallback(TrainerCallback):
         updates: bool = True,
         dump_steps: Iterable[int] = (),
         metrics: bool = True,
+        data_sample: bool = True,
     ):
         self.out_dir = out_dir
+        self.data_sample = data_sample
         self.every = checked_every(every)
         self.activations = activations
         self.updates = updates
@@ -67,7 +76,9 @@ class AdvisorCallback(TrainerCallback):
             dump_steps=self.dump_steps,
             start_step=state.global_step,
             hook_optimizer=False,
+            data_sample=self.data_sample,
         )
+        self.capture.record_settings(**_training_args(args), **loader_settings(kwargs.get("train_dataloader")))
         if self.metrics:
             self._metrics = MetricsFile(out, append=bool(state.global_step))
 
@@ -90,3 +101,31 @@ class AdvisorCallback(TrainerCallback):
         if self._metrics is not None:
             self._metrics.close()
             self._metrics = None
+
+
+#: TrainingArguments fields -> advisor's hyper-parameter names
+_ARGS = {
+    "num_train_epochs": "epochs",
+    "max_steps": "max_steps",
+    "per_device_train_batch_size": "batch_size",
+    "gradient_accumulation_steps": "gradient_accumulation_steps",
+    "max_grad_norm": "grad_clip_norm",
+    "warmup_ratio": "warmup_ratio",
+    "warmup_steps": "warmup_steps",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "label_smoothing_factor": "label_smoothing",
+    "world_size": "world_size",
+}
+
+
+def _training_args(args: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field, name in _ARGS.items():
+        v = getattr(args, field, None)
+        if isinstance(v, (bool, int, float)) and not (field == "max_steps" and v is not None and v <= 0):
+            out[name] = v
+    sched = getattr(args, "lr_scheduler_type", None)
+    if sched is not None:
+        out["lr_scheduler"] = str(getattr(sched, "value", sched))
+    return out

@@ -38,6 +38,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from advisor.capture.settings import (
+    SampleWriter,
+    SettingsFile,
+    hf_model,
+    split_batch,
+    torch_losses,
+    torch_optimizer,
+    torch_parameters,
+)
 from advisor.capture.writer import (
     checked_every,
     MAX,
@@ -71,6 +80,9 @@ class Capture:
         start_step: int = 0,
         filename: str = "tensors.jsonl",
         hook_optimizer: bool = True,
+        settings: bool = True,
+        data_sample: bool = True,
+        framework: str = "pytorch",
     ):
         import torch  # lazily: the advisor itself does not need torch
 
@@ -107,8 +119,37 @@ class Capture:
             self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: self._before_update()))
             self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after_update()))
         self._record_activations = bool(activations)
+        #: advisor_hparams.json (optimizer, loss, parameter counts) and data/train.npz (the first batch's inputs,
+        #: and its labels where the model is called with them: Hugging Face's ``labels=``): capture/settings.py
+        self.settings = SettingsFile(self.out_dir) if settings else None
+        if self.settings is not None:
+            self.record_settings(framework=framework)
+        self._sample = SampleWriter(self.out_dir, enabled=data_sample and self.step == 0)
+        if not self._sample.done:
+            self._sample_handle = model.register_forward_pre_hook(self._first_batch, with_kwargs=True)
 
     # -- public ----------------------------------------------------------
+    def record_settings(self, **values: Any) -> None:
+        """Add settings to ``advisor_hparams.json`` (the optimizer's and the loss's are read at the start)."""
+        if self.settings is None:
+            return
+        found: dict[str, Any] = {}
+        for read in (
+            lambda: torch_optimizer(self.optimizer) if self.optimizer is not None else {},
+            lambda: torch_losses(self.model),
+            lambda: torch_parameters(self.model),
+            lambda: hf_model(self.model),
+        ):
+            try:
+                found.update(read())
+            except Exception:  # noqa: BLE001 - a setting that cannot be read is left out, training goes on
+                pass
+        self.settings.update(found | values)
+
+    def record_batch(self, x: Any, y: Any = None) -> None:
+        """Offer a training batch for ``data/train.npz`` (the first one offered is written)."""
+        self._sample.offer(x, y)
+
     @property
     def recording(self) -> bool:
         """Whether the current step is one whose statistics are written."""
@@ -131,6 +172,7 @@ class Capture:
 
     def close(self) -> None:
         """Remove the hooks, write what is pending and close the file."""
+        self._drop_sample_hook()
         for h in self._handles:
             h.remove()
         self._handles.clear()
@@ -146,6 +188,22 @@ class Capture:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _first_batch(self, module: Any, args: tuple, kwargs: dict) -> None:
+        if not self._torch.is_grad_enabled():
+            return  # an evaluation pass: not what trains the model
+        x, y = split_batch(kwargs) if kwargs else (None, None)
+        if x is None and args:
+            x, y = split_batch(args[0]) if isinstance(args[0], (dict, tuple, list)) else (args[0], None)
+        self._drop_sample_hook()
+        if x is not None:
+            self._sample.offer(x, y)
+
+    def _drop_sample_hook(self) -> None:
+        handle = getattr(self, "_sample_handle", None)
+        if handle is not None:
+            handle.remove()
+            self._sample_handle = None
 
     # -- statistics --------------------------------------------------------
     def _stats(self, x: Any, limits: tuple[float, float] | None = None, exact: bool = True) -> Any:

@@ -22,8 +22,19 @@ optimizer's ``iterations`` when ``fit`` starts):
 - ``metrics.jsonl``: the logs of every epoch (``loss``, ``val_loss``, ...) at
   the step where the epoch ended.
 
+- ``advisor_hparams.json`` (``advisor.capture.settings``): the optimizer's class
+  and settings (learning rate, weight decay, betas, epsilon, momentum), the
+  loss and its ``from_logits`` / label smoothing, ``fit``'s epochs and the
+  parameter counts; ``model.json``: the model and its compile settings as
+  ``keras.saving.serialize_keras_object`` writes them (layers, activations,
+  loss), unless a file of that name is there already.
+- ``data/train.npz``: the first training batch (``x``, ``y``), read by wrapping
+  the model's ``train_step`` for that one call on the torch backend (JAX and
+  TensorFlow compile it: there no sample is taken); ``data_sample=False`` turns
+  it off.
+
 Activations and per-operator dumps are not recorded (a callback does not see
-the batch); use the PyTorch hook on the torch backend's modules for those.
+the layers' outputs); use the PyTorch hook on the torch backend's modules for those.
 
 Cost: on recorded batches one host copy of every weight (and gradient)
 and numpy reductions in float64; nothing on other batches.
@@ -31,12 +42,15 @@ and numpy reductions in float64; nothing on other batches.
 
 from __future__ import annotations
 
+import json
+import warnings
 from pathlib import Path
 from typing import Any
 
 import keras
 import numpy as np
 
+from advisor.capture.settings import SampleWriter, SettingsFile, keras_model
 from advisor.capture.writer import (
     checked_every,
     MetricsFile,
@@ -52,9 +66,23 @@ from advisor.capture.writer import (
 class AdvisorCallback(keras.callbacks.Callback):
     """Record weight, gradient and update statistics every ``every`` batches of ``fit``."""
 
-    def __init__(self, out_dir: str | Path, every: int = 10, *, updates: bool = True, metrics: bool = True):
+    def __init__(
+        self,
+        out_dir: str | Path,
+        every: int = 10,
+        *,
+        updates: bool = True,
+        metrics: bool = True,
+        settings: bool = True,
+        data_sample: bool = True,
+    ):
         super().__init__()
         self.out_dir = Path(out_dir)
+        self.settings = settings
+        self.data_sample = data_sample
+        self._sample: SampleWriter | None = None
+        self._restore: Any = None
+        self._settings: SettingsFile | None = None
         self.every = checked_every(every)
         self.updates = updates
         self.metrics = metrics
@@ -73,6 +101,50 @@ class AdvisorCallback(keras.callbacks.Callback):
         if self.metrics:
             self._metrics = MetricsFile(self.out_dir, append=self.step > 0)
         self._vars = _variables(self.model)
+        if self.settings:
+            self._record_settings()
+        if self.data_sample and self.step == 0 and keras.backend.backend() == "torch":
+            self._sample = SampleWriter(self.out_dir)
+            self._wrap_train_step()
+
+    def _record_settings(self) -> None:
+        try:
+            values = keras_model(self.model)
+            epochs = (self.params or {}).get("epochs")
+            if isinstance(epochs, int):
+                values["epochs"] = epochs
+        except Exception:  # noqa: BLE001 - settings that cannot be read are left out, training goes on
+            return
+        self._settings = SettingsFile(self.out_dir)
+        self._settings.update(values)
+        path = self.out_dir / "model.json"
+        if path.exists():
+            return
+        try:
+            text = json.dumps(keras.saving.serialize_keras_object(self.model), default=str)
+            path.write_text(text, encoding="utf-8")
+        except Exception as exc:  # noqa: BLE001
+            warnings.warn(f"advisor capture: cannot write {path} ({exc})", stacklevel=2)
+
+    def _wrap_train_step(self) -> None:
+        """Read the first batch ``fit`` gives ``train_step`` (the instance attribute is looked up per call)."""
+        model, original = self.model, self.model.train_step
+
+        def first_step(data: Any) -> Any:
+            model.train_step = original  # one call only
+            try:
+                x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
+                if self._sample is not None:
+                    self._sample.offer(x, y)
+                steps, rows = (self.params or {}).get("steps"), len(x) if hasattr(x, "__len__") else None
+                if isinstance(steps, int) and rows and self._settings is not None:  # exact to one batch
+                    self._settings.update({"batch_size": rows, "num_train_samples": steps * rows})
+            except Exception:  # noqa: BLE001 - never break training
+                pass
+            return original(data)
+
+        model.train_step = first_step
+        self._restore = lambda: setattr(model, "train_step", original) if model.train_step is first_step else None
 
     def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
         if self._file is not None and self.step % self.every == 0:
@@ -90,6 +162,9 @@ class AdvisorCallback(keras.callbacks.Callback):
             self._metrics.write(self.step, {"epoch": epoch + 1, **logs})
 
     def on_train_end(self, logs: dict | None = None) -> None:
+        if self._restore is not None:  # fit ended before its first batch
+            self._restore()
+            self._restore = None
         for f in (self._file, self._metrics):
             if f is not None:
                 f.close()

@@ -14,6 +14,12 @@ Steps are optimizer steps (``trainer.global_step``); with gradient
 accumulation an activation record covers all micro-batches of the step
 (``calls``). Only the first optimizer is recorded. Only global rank 0 writes.
 Without ``out_dir`` it writes into ``trainer.log_dir`` (else ``default_root_dir``).
+
+Beside ``tensors.jsonl`` (``advisor.capture.settings``): ``advisor_hparams.json`` with the first optimizer's
+class and settings, the loss module the LightningModule holds as an attribute, the parameter counts, and the
+Trainer's epochs, batch size, gradient accumulation, precision and clipping; ``data/train.npz`` with the first
+training batch (``(x, y)``, a list, or a mapping with ``input_ids``/``labels``...; ``data_sample=False`` turns
+it off).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ except ImportError:  # the older package name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef,assignment]
 
 from advisor.capture.hook import Capture
+from advisor.capture.settings import loader_settings, split_batch
 from advisor.capture.writer import checked_every
 
 
@@ -42,8 +49,10 @@ class AdvisorCallback(Callback):
         activations: bool = True,
         updates: bool = True,
         dump_steps: Iterable[int] = (),
+        data_sample: bool = True,
     ):
         self.out_dir = out_dir
+        self.data_sample = data_sample
         self.every = checked_every(every)
         self.activations = activations
         self.updates = updates
@@ -66,9 +75,19 @@ class AdvisorCallback(Callback):
             dump_steps=self.dump_steps,
             start_step=trainer.global_step,
             hook_optimizer=False,
+            data_sample=self.data_sample,
         )
+        self.capture.record_settings(**_trainer_settings(trainer))
         if optimizer is not None:  # after the real step (Lightning's closure runs inside it)
             self._post = optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after())
+
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        if self.capture is not None:
+            self.capture.record_settings(**loader_settings(getattr(trainer, "train_dataloader", None)))
+
+    def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
+        if self.capture is not None:
+            self.capture.record_batch(*split_batch(batch))
 
     def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
         if self.capture is not None and optimizer is trainer.optimizers[0]:
@@ -91,3 +110,21 @@ class AdvisorCallback(Callback):
 
     def on_exception(self, trainer: Any, pl_module: Any, exception: BaseException) -> None:
         self._close()
+
+
+def _trainer_settings(trainer: Any) -> dict[str, Any]:
+    """The Trainer's own settings that the checks read (values it does not hold are left out)."""
+    out: dict[str, Any] = {}
+    for attr, name in (
+        ("max_epochs", "epochs"),
+        ("accumulate_grad_batches", "gradient_accumulation_steps"),
+        ("gradient_clip_val", "grad_clip_norm"),
+        ("world_size", "world_size"),
+    ):
+        v = getattr(trainer, attr, None)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
+            out[name] = v
+    precision = getattr(trainer, "precision", None)
+    if isinstance(precision, (str, int)):
+        out["precision"] = str(precision)
+    return out

@@ -19,6 +19,11 @@ What is recorded, every ``every`` steps (counted from the step ``train`` starts 
   training and restores it at the end. In GRAPH_MODE the gradients stay inside
   the compiled graph: only weights and updates are written there.
 - ``metrics.jsonl``: the loss of every step (``net_outputs``).
+- ``advisor_hparams.json`` (``advisor.capture.settings``): the optimizer's class
+  and settings (learning rate, weight decay, momentum), the loss cell's class
+  and its ``sparse`` flag, the epochs and steps per epoch, the parameter
+  counts. No data sample: a callback does not see the batches, and reading the
+  data set would move its iterator.
 
 Needs ``dataset_sink_mode=False`` for per-step records (with sinking, a
 "step" is a whole sink). Per-operator dumps: use MindSpore's own dump
@@ -38,6 +43,7 @@ import numpy as np
 from mindspore import nn
 from mindspore.train import Callback
 
+from advisor.capture.settings import SettingsFile, as_float
 from advisor.capture.writer import (
     checked_every,
     MetricsFile,
@@ -111,6 +117,10 @@ class AdvisorCallback(Callback):
                 continue  # moving statistics of normalisation layers
             params.append((p, ltype, id(p) in self._grad_index))
         self._params = params
+        try:
+            SettingsFile(self.out_dir).update(_settings(cb, optimizer, net))
+        except Exception:  # noqa: BLE001 - settings that cannot be read are left out, training goes on
+            pass
         train = cb.train_network
         if (
             self.grads
@@ -184,3 +194,38 @@ def _loss(outputs: Any) -> float | None:
         return float(a.reshape(-1)[0]) if a.size else None
     except (TypeError, ValueError):
         return None
+
+
+def _value(x: Any) -> float | None:
+    """A float of a MindSpore Parameter/Tensor holding one value (a learning rate schedule's current value)."""
+    if hasattr(x, "asnumpy"):
+        a = x.asnumpy()
+        return as_float(a.reshape(-1)[0]) if a.size >= 1 else None
+    return as_float(x)
+
+
+def _settings(cb: Any, optimizer: Any, net: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"framework": "mindspore"}
+    if optimizer is not None:
+        out["optimizer"] = type(optimizer).__name__
+        for attr, name in (
+            ("learning_rate", "learning_rate"),
+            ("weight_decay", "weight_decay"),
+            ("moment", "momentum"),
+        ):
+            v = _value(getattr(optimizer, attr, None))
+            if v is not None:
+                out[name] = float(f"{v:.7g}")  # float32 parameters, at the precision they were given
+    loss = getattr(cb, "loss_fn", None)
+    if loss is not None:
+        out["loss"] = type(loss).__name__
+        if isinstance(getattr(loss, "sparse", None), bool):
+            out["loss_sparse"] = loss.sparse
+    for attr, name in (("epoch_num", "epochs"), ("batch_num", "steps_per_epoch")):
+        v = getattr(cb, attr, None)
+        if isinstance(v, int) and v > 0:
+            out[name] = v
+    params = list(net.get_parameters())
+    out["num_parameters"] = int(sum(int(np.prod(p.shape)) for p in params))
+    out["trainable_parameters"] = int(sum(int(np.prod(p.shape)) for p in params if p.requires_grad))
+    return out

@@ -22,6 +22,7 @@ MAX_DEPTH = 32
 MAX_NODES = 100_000  # values after expanding aliases: a config has hundreds
 
 HPARAM_FILE_NAMES = (
+    "advisor_hparams.json",  # what advisor's capture hook and callbacks recorded (advisor/capture/settings.py)
     "hparams.yaml",
     "hparams.yml",
     "hparams.json",
@@ -39,8 +40,9 @@ HPARAM_FILE_NAMES = (
     "deepspeed*.json",
 )
 
-#: reading order: files named for hyper-parameters first, model configs last
-PRIORITY = {"hparams": 0, "training_args": 1, "args": 2, "config": 4}
+#: reading order: what the framework held (advisor's capture) first, files named for hyper-parameters next, model
+#: configs last
+PRIORITY = {"advisor_hparams": -1, "hparams": 0, "training_args": 1, "args": 2, "config": 4}
 #: file name families -> (priority, dialect): what a key means can depend on the file it is in
 _FAMILIES = ((("ds_config", "deepspeed"), 3, "deepspeed"),)
 

@@ -228,3 +228,52 @@ def test_owner_module_type_written_and_embedding_not_judged_by_fan_in(tmp_path):
     assert p["2.weight"].fan_in == 48 and 0.4 < p["2.weight"].first_std_fan_in_ratio < 0.8
     last = [a.name for a in facts if a.kind == "activation_stats" and a.is_last_module]
     assert last == ["3"]
+
+
+class WithLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        self.loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def test_settings_of_the_optimizer_and_loss_and_the_first_inputs(tmp_path):
+    torch.manual_seed(0)
+    model = WithLoss()
+    model.body[0].requires_grad_(False)
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.05, momentum=0.9,
+                          weight_decay=1e-4, nesterov=True)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: (s + 1) / 10)  # a warm-up: the base rate is recorded
+    x, y = torch.randn(12, 4), torch.randint(0, 3, (12,))
+    with capture(model, opt, tmp_path, every=1):
+        with torch.no_grad():
+            model(x[:2] * 100)  # an evaluation pass is not the training data
+        for _ in range(3):
+            opt.zero_grad()
+            model.loss_fn(model(x), y).backward()
+            opt.step()
+            sched.step()
+    settings = json.loads((tmp_path / "advisor_hparams.json").read_text())
+    assert settings == {
+        "framework": "pytorch", "optimizer": "SGD", "learning_rate": 0.05, "momentum": 0.9, "weight_decay": 1e-4,
+        "nesterov": True, "loss": "CrossEntropyLoss", "label_smoothing": 0.1, "loss_reduction": "mean",
+        "num_parameters": 67, "trainable_parameters": 27,
+    }
+    sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
+    assert list(sample) == ["x"] and np.array_equal(sample["x"], x.numpy())  # the hook sees inputs, not labels
+
+
+def test_an_unwritable_sample_warns_once_and_training_goes_on(tmp_path):
+    (tmp_path / "data").write_text("a file where the folder would go")
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.warns(UserWarning, match="no data sample"):
+        with capture(model, opt, tmp_path, every=1):
+            for _ in range(2):
+                opt.zero_grad()
+                model(torch.randn(3, 4)).sum().backward()
+                opt.step()
+    assert len(records(tmp_path / "tensors.jsonl")) > 0

@@ -81,3 +81,18 @@ def test_accumulation_steps_are_optimizer_steps(tmp_path):
     assert sorted({r["step"] for r in recs}) == [0, 3, 6]
     cls = next(r for r in recs if r["kind"] == "activation" and r["name"] == "classifier" and r["step"] == 0)
     assert (cls["calls"], cls["numel"]) == (2, 2 * 8 * 2)
+
+
+def test_records_the_optimizer_training_arguments_and_the_first_batch(tmp_path):
+    import json
+
+    import numpy as np
+
+    train(tmp_path, every=4)
+    settings = json.loads((tmp_path / "advisor_hparams.json").read_text())
+    assert (settings["optimizer"], settings["learning_rate"]) == ("SGD", 0.05)
+    assert (settings["epochs"], settings["batch_size"], settings["num_classes"]) == (2, 8, 2)
+    assert settings["lr_scheduler"] == "constant" and settings["fp16"] is False
+    sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
+    assert sample["x"].shape == (8, 8) and sample["y"].shape == (8,)  # input_ids and labels of one batch
+    assert set(np.unique(sample["y"])) <= {0, 1} and sample["x"].max() < 32

@@ -68,3 +68,39 @@ def test_frozen_layer_is_recorded_without_gradient_and_unchanged(tmp_path):
     assert {r["kind"] for r in frozen} == {"weight"}
     assert all(r["requires_grad"] is False and "update_norm" not in r for r in frozen)
     assert len({r["norm"] for r in frozen}) == 1
+
+
+def test_records_compile_settings_model_and_first_batch(tmp_path):
+    import json
+
+    fit(tmp_path, every=5, epochs=2)
+    settings = json.loads((tmp_path / "advisor_hparams.json").read_text())
+    assert settings["framework"] == "keras" and settings["epochs"] == 2
+    assert (settings["optimizer"], settings["learning_rate"]) == ("SGD", 0.1)
+    assert (settings["loss"], settings["from_logits"]) == ("SparseCategoricalCrossentropy", True)
+    model = json.loads((tmp_path / "model.json").read_text())
+    assert model["class_name"] in ("Sequential", "Functional") and "compile_config" in model
+    sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
+    assert sample["x"].shape == (16, 6) and sample["y"].shape == (16,)  # the first batch of fit
+
+
+def test_softmax_into_from_logits_is_named_from_what_the_callback_recorded(tmp_path):
+    # the eleven-run trial's fault: a softmax output into a loss told it gets logits. The log alone shows a loss
+    # that levels off far above what the accuracy allows; the callback's model.json and settings name why.
+    import advisor
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(512, 8)).astype("float32")
+    y = (x[:, 0] + x[:, 1] > 0).astype("int64") + (x[:, 2] > 0.5).astype("int64")
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, activation="relu"),
+                              keras.layers.Dense(3, activation="softmax")])
+    model.compile(optimizer=keras.optimizers.Adam(1e-2),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.fit(x, y, epochs=40, batch_size=32, verbose=0, validation_split=0.25,
+              callbacks=[AdvisorCallback(tmp_path, every=8)])
+    report = advisor.diagnose(tmp_path)
+    top = report.causes[0]
+    assert top.id == "loss_function_error" and top.confidence >= 0.5
+    assert "from_logits=True" in " ".join(e.text for e in top.evidence)
+    assert "insufficient_samples" not in {c.id for c in report.causes}  # the sample is a sample: the callback says so

@@ -92,3 +92,27 @@ def test_dump_steps_write_operator_outputs(tmp_path):
 
     manifest = json.loads((tmp_path / "dump" / "step_000001" / "manifest.json").read_text())
     assert [e["name"] for e in manifest] == [f"net.{i}.forward.output.0" for i in range(3)]
+
+
+def test_records_the_optimizer_trainer_settings_and_the_first_batch(tmp_path):
+    import json
+
+    import numpy as np
+
+    fit(tmp_path, accumulate=2, epochs=2, every=5)
+    settings = json.loads((tmp_path / "advisor_hparams.json").read_text())
+    assert settings["optimizer"] == "SGD" and settings["learning_rate"] == 0.1
+    assert (settings["framework"], settings["epochs"], settings["gradient_accumulation_steps"]) == ("pytorch", 2, 2)
+    assert settings["batch_size"] == 16 and settings["num_parameters"] == settings["trainable_parameters"] == 163
+    sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
+    first_x, first_y = next(iter(loader()))
+    assert np.array_equal(sample["x"], first_x.numpy()) and np.array_equal(sample["y"], first_y.numpy())
+
+
+def test_the_sample_can_be_turned_off_and_never_replaces_a_file(tmp_path):
+    fit(tmp_path, epochs=1, data_sample=False)
+    assert not (tmp_path / "data").exists()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.npz").write_bytes(b"the user's own")
+    fit(tmp_path, epochs=1)
+    assert (tmp_path / "data" / "train.npz").read_bytes() == b"the user's own"

@@ -78,3 +78,14 @@ def test_frozen_parameters_are_recorded_unchanged(tmp_path):
     assert {r["kind"] for r in frozen} == {"weight"}
     assert all(r["requires_grad"] is False and r["in_optimizer"] is False for r in frozen)
     assert len({r["norm"] for r in frozen}) == 1
+
+
+def test_records_the_optimizer_and_loss_settings(tmp_path):
+    import json
+
+    train(tmp_path, epochs=2, freeze=True)
+    settings = json.loads((tmp_path / "advisor_hparams.json").read_text())
+    assert (settings["framework"], settings["optimizer"], settings["learning_rate"]) == ("mindspore", "SGD", 0.1)
+    assert (settings["loss"], settings["loss_sparse"]) == ("SoftmaxCrossEntropyWithLogits", True)
+    assert settings["epochs"] == 2 and settings["steps_per_epoch"] > 0
+    assert (settings["num_parameters"], settings["trainable_parameters"]) == (163, 51)  # the first Dense frozen

@@ -1,0 +1,304 @@
+"""What a capture records besides tensor statistics: the settings the framework holds, and a data sample.
+
+Every callback and the PyTorch hook write, into their output folder:
+
+- ``advisor_hparams.json`` (``SETTINGS_FILE``): the optimizer and its settings as the framework holds them
+  (class, learning rate, weight decay, momentum, betas, epsilon), the loss and its settings (class,
+  ``from_logits``, label smoothing, reduction), the class count where the framework knows it, the framework,
+  and the trainable and total parameter counts; keys in advisor's hyper-parameter vocabulary, so the
+  diagnosis reads them as it reads a ``hparams.json`` (and before it: what the framework held is what ran).
+- ``data/train.npz`` (``SAMPLE_FILE``): the first training batch the model saw, as arrays ``x`` and (where
+  the framework shows them to a callback) ``y``, at most ``MAX_SAMPLE_ROWS`` rows and ``MAX_SAMPLE_BYTES``
+  bytes; ``data_sample=False`` on the callback or hook turns it off. An existing file is never replaced.
+
+Nothing here may break training: a setting that cannot be read is left out, and an error writing a file is
+reported once as a warning, after which the capture goes on without it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+SETTINGS_FILE = "advisor_hparams.json"
+SAMPLE_FILE = "data/train.npz"
+MAX_SAMPLE_ROWS = 256
+MAX_SAMPLE_BYTES = 8_000_000
+
+
+def as_float(x: Any) -> float | None:
+    """A plain float from a float, a 0-d tensor/array or a Keras variable; None otherwise."""
+    try:
+        if hasattr(x, "detach"):
+            x = x.detach().cpu()
+        v = float(x)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _f32(x: Any) -> float | None:
+    """A float32 setting (a Keras variable) at the precision it was given: 0.0010000000474974513 -> 0.001."""
+    v = as_float(x)
+    return None if v is None else float(f"{v:.7g}")
+
+
+def torch_optimizer(optimizer: Any) -> dict[str, Any]:
+    """A ``torch.optim`` optimizer's class and its first parameter group's settings (the base rate a scheduler
+    started from, ``initial_lr``, where one is attached; else the group's rate now)."""
+    inner = optimizer
+    for attr in ("_optimizer", "optimizer"):  # Lightning's LightningOptimizer, accelerate's AcceleratedOptimizer
+        wrapped = getattr(inner, attr, None)
+        if wrapped is not None and hasattr(wrapped, "param_groups"):
+            inner = wrapped
+    groups = getattr(inner, "param_groups", None)
+    if not groups:
+        return {}
+    g = groups[0]
+    out: dict[str, Any] = {"optimizer": type(inner).__name__}
+    lr = as_float(g.get("initial_lr", g.get("lr")))
+    if lr is not None:
+        out["learning_rate"] = lr
+    for key, name in (("weight_decay", "weight_decay"), ("momentum", "momentum"), ("eps", "adam_epsilon")):
+        v = as_float(g.get(key))
+        if v is not None:
+            out[name] = v
+    if isinstance(g.get("nesterov"), bool):
+        out["nesterov"] = g["nesterov"]
+    betas = g.get("betas")
+    if isinstance(betas, (tuple, list)) and len(betas) == 2:
+        b1, b2 = as_float(betas[0]), as_float(betas[1])
+        if b1 is not None and b2 is not None:
+            out["adam_beta1"], out["adam_beta2"] = b1, b2
+    if len(groups) > 1:
+        out["param_groups"] = len(groups)
+    return out
+
+
+def torch_losses(model: Any) -> dict[str, Any]:
+    """The loss module a model holds as an attribute (``self.loss_fn = nn.CrossEntropyLoss()``): its class and
+    settings; {} when it holds none or several of different classes."""
+    try:
+        from torch.nn.modules.loss import _Loss
+    except ImportError:
+        return {}
+    found = [m for _, m in model.named_modules() if isinstance(m, _Loss)]
+    if not found or len({type(m) for m in found}) > 1:
+        return {}
+    loss = found[0]
+    out: dict[str, Any] = {"loss": type(loss).__name__}
+    smoothing = as_float(getattr(loss, "label_smoothing", None))
+    if smoothing is not None:
+        out["label_smoothing"] = smoothing
+    if isinstance(getattr(loss, "reduction", None), str):
+        out["loss_reduction"] = loss.reduction
+    return out
+
+
+def torch_parameters(model: Any) -> dict[str, Any]:
+    """Trainable and total parameter counts (each tensor once)."""
+    seen: set[int] = set()
+    total = trainable = 0
+    for p in model.parameters():
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        total += p.numel()
+        trainable += p.numel() if p.requires_grad else 0
+    return {"num_parameters": total, "trainable_parameters": trainable}
+
+
+def hf_model(model: Any) -> dict[str, Any]:
+    """What a Hugging Face model's config says about the task: the class count of a classification head."""
+    cfg = getattr(model, "config", None)
+    out: dict[str, Any] = {}
+    arch = type(model).__name__
+    n = getattr(cfg, "num_labels", None)
+    if isinstance(n, int) and n > 0 and arch.endswith(("ForSequenceClassification", "ForTokenClassification")):
+        out["num_classes"] = n
+    problem = getattr(cfg, "problem_type", None)
+    if isinstance(problem, str):
+        out["problem_type"] = problem
+    return out
+
+
+def keras_model(model: Any) -> dict[str, Any]:
+    """A compiled Keras model's optimizer and loss settings, and its parameter counts."""
+    out: dict[str, Any] = {"framework": "keras"}
+    opt = getattr(model, "optimizer", None)
+    if opt is not None:
+        out["optimizer"] = type(opt).__name__
+        rate = getattr(opt, "_learning_rate", None)
+        lr = _f32(getattr(opt, "learning_rate", None))
+        if lr is None and rate is not None and hasattr(rate, "get_config"):  # a schedule: its starting rate
+            cfg = rate.get_config()
+            lr = _f32(cfg.get("initial_learning_rate", cfg.get("learning_rate")))
+        if lr is not None:
+            out["learning_rate"] = lr
+        for attr, name in (
+            ("weight_decay", "weight_decay"),
+            ("momentum", "momentum"),
+            ("beta_1", "adam_beta1"),
+            ("beta_2", "adam_beta2"),
+            ("epsilon", "adam_epsilon"),
+        ):
+            v = getattr(opt, attr, None)
+            num = 0.0 if attr == "weight_decay" and v is None else _f32(v)
+            if num is not None:
+                out[name] = num
+        if isinstance(getattr(opt, "nesterov", None), bool):
+            out["nesterov"] = opt.nesterov
+    loss = getattr(model, "loss", None)
+    if isinstance(loss, str):
+        out["loss"] = loss
+    elif loss is not None and hasattr(loss, "get_config"):
+        out["loss"] = type(loss).__name__
+        cfg = loss.get_config()
+        if isinstance(cfg.get("from_logits"), bool):
+            out["from_logits"] = cfg["from_logits"]
+        smoothing = as_float(cfg.get("label_smoothing"))
+        if smoothing is not None:
+            out["label_smoothing"] = smoothing
+        if isinstance(cfg.get("reduction"), str):
+            out["loss_reduction"] = cfg["reduction"]
+    outputs = getattr(model, "outputs", None)
+    shape = getattr(outputs[0], "shape", None) if outputs else None
+    width = shape[-1] if shape else None
+    if isinstance(width, int) and width > 1 and "categorical" in str(out.get("loss", "")).lower():
+        out["num_classes"] = width  # a categorical loss over the output's units
+    try:
+        out["num_parameters"] = int(model.count_params())
+        out["trainable_parameters"] = int(sum(int(math.prod(v.shape)) for v in model.trainable_variables))
+    except (ValueError, AttributeError, TypeError):  # a model not built yet
+        pass
+    return out
+
+
+def loader_settings(loader: Any) -> dict[str, Any]:
+    """A torch DataLoader's batch size and the length of its data set (the whole training set, not the sample)."""
+    out: dict[str, Any] = {}
+    size = getattr(loader, "batch_size", None)
+    if isinstance(size, int) and size > 0:
+        out["batch_size"] = size
+    try:
+        n = len(loader.dataset)  # type: ignore[union-attr]
+    except (TypeError, AttributeError, NotImplementedError):  # an iterable data set has no length
+        n = None
+    if isinstance(n, int) and n > 0:
+        out["num_train_samples"] = n
+    return out
+
+
+class SettingsFile:
+    """``advisor_hparams.json`` of one capture: updated as settings become known, written whole each time
+    (to a temporary file, then renamed)."""
+
+    def __init__(self, out_dir: str | Path):
+        self.path = Path(out_dir) / SETTINGS_FILE
+        self.values: dict[str, Any] = {}
+        self.failed = False
+
+    def update(self, values: dict[str, Any]) -> None:
+        new = {k: v for k, v in values.items() if v is not None and self.values.get(k) != v}
+        if not new or self.failed:
+            return
+        self.values.update(new)
+        try:
+            _write_atomic(self.path, (json.dumps(self.values, indent=2, sort_keys=True) + "\n").encode())
+        except (OSError, TypeError, ValueError) as exc:
+            self.failed = True
+            warnings.warn(f"advisor capture: cannot write {self.path} ({exc}); settings are not recorded", stacklevel=2)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def as_numpy(x: Any) -> Any:
+    """A numpy array of a tensor / array / Keras tensor; None for anything else (text, nested structures)."""
+    import numpy as np
+
+    try:
+        if hasattr(x, "detach"):
+            x = x.detach().cpu()
+            if str(x.dtype) in ("torch.bfloat16",):
+                x = x.float()
+            x = x.numpy()
+        elif hasattr(x, "numpy") and not isinstance(x, np.ndarray):
+            x = x.numpy()
+        a = np.asarray(x)
+    except (TypeError, ValueError, RuntimeError, AttributeError):
+        return None
+    return a if a.dtype.kind in "biuf" and a.ndim >= 1 else None
+
+
+def split_batch(batch: Any) -> tuple[Any, Any]:
+    """(inputs, labels) of a batch as data loaders yield it: ``(x, y)``, ``[x, y, ...]``, or a mapping with
+    ``input_ids``/``pixel_values``/``x``/``inputs`` and ``labels``/``label``/``y``; (x, None) for a lone tensor."""
+    if isinstance(batch, dict):
+        x = next(
+            (batch[k] for k in ("input_ids", "pixel_values", "input_values", "x", "inputs", "input") if k in batch),
+            None,
+        )
+        y = next((batch[k] for k in ("labels", "label", "y", "targets", "target") if k in batch), None)
+        return x, y
+    if isinstance(batch, (tuple, list)):
+        if len(batch) >= 2:
+            return batch[0], batch[1]
+        return (batch[0], None) if batch else (None, None)
+    return batch, None
+
+
+class SampleWriter:
+    """Writes ``data/train.npz`` once, from the first batch given; never replaces a file already there."""
+
+    def __init__(self, out_dir: str | Path, enabled: bool = True):
+        self.path = Path(out_dir) / SAMPLE_FILE
+        self.done = not enabled
+
+    def offer(self, x: Any, y: Any = None) -> None:
+        if self.done:
+            return
+        self.done = True  # one try: a batch that cannot be saved is not retried on every step
+        try:
+            self._write(x, y)
+        except Exception as exc:  # noqa: BLE001 - never break the user's training
+            warnings.warn(f"advisor capture: no data sample written to {self.path} ({exc})", stacklevel=2)
+
+    def _write(self, x: Any, y: Any) -> None:
+        import io
+
+        import numpy as np
+
+        if self.path.exists():
+            return
+        xa, ya = as_numpy(x), as_numpy(y) if y is not None else None
+        if xa is None:
+            return
+        rows = min(len(xa), MAX_SAMPLE_ROWS)
+        per_row = max(1, xa[:1].nbytes)
+        rows = max(1, min(rows, MAX_SAMPLE_BYTES // per_row))
+        arrays: dict[str, Any] = {"x": np.ascontiguousarray(xa[:rows])}
+        if ya is not None and len(ya) == len(xa):
+            arrays["y"] = np.ascontiguousarray(ya[:rows])
+        if arrays["x"].nbytes > MAX_SAMPLE_BYTES:
+            return  # one row alone is larger than the cap
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        _write_atomic(self.path, buf.getvalue())
