@@ -82,6 +82,10 @@ class AdvisorCallback(TrainerCallback):
         if self.metrics:
             self._metrics = MetricsFile(out, append=bool(state.global_step))
 
+    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.capture is not None:
+            self.capture.end_sample()  # one epoch's rows: the next epoch repeats them
+
     def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.capture is not None:
             self.capture.before_update()

@@ -146,8 +146,14 @@ class Capture:
                 pass
         self.settings.update(found | values)
 
+    def end_sample(self) -> None:
+        """Write the data sample now (the callbacks call it at the end of the first epoch: later batches repeat
+        the same rows)."""
+        self._sample.flush()
+        self._drop_sample_hook()
+
     def record_batch(self, x: Any, y: Any = None) -> None:
-        """Offer a training batch for ``data/train.npz`` (the first one offered is written)."""
+        """Offer a training batch for ``data/train.npz`` (the first ones offered are written)."""
         self._sample.offer(x, y)
 
     @property
@@ -173,6 +179,7 @@ class Capture:
     def close(self) -> None:
         """Remove the hooks, write what is pending and close the file."""
         self._drop_sample_hook()
+        self._sample.flush()
         for h in self._handles:
             h.remove()
         self._handles.clear()
@@ -195,9 +202,10 @@ class Capture:
         x, y = split_batch(kwargs) if kwargs else (None, None)
         if x is None and args:
             x, y = split_batch(args[0]) if isinstance(args[0], (dict, tuple, list)) else (args[0], None)
-        self._drop_sample_hook()
         if x is not None:
             self._sample.offer(x, y)
+        if self._sample.done:
+            self._drop_sample_hook()
 
     def _drop_sample_hook(self) -> None:
         handle = getattr(self, "_sample_handle", None)

@@ -130,15 +130,20 @@ class AdvisorCallback(keras.callbacks.Callback):
         """Read the first batch ``fit`` gives ``train_step`` (the instance attribute is looked up per call)."""
         model, original = self.model, self.model.train_step
 
+        first = [True]
+
         def first_step(data: Any) -> Any:
-            model.train_step = original  # one call only
+            sample = self._sample
+            if sample is None or sample.done:
+                model.train_step = original  # the sample is taken: the model's own step again
+                return original(data)
             try:
                 x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
-                if self._sample is not None:
-                    self._sample.offer(x, y)
+                sample.offer(x, y)
                 steps, rows = (self.params or {}).get("steps"), len(x) if hasattr(x, "__len__") else None
-                if isinstance(steps, int) and rows and self._settings is not None:  # exact to one batch
+                if first[0] and isinstance(steps, int) and rows and self._settings is not None:  # exact to a batch
                     self._settings.update({"batch_size": rows, "num_train_samples": steps * rows})
+                first[0] = False
             except Exception:  # noqa: BLE001 - never break training
                 pass
             return original(data)
@@ -158,13 +163,17 @@ class AdvisorCallback(keras.callbacks.Callback):
         self.step += 1
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        if self._sample is not None:
+            self._sample.flush()  # one epoch's rows: the next epoch repeats them
         if self._metrics is not None and logs:
             self._metrics.write(self.step, {"epoch": epoch + 1, **logs})
 
     def on_train_end(self, logs: dict | None = None) -> None:
-        if self._restore is not None:  # fit ended before its first batch
+        if self._restore is not None:  # the model's own train_step again, however far the sample got
             self._restore()
             self._restore = None
+        if self._sample is not None:
+            self._sample.flush()
         for f in (self._file, self._metrics):
             if f is not None:
                 f.close()
@@ -198,24 +207,25 @@ class AdvisorCallback(keras.callbacks.Callback):
 
 
 def _variables(model: Any) -> list[tuple[str, Any, str | None, bool]]:
-    """(path, variable, owning layer's class, trainable) for the trainable variables and those of frozen layers."""
+    """(path, variable, owning layer's class, trainable) for the trainable variables and those of frozen layers,
+    in the model's layer order (a frozen body before its trained head, as it is in the model)."""
     trainable = {id(v) for v in model.trainable_variables}
-    owner: dict[int, str] = {}
-    frozen: list[Any] = []
     layers = model._flatten_layers(include_self=False) if hasattr(model, "_flatten_layers") else model.layers
+    seen: set[int] = set()
+    out: list[tuple[str, Any, str | None, bool]] = []
     for layer in layers:
         own = list(getattr(layer, "_trainable_variables", [])) + list(getattr(layer, "_non_trainable_variables", []))
-        for v in own:
-            owner.setdefault(id(v), type(layer).__name__)
         if not layer.trainable:
-            frozen.extend(v for v in layer.weights if id(v) not in trainable)
-    seen: set[int] = set()
-    out = []
-    for v, is_trainable in [(v, True) for v in model.trainable_variables] + [(v, False) for v in frozen]:
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        out.append((v.path, v, owner.get(id(v)), is_trainable))
+            own += [v for v in layer.weights if id(v) not in trainable]
+        for v in own:
+            if id(v) in seen or (id(v) not in trainable and layer.trainable):
+                continue  # non-trainable state of a trainable layer (moving statistics, seeds)
+            seen.add(id(v))
+            out.append((v.path, v, type(layer).__name__, id(v) in trainable))
+    for v in model.trainable_variables:  # variables no layer lists (a model's own)
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append((v.path, v, None, True))
     return out
 
 

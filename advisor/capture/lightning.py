@@ -89,6 +89,10 @@ class AdvisorCallback(Callback):
         if self.capture is not None:
             self.capture.record_batch(*split_batch(batch))
 
+    def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+        if self.capture is not None:
+            self.capture.end_sample()  # one epoch's rows: the next epoch repeats them
+
     def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
         if self.capture is not None and optimizer is trainer.optimizers[0]:
             self.capture.before_update()

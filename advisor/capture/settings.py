@@ -7,9 +7,11 @@ Every callback and the PyTorch hook write, into their output folder:
   ``from_logits``, label smoothing, reduction), the class count where the framework knows it, the framework,
   and the trainable and total parameter counts; keys in advisor's hyper-parameter vocabulary, so the
   diagnosis reads them as it reads a ``hparams.json`` (and before it: what the framework held is what ran).
-- ``data/train.npz`` (``SAMPLE_FILE``): the first training batch the model saw, as arrays ``x`` and (where
-  the framework shows them to a callback) ``y``, at most ``MAX_SAMPLE_ROWS`` rows and ``MAX_SAMPLE_BYTES``
-  bytes; ``data_sample=False`` on the callback or hook turns it off. An existing file is never replaced.
+- ``data/train.npz`` (``SAMPLE_FILE``): the first training batches the model saw, as arrays ``x`` and (where
+  the framework shows them to a callback) ``y``, at most ``MAX_SAMPLE_ROWS`` rows from ``MAX_SAMPLE_BATCHES``
+  batches and ``MAX_SAMPLE_BYTES`` bytes, from the first epoch only where the framework says where an epoch
+  ends (the callbacks; the bare PyTorch hook does not know, and a data set smaller than the sample repeats in
+  it); ``data_sample=False`` on the callback or hook turns it off. An existing file is never replaced.
 
 Nothing here may break training: a setting that cannot be read is left out, and an error writing a file is
 reported once as a warning, after which the capture goes on without it.
@@ -25,10 +27,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 SETTINGS_FILE = "advisor_hparams.json"
 SAMPLE_FILE = "data/train.npz"
 MAX_SAMPLE_ROWS = 256
 MAX_SAMPLE_BYTES = 8_000_000
+MAX_SAMPLE_BATCHES = 16
 
 
 def as_float(x: Any) -> float | None:
@@ -232,8 +237,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def as_numpy(x: Any) -> Any:
     """A numpy array of a tensor / array / Keras tensor; None for anything else (text, nested structures)."""
-    import numpy as np
-
     try:
         if hasattr(x, "detach"):
             x = x.detach().cpu()
@@ -266,39 +269,77 @@ def split_batch(batch: Any) -> tuple[Any, Any]:
 
 
 class SampleWriter:
-    """Writes ``data/train.npz`` once, from the first batch given; never replaces a file already there."""
+    """Writes ``data/train.npz`` from the first training batches offered: up to ``MAX_SAMPLE_ROWS`` rows from at
+    most ``MAX_SAMPLE_BATCHES`` batches (one batch of 32 says little about class balance), written when full or
+    at ``flush``; never replaces a file already there."""
 
     def __init__(self, out_dir: str | Path, enabled: bool = True):
         self.path = Path(out_dir) / SAMPLE_FILE
         self.done = not enabled
+        self._x: list[Any] = []
+        self._y: list[Any] | None = []
+        self._rows = 0
+        self._offers = 0
 
     def offer(self, x: Any, y: Any = None) -> None:
         if self.done:
             return
-        self.done = True  # one try: a batch that cannot be saved is not retried on every step
         try:
-            self._write(x, y)
+            self._add(x, y)
         except Exception as exc:  # noqa: BLE001 - never break the user's training
-            warnings.warn(f"advisor capture: no data sample written to {self.path} ({exc})", stacklevel=2)
+            self._give_up(exc)
+            return
+        if self.done:
+            return
+        if self._rows >= MAX_SAMPLE_ROWS or self._offers >= MAX_SAMPLE_BATCHES:
+            self.flush()
 
-    def _write(self, x: Any, y: Any) -> None:
+    def flush(self) -> None:
+        """Write what was gathered (at the end of training, if the sample is not full yet)."""
+        if self.done:
+            return
+        self.done = True
+        try:
+            self._write()
+        except Exception as exc:  # noqa: BLE001
+            self._give_up(exc)
+
+    def _give_up(self, exc: Exception) -> None:
+        self.done = True
+        self._x, self._y = [], None
+        warnings.warn(f"advisor capture: no data sample written to {self.path} ({exc})", stacklevel=3)
+
+    def _add(self, x: Any, y: Any) -> None:
+        self._offers += 1
+        xa = as_numpy(x)
+        if xa is None or (self._x and xa.shape[1:] != self._x[0].shape[1:]):
+            return  # not an array batch, or another shape (variable-length sequences): the rows so far stand
+        ya = as_numpy(y) if y is not None else None
+        per_row = max(1, xa[:1].nbytes)
+        room = min(MAX_SAMPLE_ROWS - self._rows, (MAX_SAMPLE_BYTES - self._rows * per_row) // per_row)
+        if room <= 0:
+            return
+        self._x.append(np.array(xa[:room]))  # a copy: the batch's memory may be reused
+        if (
+            self._y is not None
+            and ya is not None
+            and len(ya) == len(xa)
+            and (not self._y or ya.shape[1:] == self._y[0].shape[1:])
+        ):
+            self._y.append(np.array(ya[:room]))
+        else:
+            self._y = None  # labels for some batches only: none are written
+        self._rows += len(self._x[-1])
+
+    def _write(self) -> None:
         import io
 
-        import numpy as np
-
-        if self.path.exists():
+        if not self._x or self.path.exists():
             return
-        xa, ya = as_numpy(x), as_numpy(y) if y is not None else None
-        if xa is None:
-            return
-        rows = min(len(xa), MAX_SAMPLE_ROWS)
-        per_row = max(1, xa[:1].nbytes)
-        rows = max(1, min(rows, MAX_SAMPLE_BYTES // per_row))
-        arrays: dict[str, Any] = {"x": np.ascontiguousarray(xa[:rows])}
-        if ya is not None and len(ya) == len(xa):
-            arrays["y"] = np.ascontiguousarray(ya[:rows])
-        if arrays["x"].nbytes > MAX_SAMPLE_BYTES:
-            return  # one row alone is larger than the cap
+        arrays: dict[str, Any] = {"x": np.concatenate(self._x)}
+        if self._y:
+            arrays["y"] = np.concatenate(self._y)
+        self._x, self._y = [], None
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         _write_atomic(self.path, buf.getvalue())

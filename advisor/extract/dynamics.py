@@ -24,7 +24,7 @@ import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.facts.base import Source
-from advisor.facts.dynamics import ActivationStats, ParamDynamics, TensorDynamics, TiedParams
+from advisor.facts.dynamics import ActivationStats, FrozenWeights, ParamDynamics, TensorDynamics, TiedParams
 from advisor.inventory import InputRecord
 from advisor.read.run import RunRead, TensorsFile
 from advisor.read.tensors import MAX_RECORDS, TensorReadLog
@@ -319,6 +319,24 @@ def _tied(params: list[_Param]) -> list[TiedParams]:
     return out
 
 
+def _frozen(params: list[_Param]) -> FrozenWeights | None:
+    """The frozen share of the recorded weights; None when none is frozen or the flag was not written."""
+    known = [p.fact for p in params if p.fact.requires_grad is not None and p.fact.numel]
+    frozen = [f for f in known if f.requires_grad is False]
+    if not frozen:
+        return None
+    total = sum(f.numel or 0 for f in known)
+    count = sum(f.numel or 0 for f in frozen)
+    return FrozenWeights(
+        frozen_params=count,
+        total_params=total,
+        frozen_share=count / total if total else 0.0,
+        frozen_tensors=len(frozen),
+        frozen_names=", ".join(f.name for f in frozen[:5]) + (", ..." if len(frozen) > 5 else ""),
+        includes_output_layer=any(f.is_output_layer for f in frozen),
+    )
+
+
 def _downsample(x: np.ndarray, y: np.ndarray, n: int = 1000) -> tuple[list[float], list[float | None]]:
     if x.size > n:
         idx = np.unique(np.linspace(0, x.size - 1, n).astype(np.int64))
@@ -419,6 +437,9 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
         if keep_all or a.nonfinite_steps or (a.zero_frac_median or 0) > 0.5 or (a.sat_frac_median or 0) > 0.2:
             out.facts.append(a.model_copy(update={"side": side, "source": src}))
     out.facts.extend(t.model_copy(update={"side": side, "source": src}) for t in _tied(params))
+    frozen = _frozen(params)
+    if frozen is not None:
+        out.facts.append(frozen.model_copy(update={"side": side, "source": src}))
 
     if gsteps.size:
         x, y = _downsample(gsteps.astype(np.float64), gnorm)

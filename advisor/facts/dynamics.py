@@ -223,3 +223,16 @@ class TiedParams(Fact):
         description="one of them is an embedding table (tying the input embedding and the output projection is common)",
     )
     doc = "two parameters identical (mean, std, min, max, norm) at every recorded step: one shared tensor"
+
+
+class FrozenWeights(Fact):
+    """How much of the model was frozen (``requires_grad=False``) in what the capture recorded."""
+
+    kind: Literal["frozen_weights"] = "frozen_weights"
+    frozen_params: int = Field(description="weight elements with requires_grad=False")
+    total_params: int = Field(description="weight elements recorded")
+    frozen_share: float = Field(description="frozen_params / total_params")
+    frozen_tensors: int = Field(description="recorded weight tensors with requires_grad=False")
+    frozen_names: str = Field(description="the first frozen tensors, in model order (at most five, comma-separated)")
+    includes_output_layer: bool = Field(description="the last matrix in model order (the head) is frozen too")
+    doc = "the share of the recorded weights that were frozen: structure, a setting to check against what was meant"

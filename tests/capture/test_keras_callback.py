@@ -81,7 +81,7 @@ def test_records_compile_settings_model_and_first_batch(tmp_path):
     model = json.loads((tmp_path / "model.json").read_text())
     assert model["class_name"] in ("Sequential", "Functional") and "compile_config" in model
     sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
-    assert sample["x"].shape == (16, 6) and sample["y"].shape == (16,)  # the first batch of fit
+    assert sample["x"].shape == (72, 6) and sample["y"].shape == (72,)  # the first batches of fit (72 train rows)
 
 
 def test_softmax_into_from_logits_is_named_from_what_the_callback_recorded(tmp_path):

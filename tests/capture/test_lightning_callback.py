@@ -105,8 +105,9 @@ def test_records_the_optimizer_trainer_settings_and_the_first_batch(tmp_path):
     assert (settings["framework"], settings["epochs"], settings["gradient_accumulation_steps"]) == ("pytorch", 2, 2)
     assert settings["batch_size"] == 16 and settings["num_parameters"] == settings["trainable_parameters"] == 163
     sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
-    first_x, first_y = next(iter(loader()))
-    assert np.array_equal(sample["x"], first_x.numpy()) and np.array_equal(sample["y"], first_y.numpy())
+    # the first epoch's batches (96 rows in 6 batches of 16), not the second epoch's repeat of them
+    xs, ys = zip(*[(bx.numpy(), by.numpy()) for bx, by in loader()])
+    assert np.array_equal(sample["x"], np.concatenate(xs)) and np.array_equal(sample["y"], np.concatenate(ys))
 
 
 def test_the_sample_can_be_turned_off_and_never_replaces_a_file(tmp_path):
