@@ -104,3 +104,28 @@ def test_softmax_into_from_logits_is_named_from_what_the_callback_recorded(tmp_p
     assert top.id == "loss_function_error" and top.confidence >= 0.5
     assert "from_logits=True" in " ".join(e.text for e in top.evidence)
     assert "insufficient_samples" not in {c.id for c in report.causes}  # the sample is a sample: the callback says so
+
+
+def test_a_frozen_body_is_a_note_alone_and_the_cause_of_a_missed_target(tmp_path):
+    # the eleven-run trial's frozen body: an explicit trainable=False is a setting to check, not a fault by itself
+    import advisor
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1024, 16)).astype("float32")
+    y = np.argmax(x @ rng.normal(size=(16, 3)), axis=1)
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(4, activation="relu", name="body"),
+                              keras.layers.Dense(3, name="head")])
+    model.get_layer("body").trainable = False
+    model.compile(optimizer=keras.optimizers.Adam(1e-2),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.fit(x, y, epochs=20, batch_size=32, verbose=0, validation_split=0.25,
+              callbacks=[AdvisorCallback(tmp_path, every=8)])
+    alone = advisor.diagnose(tmp_path)
+    assert not alone.found()
+    assert [c.id for c in alone.causes][:1] == ["weight_freezing_error"]  # listed for a look
+    (tmp_path / "hparams.yaml").write_text("target_accuracy: 0.9\n")  # what the user expected of it
+    report = advisor.diagnose(tmp_path)
+    top = report.causes[0]
+    assert top.id == "weight_freezing_error" and top.confidence >= 0.5
+    assert "body/kernel" in top.evidence[0].text and "target_accuracy" in top.evidence[0].text
