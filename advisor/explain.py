@@ -28,7 +28,10 @@ from collections.abc import Sequence
 
 from advisor.causes import CAUSE_BY_ID
 from advisor.facts.base import Fact
+from advisor.facts.recipe import ModelFamily
 from advisor.facts.symptom import Symptom, SymptomSummary
+from advisor.knowledge.cause_chains import root_of
+from advisor.knowledge.family_remedies import fit_remedies
 from advisor.knowledge.cause_checks import CHECKS
 from advisor.knowledge.symptom_causes import EXPLAINS, explains
 from advisor.knowledge.symptom_priors import PRIORS
@@ -114,6 +117,11 @@ def explain(
             smells.append(c)
         else:
             kept.append(c)
+    _mark_derived([c for c in kept if not c.user_rules_only])
+    family = next((f.family for f in facts if isinstance(f, ModelFamily) and f.side == "run"), None)
+    for c in kept + smells:
+        if not c.user_rules_only:
+            c.remedies = fit_remedies(c.id, c.remedies, family)
     prior = combined_prior(shown_order)
     if not prior:
         return kept, smells
@@ -122,7 +130,12 @@ def explain(
     weighed = [c for c in kept if not c.user_rules_only]  # a user's rules say what they mean: no prior over them
     for c in weighed:
         c.prior = round(prior_of(c.id, prior, shown), 4)
-    probs = posterior({c.id: c.confidence for c in weighed}, prior, shown, [c.id for c in extra])
+    probs = posterior(
+        {c.id: c.confidence for c in weighed if c.derived_from is None},
+        prior,
+        shown,
+        [c.id for c in extra] + [c.id for c in weighed if c.derived_from is not None],
+    )
     # the user's causes hold the share their rules give them; the prior's differential shares what is left
     left = max(0.0, 1.0 - sum(c.confidence for c in kept if c.user_rules_only))
     for c in weighed:
@@ -131,6 +144,17 @@ def explain(
         c.confidence = round(probs[c.id] * left, 4)
     extra = sorted((c for c in extra if c.confidence >= MIN_PRIOR_ONLY), key=sort_key)[:MAX_PRIOR_ONLY]
     return sorted(kept + extra, key=sort_key), smells
+
+
+def _mark_derived(causes: list[CauseReport]) -> None:
+    """Mark each cause whose evidence another found cause produces (advisor/knowledge/cause_chains.py)."""
+    found = {c.id: c.confidence for c in causes}
+    by_id = {c.id: c for c in causes}
+    for c in causes:
+        root = root_of(c.id, found)
+        if root is not None:
+            c.derived_from = root
+            c.derived_note = f"Likely a consequence of {by_id[root].title} [{root}], which produces what it found"
 
 
 def prior_of(cause: str, prior: dict[str, float], shown: set[str]) -> float:
@@ -160,6 +184,6 @@ def posterior(
         for cause, p in rule_confidence.items()
     }
     for cause in prior_only:
-        weights[cause] = prior.get(cause, 0.0)
+        weights[cause] = prior_of(cause, prior, shown)
     total = sum(weights.values()) + prior.get("other", 0.0)
     return {cause: w / total for cause, w in weights.items()}

@@ -84,6 +84,7 @@ def _record(item: dict) -> dict:
         "shown": [s.id for s in r.summary.symptoms],
         "status": r.summary.symptom_status,
         "kept": [[c.id, c.rule_confidence] for c in r.causes if c.rule_confidence is not None],
+        "derived": [c.id for c in r.causes if c.derived_from is not None],
         "excluded": [c.id for c in r.smells] + [c.id for c in r.ruled_out],
     }
 
@@ -99,7 +100,9 @@ def posterior_of(rec: dict, base_rate: float, exponent: float | None = None) -> 
         return sorted(kept.items(), key=lambda kv: -kv[1])
     extra = [c for c in prior if c != "other" and c not in kept and c not in rec["excluded"]]
     k = explain.LIKELIHOOD_EXPONENT if exponent is None else exponent
-    probs = explain.posterior(kept, prior, set(rec["shown"]), extra, base_rate, k)
+    derived = [c for c in rec.get("derived", []) if c in kept]  # weighed by their prior alone (cause_chains.py)
+    rules = {c: p for c, p in kept.items() if c not in derived}
+    probs = explain.posterior(rules, prior, set(rec["shown"]), extra + derived, base_rate, k)
     extras = sorted((c for c in extra if probs[c] >= explain.MIN_PRIOR_ONLY), key=lambda c: -probs[c])
     keep = set(kept) | set(extras[: explain.MAX_PRIOR_ONLY])
     return sorted(((c, p) for c, p in probs.items() if c in keep), key=lambda kv: -kv[1])

@@ -55,6 +55,13 @@ class CauseReport(BaseModel):
         description="the share of this cause among real runs with the run's symptom (advisor/knowledge/symptom_priors.py)",
     )
     explains: list[str] = Field(default_factory=list, description="the run's symptoms this cause can produce")
+    derived_from: str | None = Field(
+        default=None,
+        description="the cause whose mechanism produces this cause's evidence in this run (a rate far above its "
+        "band produces saturation and exploding gradients): this one is its consequence and is weighed by its "
+        "prior alone (advisor/knowledge/cause_chains.py)",
+    )
+    derived_note: str | None = Field(default=None, description="derived_from in words, for the report")
     check: str | None = Field(default=None, description="the cheapest check that confirms or rules out this cause")
 
 
