@@ -38,6 +38,11 @@ _RECORDS = {
     "training_dynamics": "write tensors.jsonl (weights, gradients, updates)",
 }
 _DUMPS = ("network_wide_comparison", "random_errors")
+#: what the callbacks write for these stages besides tensors.jsonl (advisor/capture/settings.py)
+_WRITES = {
+    "hyperparameters": "advisor_hparams.json (the optimizer, the loss and their settings as the framework holds them)",
+    "input_data": "data/train.npz (the first epoch's training batches, inputs and labels)",
+}
 
 
 def _line(tool: str, dump: bool) -> str:
@@ -52,6 +57,10 @@ def hint(stage: str, tool: str | None) -> str | None:
     name = _NAMES[tool]
     if stage in _RECORDS:
         return f"{_RECORDS[stage]} with advisor's callback for {name}, two lines in your training script: {_line(tool, False)}"
+    if stage in _WRITES:
+        if stage == "input_data" and tool == "mindspore":  # a MindSpore callback does not see the batches
+            return "save a sample of the preprocessed batches: `numpy.savez('run/data/train.npz', x=..., y=...)`"
+        return f"advisor's callback for {name} writes {_WRITES[stage]}, two lines in your training script: {_line(tool, False)}"
     if stage in _DUMPS:
         if tool == "mindspore":
             return (

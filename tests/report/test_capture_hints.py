@@ -41,3 +41,9 @@ def test_dumps_follow_the_tool_where_its_callback_can_dump():
 
 def test_a_plain_pytorch_run_keeps_the_hook():
     assert "from advisor.capture import attach" in _enable(ROOT / "examples" / "lr_too_high", "network_wide_comparison")
+
+
+def test_settings_and_data_hints_say_the_callback_writes_them():
+    text = _enable(RUNS / "keras_resnet_lr_unscaled", "input_data")
+    assert "data/train.npz" in text and "advisor.capture.keras" in text
+    assert "msprobe" not in text and "numpy.savez" in _enable(RUNS / "mindspore_resnet_recipe", "input_data")
