@@ -443,9 +443,13 @@ def _cap_ignored(inputs: list[InputRecord]) -> list[InputRecord]:
 
 
 def _dedupe_inputs(extraction: Extraction):
+    """Each input once per (side, path, status, kind); a file one stage used is not also listed as ignored by
+    another (model.txt is a model description, not a log without losses)."""
     seen = {}
     for rec in extraction.inputs:
         key = (rec.side, rec.path, rec.status, rec.kind)
         if key not in seen:
             seen[key] = rec
-    return sorted(seen.values(), key=lambda r: (r.side != "run", r.path, r.kind))
+    used = {(r.side, r.path) for r in seen.values() if r.status == "used"}
+    kept = [r for r in seen.values() if r.status != "ignored" or (r.side, r.path) not in used]
+    return sorted(kept, key=lambda r: (r.side != "run", r.path, r.kind))

@@ -124,7 +124,11 @@ def explain(
             c.remedies = fit_remedies(c.id, c.remedies, family)
     prior = combined_prior(shown_order)
     if not prior:
-        return kept, smells
+        found = {c.id: c.confidence for c in kept}  # as the rules gave them, whatever the order below
+        for c in kept:  # no symptom to share: the chance that its evidence is not the root's doing
+            if c.derived_from is not None:
+                c.confidence = round(c.confidence * (1 - found[c.derived_from]), 4)
+        return sorted(kept, key=sort_key), smells
     excluded = {c.id for c in kept} | {c.id for c in smells} | {c.id for c in ruled_out}
     extra = [_candidate(cause, p, shown) for cause, p in prior.items() if cause != "other" and cause not in excluded]
     weighed = [c for c in kept if not c.user_rules_only]  # a user's rules say what they mean: no prior over them

@@ -62,3 +62,11 @@ def test_a_transformer_is_not_told_to_change_its_activation():
     # an MLP keeps the remedy written for it
     assert fit_remedies("gradient_vanishing", [RELU], None) == [RELU]
     assert fit_remedies("lr_too_high", [RELU], "bert") == [RELU]
+
+
+def test_without_a_symptom_a_derived_cause_keeps_what_the_root_leaves():
+    causes = [_cause("lr_too_high", 0.94), _cause("gradient_vanishing", 0.91), _cause("optimizer_error", 0.87)]
+    ranked, _ = explain(causes, [], [])
+    assert [c.id for c in ranked][0] == "lr_too_high" and ranked[0].confidence == 0.94
+    for c in ranked[1:]:
+        assert c.derived_from == "lr_too_high" and c.confidence < 0.1

@@ -41,6 +41,7 @@ from typing import Any
 from advisor.capture.settings import (
     SampleWriter,
     SettingsFile,
+    write_model_text,
     hf_model,
     split_batch,
     torch_losses,
@@ -124,6 +125,7 @@ class Capture:
         self.settings = SettingsFile(self.out_dir) if settings else None
         if self.settings is not None:
             self.record_settings(framework=framework)
+            write_model_text(self.out_dir, model)
         self._sample = SampleWriter(self.out_dir, enabled=data_sample and self.step == 0)
         if not self._sample.done:
             self._sample_handle = model.register_forward_pre_hook(self._first_batch, with_kwargs=True)
@@ -152,9 +154,10 @@ class Capture:
         self._sample.flush()
         self._drop_sample_hook()
 
-    def record_batch(self, x: Any, y: Any = None) -> None:
-        """Offer a training batch for ``data/train.npz`` (the first ones offered are written)."""
-        self._sample.offer(x, y)
+    def record_batch(self, x: Any, y: Any = None, name: str = "x") -> None:
+        """Offer a training batch for ``data/train.npz`` (the first ones offered are written); ``name``: what the
+        inputs are saved as (``input_ids`` for token ids)."""
+        self._sample.offer(x, y, name)
 
     @property
     def recording(self) -> bool:
@@ -199,11 +202,11 @@ class Capture:
     def _first_batch(self, module: Any, args: tuple, kwargs: dict) -> None:
         if not self._torch.is_grad_enabled():
             return  # an evaluation pass: not what trains the model
-        x, y = split_batch(kwargs) if kwargs else (None, None)
+        x, y, name = split_batch(kwargs) if kwargs else (None, None, "x")
         if x is None and args:
-            x, y = split_batch(args[0]) if isinstance(args[0], (dict, tuple, list)) else (args[0], None)
+            x, y, name = split_batch(args[0]) if isinstance(args[0], (dict, tuple, list)) else (args[0], None, "x")
         if x is not None:
-            self._sample.offer(x, y)
+            self._sample.offer(x, y, name)
         if self._sample.done:
             self._drop_sample_hook()
 

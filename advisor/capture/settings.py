@@ -7,6 +7,7 @@ Every callback and the PyTorch hook write, into their output folder:
   ``from_logits``, label smoothing, reduction), the class count where the framework knows it, the framework,
   and the trainable and total parameter counts; keys in advisor's hyper-parameter vocabulary, so the
   diagnosis reads them as it reads a ``hparams.json`` (and before it: what the framework held is what ran).
+- ``model.txt`` (PyTorch hook and the callbacks that drive it): ``print(model)``, the model's description.
 - ``data/train.npz`` (``SAMPLE_FILE``): the first training batches the model saw, as arrays ``x`` and (where
   the framework shows them to a callback) ``y``, at most ``MAX_SAMPLE_ROWS`` rows from ``MAX_SAMPLE_BATCHES``
   batches and ``MAX_SAMPLE_BYTES`` bytes, from the first epoch only where the framework says where an epoch
@@ -235,6 +236,24 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+#: ``model.txt`` larger than this is not written (a print of a large model is still far smaller)
+MAX_MODEL_TEXT = 2_000_000
+
+
+def write_model_text(out_dir: str | Path, model: Any) -> None:
+    """``model.txt``: ``print(model)`` of a PyTorch module (its layers, their sizes and activations), which the
+    diagnosis reads as the model's description; not written over a file already there."""
+    path = Path(out_dir) / "model.txt"
+    try:
+        if path.exists():
+            return
+        text = str(model)
+        if len(text) <= MAX_MODEL_TEXT:
+            _write_atomic(path, (text + "\n").encode("utf-8"))
+    except Exception as exc:  # noqa: BLE001 - a model whose repr fails must not stop training
+        warnings.warn(f"advisor capture: cannot write {path} ({exc})", stacklevel=2)
+
+
 def as_numpy(x: Any) -> Any:
     """A numpy array of a tensor / array / Keras tensor; None for anything else (text, nested structures)."""
     try:
@@ -251,21 +270,25 @@ def as_numpy(x: Any) -> Any:
     return a if a.dtype.kind in "biuf" and a.ndim >= 1 else None
 
 
-def split_batch(batch: Any) -> tuple[Any, Any]:
-    """(inputs, labels) of a batch as data loaders yield it: ``(x, y)``, ``[x, y, ...]``, or a mapping with
-    ``input_ids``/``pixel_values``/``x``/``inputs`` and ``labels``/``label``/``y``; (x, None) for a lone tensor."""
+#: mapping keys of a batch's inputs, in the order looked for; token ids are saved under their own name, so that
+#: the data checks do not measure distances between vocabulary indices as if they were features
+_INPUT_KEYS = ("input_ids", "pixel_values", "input_values", "x", "inputs", "input")
+_LABEL_KEYS = ("labels", "label", "y", "targets", "target")
+
+
+def split_batch(batch: Any) -> tuple[Any, Any, str]:
+    """(inputs, labels, the name to save the inputs under) of a batch as data loaders yield it: ``(x, y)``,
+    ``[x, y, ...]``, or a mapping with ``input_ids``/``pixel_values``/``x``/``inputs`` and ``labels``/``y``;
+    (x, None, "x") for a lone tensor."""
     if isinstance(batch, dict):
-        x = next(
-            (batch[k] for k in ("input_ids", "pixel_values", "input_values", "x", "inputs", "input") if k in batch),
-            None,
-        )
-        y = next((batch[k] for k in ("labels", "label", "y", "targets", "target") if k in batch), None)
-        return x, y
+        key = next((k for k in _INPUT_KEYS if k in batch), None)
+        y = next((batch[k] for k in _LABEL_KEYS if k in batch), None)
+        return (batch[key] if key else None), y, ("input_ids" if key == "input_ids" else "x")
     if isinstance(batch, (tuple, list)):
         if len(batch) >= 2:
-            return batch[0], batch[1]
-        return (batch[0], None) if batch else (None, None)
-    return batch, None
+            return batch[0], batch[1], "x"
+        return (batch[0], None, "x") if batch else (None, None, "x")
+    return batch, None, "x"
 
 
 class SampleWriter:
@@ -280,10 +303,12 @@ class SampleWriter:
         self._y: list[Any] | None = []
         self._rows = 0
         self._offers = 0
+        self._name: str | None = None
 
-    def offer(self, x: Any, y: Any = None) -> None:
+    def offer(self, x: Any, y: Any = None, name: str = "x") -> None:
         if self.done:
             return
+        self._name = self._name or name  # the first batch's naming holds for the sample
         try:
             self._add(x, y)
         except Exception as exc:  # noqa: BLE001 - never break the user's training
@@ -336,7 +361,7 @@ class SampleWriter:
 
         if not self._x or self.path.exists():
             return
-        arrays: dict[str, Any] = {"x": np.concatenate(self._x)}
+        arrays: dict[str, Any] = {self._name or "x": np.concatenate(self._x)}
         if self._y:
             arrays["y"] = np.concatenate(self._y)
         self._x, self._y = [], None

@@ -336,6 +336,12 @@ def _read_folder(folder: RunRead, out: Extraction) -> _Found:
             if comp is not None:
                 found.compiles.append(comp)
             found.used.append(where)
+            if descs and head.rel.suffix.lower() != ".log" and head.rel.name.lower() not in ("stdout", "stderr"):
+                out.inputs.append(
+                    InputRecord(
+                        path=where, kind="model", side=folder.side, why=f"model description ({descs[0].format})"
+                    )
+                )
     for head in folder.csv_headers:
         for col in head.text.strip().split(","):
             if _ACC.search(col) or _REG.search(col):

@@ -14,11 +14,15 @@ produce, those roots, from the mechanisms of docs/causes.md:
 - saturated activations and vanishing gradients: the same three push pre-activations out of the linear region
   (Glorot and Bengio 2010; LeCun et al. 1998), and saturation itself makes the gradient vanish;
 - a learning rate that looks too low (a loss that falls slowly): unscaled inputs and saturated or badly
-  initialised units slow learning at any rate (LeCun et al. 1998).
+  initialised units slow learning at any rate (LeCun et al. 1998);
+- an optimizer that looks miswired (updates that grow the weights along themselves): an adaptive optimizer moves
+  every coordinate by about the learning rate per step whatever the gradient (Kingma and Ba 2015, 2.1), so at a
+  rate far above its band its updates swamp the gradient's direction.
 
 A derived cause counts as derived in a run only where the root was found by its own rules at least as
 confidently (``ROOT_MIN`` or more, and not below the derived one): then its evidence is explained by the root,
-and it keeps only its prior's weight (advisor/explain.py).
+and it keeps only its prior's weight (advisor/explain.py); in a run with no symptom (no prior), it keeps the
+chance that its evidence is not the root's doing, its confidence x (1 - the root's).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ DERIVES: dict[str, tuple[str, ...]] = {
     "activation_saturation": ("lr_too_high", "weight_init_bad", "not_normalized"),
     "gradient_vanishing": ("lr_too_high", "weight_init_bad", "not_normalized", "activation_saturation"),
     "lr_too_low": ("not_normalized", "activation_saturation", "weight_init_bad"),
+    "optimizer_error": ("lr_too_high",),
 }
 #: the rules' calibrated confidence a root needs before it explains another cause's evidence
 ROOT_MIN = 0.5
@@ -38,6 +43,7 @@ REFERENCES = (
     "https://proceedings.mlr.press/v9/glorot10a.html",
     "https://arxiv.org/abs/1502.01852",
     "http://yann.lecun.com/exdb/publis/pdf/lecun-98b.pdf",
+    "https://arxiv.org/abs/1412.6980",
 )
 
 

@@ -94,5 +94,7 @@ def test_records_the_optimizer_training_arguments_and_the_first_batch(tmp_path):
     assert (settings["epochs"], settings["batch_size"], settings["num_classes"]) == (2, 8, 2)
     assert settings["lr_scheduler"] == "constant" and settings["fp16"] is False
     sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
-    assert sample["x"].shape == (64, 8) and sample["y"].shape == (64,)  # input_ids and labels of the first epoch
-    assert set(np.unique(sample["y"])) <= {0, 1} and sample["x"].max() < 32
+    # input_ids (saved under their name: vocabulary indices are not features to measure distances on) and labels
+    assert sorted(sample) == ["input_ids", "y"]
+    assert sample["input_ids"].shape == (64, 8) and sample["y"].shape == (64,)
+    assert set(np.unique(sample["y"])) <= {0, 1} and sample["input_ids"].max() < 32
