@@ -130,6 +130,12 @@ def hf_model(model: Any) -> dict[str, Any]:
     problem = getattr(cfg, "problem_type", None)
     if isinstance(problem, str):
         out["problem_type"] = problem
+    # from_pretrained sets name_or_path to the checkpoint; a model built from a config has none: random weights
+    name = getattr(model, "name_or_path", getattr(cfg, "_name_or_path", None))
+    if isinstance(name, str) and cfg is not None:
+        out["pretrained"] = bool(name.strip())
+        if name.strip():
+            out["model_name_or_path"] = name
     return out
 
 

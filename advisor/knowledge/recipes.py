@@ -523,13 +523,19 @@ def family_task(family: str) -> str | None:
 
 
 def recipe_for(family: str, regime: Regime) -> Recipe | None:
-    """The family's row for the regime; a fine-tune without its own row falls back to the family's first row."""
+    """The family's row for the regime; a fine-tune without its own row falls back to the family's first row, a
+    model trained from random weights to the family's pre-training row (a BERT built from a config is trained as
+    BERT is pre-trained, not as it is fine-tuned)."""
     rows = [r for r in RECIPES if r.family == family]
     exact = next((r for r in rows if r.regime == regime), None)
     if exact is not None:
         return exact
     if regime == "lora":
         return next((r for r in rows if r.regime == "finetune"), None)
+    if regime == "scratch":
+        pretrain = next((r for r in rows if r.regime == "pretrain"), None)
+        if pretrain is not None:
+            return pretrain
     return rows[0] if rows and regime in ("scratch", "unknown") else None
 
 

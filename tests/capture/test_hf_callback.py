@@ -93,6 +93,7 @@ def test_records_the_optimizer_training_arguments_and_the_first_batch(tmp_path):
     assert (settings["optimizer"], settings["learning_rate"]) == ("SGD", 0.05)
     assert (settings["epochs"], settings["batch_size"], settings["num_classes"]) == (2, 8, 2)
     assert settings["lr_scheduler"] == "constant" and settings["fp16"] is False
+    assert settings["pretrained"] is False  # built from a config: random weights, trained from scratch
     sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
     # input_ids (saved under their name: vocabulary indices are not features to measure distances on) and labels
     assert sorted(sample) == ["input_ids", "y"]

@@ -150,3 +150,11 @@ def test_a_crash_on_an_api_keras_3_removed_is_an_environment_mismatch() -> None:
     report = diagnose(ROOT / "tests" / "recipes" / "runs" / "keras3_api_change")
     assert report.causes[0].id == "environment_mismatch" and report.causes[0].confidence >= 0.5
     assert "not recognized" in report.causes[0].evidence[0].text
+
+
+def test_a_model_from_random_weights_follows_the_pre_training_row():
+    from advisor.knowledge.recipes import recipe_for
+
+    assert recipe_for("bert", "scratch").regime == "pretrain"  # a BERT built from a config is pre-trained, not fine-tuned
+    assert recipe_for("bert", "finetune").regime == "finetune"
+    assert recipe_for("resnet", "scratch").regime == "scratch"
