@@ -33,7 +33,7 @@ from transformers import TrainerCallback
 
 from advisor.capture.hook import Capture
 from advisor.capture.settings import loader_settings
-from advisor.capture.writer import MetricsFile, checked_every
+from advisor.capture.writer import Guard, MetricsFile, checked_every
 
 
 class AdvisorCallback(TrainerCallback):
@@ -59,6 +59,7 @@ class AdvisorCallback(TrainerCallback):
         self.metrics = metrics
         self.capture: Capture | None = None
         self._metrics: MetricsFile | None = None
+        self._guard = Guard("advisor capture (metrics.jsonl)")
 
     def on_train_begin(
         self, args: Any, state: Any, control: Any, model: Any = None, optimizer: Any = None, **kwargs: Any
@@ -79,8 +80,8 @@ class AdvisorCallback(TrainerCallback):
             data_sample=self.data_sample,
         )
         self.capture.record_settings(**_training_args(args), **loader_settings(kwargs.get("train_dataloader")))
-        if self.metrics:
-            self._metrics = MetricsFile(out, append=bool(state.global_step))
+        if self.metrics and not self.capture.stopped:
+            self._metrics = self._guard.run(MetricsFile, out, append=bool(state.global_step))
 
     def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.capture is not None:
@@ -96,7 +97,7 @@ class AdvisorCallback(TrainerCallback):
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any) -> None:
         if self._metrics is not None and logs:
-            self._metrics.write(state.global_step, logs)
+            self._guard.run(self._metrics.write, state.global_step, logs)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.capture is not None:

@@ -49,6 +49,7 @@ from advisor.capture.settings import (
     torch_parameters,
 )
 from advisor.capture.writer import (
+    Guard,
     checked_every,
     MAX,
     MIN,
@@ -92,10 +93,16 @@ class Capture:
         self.optimizer = optimizer
         self.every = checked_every(every)
         self.step = int(start_step)
+        #: no error of advisor's reaches the training: the first is a warning, then the capture records nothing
+        self._guard = Guard("advisor capture")
+        self.out_dir = Path(out_dir)
+        self.path = self.out_dir / filename
         # a fresh run starts a fresh file; a resumed one (start_step > 0) appends
-        self._file = TensorsFile(out_dir, filename, append=bool(start_step))
-        self.out_dir = self._file.out_dir
-        self.path = self._file.path
+        self._file: TensorsFile | None = None
+        try:
+            self._file = TensorsFile(out_dir, filename, append=bool(start_step))
+        except OSError as exc:  # an unwritable folder, a file where the folder would be, a full disk
+            self._guard.fail(exc)
         self._dumps = DumpWriter(self.out_dir)
         self._updates = bool(updates) and optimizer is not None
         self._dump_steps = {int(s) for s in dump_steps}
@@ -112,23 +119,27 @@ class Capture:
         self._weights: dict[int, tuple] = {}  # id(param) -> (weight stats, grad stats | None, numel)
         self._row_std_done = False
         self._handles: list[Any] = []
+        self._record_activations = bool(activations)
+        self._sample = SampleWriter(self.out_dir, enabled=data_sample and self.step == 0 and self._file is not None)
+        self.settings = SettingsFile(self.out_dir) if settings and self._file is not None else None
+        if self._file is None:
+            return  # nothing can be written: no hook is attached, the training runs as without advisor
         if activations or self._dump_steps:
             for name, module in model.named_modules():
                 if next(module.children(), None) is None:  # leaf modules only
                     self._handles.append(module.register_forward_hook(self._forward_hook(name or "model", module)))
         if optimizer is not None and hook_optimizer:
-            self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: self._before_update()))
-            self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: self._after_update()))
-        self._record_activations = bool(activations)
+            self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: self.before_update()))
+            self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: self.after_update()))
         #: advisor_hparams.json (optimizer, loss, parameter counts) and data/train.npz (the first batch's inputs,
         #: and its labels where the model is called with them: Hugging Face's ``labels=``): capture/settings.py
-        self.settings = SettingsFile(self.out_dir) if settings else None
         if self.settings is not None:
             self.record_settings(framework=framework)
             write_model_text(self.out_dir, model)
-        self._sample = SampleWriter(self.out_dir, enabled=data_sample and self.step == 0)
         if not self._sample.done:
-            self._sample_handle = model.register_forward_pre_hook(self._first_batch, with_kwargs=True)
+            self._sample_handle = model.register_forward_pre_hook(
+                lambda mod, args, kwargs: self._guard.run(self._first_batch, mod, args, kwargs), with_kwargs=True
+            )
 
     # -- public ----------------------------------------------------------
     def record_settings(self, **values: Any) -> None:
@@ -166,18 +177,24 @@ class Capture:
 
     def before_update(self) -> None:
         """With ``hook_optimizer=False``: call when the gradients are ready, before the weights change."""
-        self._before_update()
+        self._guard.run(self._before_update)
 
     def after_update(self) -> None:
         """With ``hook_optimizer=False``: call once the step's update is applied (counts the step)."""
-        self._after_update()
+        if self._guard.run(self._after_update) is None and self._guard.broken:
+            self.step += 1  # recording stopped; the steps are still counted
 
     def step_done(self) -> None:
         """Without an optimizer: call once per step after ``backward()`` (and the update)."""
         if self.optimizer is not None:
             raise RuntimeError("the optimizer's step hooks count the steps; do not call step_done() as well")
-        self._before_update()
-        self._after_update()
+        self.before_update()
+        self.after_update()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether an error stopped the recording (it was reported once as a warning)."""
+        return self._guard.broken
 
     def close(self) -> None:
         """Remove the hooks, write what is pending and close the file."""
@@ -186,11 +203,11 @@ class Capture:
         for h in self._handles:
             h.remove()
         self._handles.clear()
-        if not self._file.closed:
+        if self._file is not None and not self._file.closed:
             if self._acts:
-                self._flush()
+                self._guard.run(self._flush)
             elif self._dumps.pending:
-                self._dumps.write_manifests()
+                self._guard.run(self._dumps.write_manifests)
             self._file.close()
 
     def __enter__(self) -> Capture:
@@ -253,17 +270,20 @@ class Capture:
         mtype = type(module).__name__
 
         def hook(mod: Any, inputs: Any, output: Any) -> None:
-            if not self._torch.is_grad_enabled():
-                return  # evaluation pass
-            tensors = self._float_tensors(output)
-            if not tensors:
+            if not self._guard.broken and self._torch.is_grad_enabled():  # not in an evaluation pass
+                self._guard.run(record, output)
+
+        def record(output: Any) -> None:
+            parts, n_items = self._float_tensors(output)
+            if not parts:
                 return
+            tensors = [t for _, t in parts]
             if self._dump_steps and self.step in self._dump_steps:
                 self._save_dump(name, mtype, tensors)
             if not (self._record_activations and self.recording):
                 return
-            for i, t in enumerate(tensors):
-                key = name if len(tensors) == 1 else f"{name}.{i}"
+            for i, t in parts:  # numbered by their place in the output, whatever was skipped
+                key = name if n_items == 1 else f"{name}.{i}"
                 st = self._stats(t, limits, exact=False)
                 acc = self._acts.get(key)
                 if acc is None:
@@ -276,10 +296,22 @@ class Capture:
 
         return hook
 
-    def _float_tensors(self, output: Any) -> list:
+    def _float_tensors(self, output: Any) -> tuple[list[tuple[int | str, Any]], int]:
+        """(place, tensor) of the dense floating tensors of a module's output, and how many parts it has: a tensor,
+        or those of a tuple, list or mapping one level down (a sparse, quantised or nested part is skipped)."""
         torch = self._torch
-        items = output if isinstance(output, (tuple, list)) else [output]
-        return [t for t in items if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 0]
+        if isinstance(output, dict):
+            items = [(str(k), v) for k, v in output.items()]  # a mapping's parts by their keys
+        elif isinstance(output, (tuple, list)):
+            items = list(enumerate(output))
+        else:
+            items = [(0, output)]
+        dense = [
+            (i, t)
+            for i, t in items
+            if isinstance(t, torch.Tensor) and t.layout == torch.strided and t.is_floating_point() and t.numel() > 0
+        ]
+        return dense, len(items)
 
     def _before_update(self) -> None:
         if not self.recording:
@@ -399,7 +431,8 @@ class Capture:
             g = get(("g", pid))
             if g is not None:
                 records.append(record(self.step, name, "grad", p.numel(), g))
-        self._file.write(records)
+        if self._file is not None:
+            self._file.write(records)
         if self._dumps.pending:
             self._dumps.write_manifests()
         self._acts.clear()

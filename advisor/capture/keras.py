@@ -52,6 +52,7 @@ import numpy as np
 
 from advisor.capture.settings import SampleWriter, SettingsFile, keras_model
 from advisor.capture.writer import (
+    Guard,
     checked_every,
     MetricsFile,
     TensorsFile,
@@ -82,6 +83,7 @@ class AdvisorCallback(keras.callbacks.Callback):
         self.data_sample = data_sample
         self._sample: SampleWriter | None = None
         self._restore: Any = None
+        self._guard = Guard("advisor capture (Keras callback)")
         self._settings: SettingsFile | None = None
         self.every = checked_every(every)
         self.updates = updates
@@ -93,8 +95,26 @@ class AdvisorCallback(keras.callbacks.Callback):
         self._before: dict[int, np.ndarray] = {}
         self._row_std_done = False
 
-    # -- fit events ----------------------------------------------------------
+    # -- fit events: every one guarded, so that no error of advisor's stops fit (capture/writer.py Guard) -------
     def on_train_begin(self, logs: dict | None = None) -> None:
+        self._guard.run(self._train_begin)
+
+    def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
+        self._guard.run(self._batch_begin)
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        self._guard.run(self._batch_end)
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        self._guard.run(self._epoch_end, epoch, logs)
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        try:  # even after an error: the model's own train_step back, the files closed
+            self._train_end()
+        except Exception as exc:  # noqa: BLE001
+            self._guard.fail(exc)
+
+    def _train_begin(self) -> None:
         opt = getattr(self.model, "optimizer", None)
         self.step = int(_numpy(opt.iterations.value)) if opt is not None else 0
         self._file = TensorsFile(self.out_dir, append=self.step > 0)
@@ -151,24 +171,24 @@ class AdvisorCallback(keras.callbacks.Callback):
         model.train_step = first_step
         self._restore = lambda: setattr(model, "train_step", original) if model.train_step is first_step else None
 
-    def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
+    def _batch_begin(self) -> None:
         if self._file is not None and self.step % self.every == 0:
             self._before = {id(v): _numpy(v.value).copy() for _, v, _, _ in self._vars}  # not a view
 
-    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+    def _batch_end(self) -> None:
         if self._file is not None and self._before:
             self._file.write(self._records())
             self._before = {}
             self._row_std_done = True
         self.step += 1
 
-    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+    def _epoch_end(self, epoch: int, logs: dict | None) -> None:
         if self._sample is not None:
             self._sample.flush()  # one epoch's rows: the next epoch repeats them
         if self._metrics is not None and logs:
             self._metrics.write(self.step, {"epoch": epoch + 1, **logs})
 
-    def on_train_end(self, logs: dict | None = None) -> None:
+    def _train_end(self) -> None:
         if self._restore is not None:  # the model's own train_step again, however far the sample got
             self._restore()
             self._restore = None

@@ -45,6 +45,7 @@ from mindspore.train import Callback
 
 from advisor.capture.settings import SettingsFile, as_float
 from advisor.capture.writer import (
+    Guard,
     checked_every,
     MetricsFile,
     TensorsFile,
@@ -66,8 +67,11 @@ class _GradTap(nn.Cell):
 
     def construct(self, grads: Any) -> Any:
         if self._owner.recording:
-            self._owner._grads = [g.asnumpy() for g in grads]
+            self._owner._guard.run(self._copy, grads)
         return self.optimizer(grads)
+
+    def _copy(self, grads: Any) -> None:
+        self._owner._grads = [g.asnumpy() for g in grads]
 
 
 class AdvisorCallback(Callback):
@@ -90,13 +94,29 @@ class AdvisorCallback(Callback):
         self._grad_index: dict[int, int] = {}
         self._tapped: Any = None
         self._row_std_done = False
+        self._guard = Guard("advisor capture (MindSpore callback)")
 
     @property
     def recording(self) -> bool:
-        return self._file is not None and self.step % self.every == 0
+        return self._file is not None and not self._guard.broken and self.step % self.every == 0
 
-    # -- Model.train events ---------------------------------------------------
+    # -- Model.train events: every one guarded (capture/writer.py Guard) ---------------------------------------
     def on_train_begin(self, run_context: Any) -> None:
+        self._guard.run(self._train_begin, run_context)
+
+    def on_train_step_begin(self, run_context: Any) -> None:
+        self._guard.run(self._step_begin, run_context)
+
+    def on_train_step_end(self, run_context: Any) -> None:
+        self._guard.run(self._step_end, run_context)
+
+    def on_train_end(self, run_context: Any) -> None:
+        try:  # even after an error: the optimizer untapped, the files closed
+            self._train_end(run_context)
+        except Exception as exc:  # noqa: BLE001
+            self._guard.fail(exc)
+
+    def _train_begin(self, run_context: Any) -> None:
         cb = run_context.original_args()
         self.step = int(getattr(cb, "initial_step", 0) or 0)
         self._file = TensorsFile(self.out_dir, append=self.step > 0)
@@ -130,12 +150,12 @@ class AdvisorCallback(Callback):
             self._tapped = train.optimizer
             train.optimizer = _GradTap(self._tapped, self)
 
-    def on_train_step_begin(self, run_context: Any) -> None:
+    def _step_begin(self, run_context: Any) -> None:
         if self.recording:
             self._before = {id(p): p.asnumpy().copy() for p, _, _ in self._params}
             self._grads = None
 
-    def on_train_step_end(self, run_context: Any) -> None:
+    def _step_end(self, run_context: Any) -> None:
         cb = run_context.original_args()
         if self._metrics is not None:
             loss = _loss(cb.net_outputs)
@@ -147,7 +167,7 @@ class AdvisorCallback(Callback):
             self._row_std_done = True
         self.step += 1
 
-    def on_train_end(self, run_context: Any) -> None:
+    def _train_end(self, run_context: Any) -> None:
         if self._tapped is not None:
             run_context.original_args().train_network.optimizer = self._tapped
             self._tapped = None

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,43 @@ SAT_MARGIN = 0.01
 
 # positions in a statistics vector
 SUM, SUMSQ, MIN, MAX, ZEROS, NAN, INF, SAT = range(8)
+
+
+class Guard:
+    """Runs a capture's own work so that no error of advisor's reaches the user's training: the first error is
+    reported once, as a warning naming what failed, and the capture records nothing more (``broken``); the
+    forward pass, the backward pass and the optimizer step go on as if no capture were attached."""
+
+    def __init__(self, what: str = "advisor capture"):
+        self.what = what
+        self.broken = False
+
+    def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.broken:
+            return None
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the training must go on, whatever went wrong here
+            self.fail(exc)
+            return None
+
+    def fail(self, exc: BaseException) -> None:
+        if not self.broken:
+            self.broken = True
+            warnings.warn(
+                f"{self.what} stopped recording after an error ({type(exc).__name__}: {exc}); training goes on",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
+#: characters kept in a dump file's name (the tensor's full name stays in manifest.json)
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_file_name(name: str, limit: int = 150) -> str:
+    """``name`` as a file name: no path separators or other characters a file system may refuse, bounded."""
+    return (_UNSAFE_NAME.sub("_", name).strip(".") or "tensor")[:limit]
 
 
 def checked_every(every: Any) -> int:
@@ -193,7 +232,7 @@ class DumpWriter:
         base = name if calls == 0 else f"{name}.call{calls}"
         for i, arr in enumerate(arrays):
             tname = f"{base}.forward.output.{i}"
-            fname = f"{len(self._entries):04d}_{tname}.npy"
+            fname = f"{len(self._entries):04d}_{safe_file_name(tname)}.npy"
             np.save(folder / fname, np.asarray(arr), allow_pickle=False)
             self._entries.append({"name": tname, "file": fname, "op_type": op_type, "step": step})
 

@@ -336,7 +336,7 @@ def _read_folder(folder: RunRead, out: Extraction) -> _Found:
             if comp is not None:
                 found.compiles.append(comp)
             found.used.append(where)
-            if descs and head.rel.suffix.lower() != ".log" and head.rel.name.lower() not in ("stdout", "stderr"):
+            if descs and head.rel.name.lower().startswith(("model.", "model_summary")):  # a file that is one
                 out.inputs.append(
                     InputRecord(
                         path=where, kind="model", side=folder.side, why=f"model description ({descs[0].format})"
