@@ -73,9 +73,13 @@ def _check_output(out: str | None, folders: list[tuple[str | None, str]]) -> Non
 
 
 def _write(text: str, out: str | None) -> None:
+    """The report to ``out`` (a temporary file beside it, then renamed: a full disk leaves an old report whole),
+    or to standard output."""
     if out:
+        from advisor.atomic import write_text_atomic
+
         try:  # a folder, an unwritable place or a full disk: one line, exit 2
-            Path(out).write_text(text, encoding="utf-8")
+            write_text_atomic(out, text)
         except OSError as exc:
             raise _Usage(f"-o '{shown(out)}': cannot write the report ({exc.strerror or exc})") from None
     else:

@@ -71,7 +71,55 @@ def output_problem(out: str | os.PathLike, folders: Iterable[tuple[str | os.Path
                 f"is inside the {what} folder; advisor never writes there (a report left there would "
                 "also be read back as an input next time)"
             )
+    # by file identity, not by path: a hard link to a run file, or a folder that is the run's under another
+    # path (a bind mount, a second name of the same directory)
+    out_id = _identity(target)
+    parent_id = _identity(target.parent)
+    for folder, what in folders:
+        if not folder or folder == "-":
+            continue
+        files, dirs = _identities(Path(folder))
+        if out_id is not None and out_id in files:
+            return (
+                f"is a file of the {what} (the same file under another name: a hard link); advisor never writes there"
+            )
+        if parent_id is not None and parent_id in dirs:
+            return f"is in a folder of the {what} reached by another path (a bind mount or link); advisor never writes there"
     return None
+
+
+#: entries looked at when checking -o by file identity (a run folder holds far fewer)
+MAX_IDENTITY_ENTRIES = 200_000
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _identities(root: Path) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+    """(device, inode) of the files and of the folders of a run (a single-file run: that file and no folder)."""
+    files: set[tuple[int, int]] = set()
+    dirs: set[tuple[int, int]] = set()
+    if root.is_file():
+        got = _identity(root)
+        return ({got} if got else set()), dirs
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        got = _identity(Path(dirpath))
+        if got:
+            dirs.add(got)
+        for name in filenames:
+            got = _identity(Path(dirpath) / name)
+            if got:
+                files.add(got)
+        seen += len(filenames) + len(dirnames)
+        if seen > MAX_IDENTITY_ENTRIES:
+            break
+    return files, dirs
 
 
 class OutsideRunFolder(ValueError):

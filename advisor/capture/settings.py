@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from advisor.atomic import write_atomic
 
 SETTINGS_FILE = "advisor_hparams.json"
 SAMPLE_FILE = "data/train.npz"
@@ -221,25 +221,10 @@ class SettingsFile:
             return
         self.values.update(new)
         try:
-            _write_atomic(self.path, (json.dumps(self.values, indent=2, sort_keys=True) + "\n").encode())
+            write_atomic(self.path, (json.dumps(self.values, indent=2, sort_keys=True) + "\n").encode())
         except (OSError, TypeError, ValueError) as exc:
             self.failed = True
             warnings.warn(f"advisor capture: cannot write {self.path} ({exc}); settings are not recorded", stacklevel=2)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 #: ``model.txt`` larger than this is not written (a print of a large model is still far smaller)
@@ -255,7 +240,7 @@ def write_model_text(out_dir: str | Path, model: Any) -> None:
             return
         text = str(model)
         if len(text) <= MAX_MODEL_TEXT:
-            _write_atomic(path, (text + "\n").encode("utf-8"))
+            write_atomic(path, (text + "\n").encode("utf-8"))
     except Exception as exc:  # noqa: BLE001 - a model whose repr fails must not stop training
         warnings.warn(f"advisor capture: cannot write {path} ({exc})", stacklevel=2)
 
@@ -373,4 +358,4 @@ class SampleWriter:
         self._x, self._y = [], None
         buf = io.BytesIO()
         np.savez(buf, **arrays)
-        _write_atomic(self.path, buf.getvalue())
+        write_atomic(self.path, buf.getvalue())

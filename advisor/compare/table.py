@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.atomic import write_text_atomic
 from advisor.compare.engine import Comparison, Row
 from advisor.compare.localise import Localisation
 from advisor.compare.metrics import PairMetrics
@@ -180,4 +181,4 @@ def write(table: CompareTable, path: str) -> None:
     text = to_json(table) if ext == ".json" else to_html(table) if ext in (".html", ".htm") else to_csv(table)
     if ext in (".html", ".htm"):  # autoescaped, but escapes do not cover terminal control characters
         text = shown(text)
-    Path(path).write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)  # an old table stays whole if the disk is full

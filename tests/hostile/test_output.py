@@ -118,3 +118,39 @@ def test_fifty_thousand_ignored_files_give_a_small_report(run_dir, cli):
         (many / f"{i}.txt").touch()
     code, out, _err = cli("diagnose", run_dir, "-f", "json")
     assert code == 0 and len(out) < 200_000
+
+
+def test_a_hard_link_or_a_second_path_to_the_run_is_refused(tmp_path, cli):
+    # by file identity, not by path: a hard link to train.log, a symlinked name of the run folder
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train.log").write_text("step 1 loss 2.3\nstep 2 loss 2.1\n")
+    link = tmp_path / "report.txt"
+    os.link(run / "train.log", link)
+    code, _out, err = cli("diagnose", run, "-o", link, "-f", "text")
+    _one_line_usage(code, err)
+    assert "hard link" in err and (run / "train.log").read_text().startswith("step 1")
+    alias = tmp_path / "alias"
+    alias.symlink_to(run, target_is_directory=True)
+    code, _out, err = cli("diagnose", run, "-o", alias / "r.txt", "-f", "text")
+    _one_line_usage(code, err)
+    assert not (run / "r.txt").exists()
+
+
+def test_a_failed_write_leaves_the_old_report_whole(tmp_path, cli, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "train.log").write_text("step 1 loss 2.3\nstep 2 loss 2.1\n")
+    out = tmp_path / "report.txt"
+    out.write_text("the old report\n")
+
+    def full(fd, *a, **k):
+        raise OSError(28, "No space left on device")
+
+    import advisor.atomic
+
+    monkeypatch.setattr(advisor.atomic.os, "fdopen", full)
+    code, _out, err = cli("diagnose", run, "-o", out, "-f", "text")
+    _one_line_usage(code, err)
+    assert out.read_text() == "the old report\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []  # no temporary left
