@@ -366,8 +366,8 @@ def _msprobe_record(
     name = item.get("data_name")
     if mode == "tensor" and isinstance(name, str) and name not in ("-1", ""):
         rec.rel_file = f"dump_tensor_data/{name}"
-        try:
-            rec.file = _within(data_dir, name)
+        try:  # inside the dump's own folder: a dump_tensor_data that is a link out of it is not followed
+            rec.file = _within(data_dir.parent, f"{data_dir.name}/{name}")
         except DumpReadError as exc:
             rec.problem = str(exc)
             return rec
@@ -400,7 +400,10 @@ def _ms_order(root: Path) -> list[str]:
     ``execution_order/ms_execution_order_graph_{graph}.csv`` MindSpore writes beside the net's folder."""
     graph = root.parent.name
     rank = root.parent.parent.parent
-    csv_path = rank / "execution_order" / f"ms_execution_order_graph_{graph}.csv"
+    try:  # inside the rank's folder: an execution_order that is a link out of it is not followed
+        csv_path = _within(rank, f"execution_order/ms_execution_order_graph_{graph}.csv")
+    except DumpReadError:
+        return []
     if not csv_path.is_file() or csv_path.stat().st_size > MAX_JSON_BYTES:
         return []
     try:
