@@ -770,22 +770,43 @@ def parse_rules_text(
 
 
 def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """The rule files of the files and folders given; anything in a folder that is not a regular file (a FIFO,
+    a device, a socket, a symbolic-link loop or a dangling link) is named as skipped, with the reason."""
+    import os
+
+    from advisor.read.safe import file_problem
+
     files: list[Path] = []
     diags: list[Diagnostic] = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            files.extend(
-                sorted(
-                    f
-                    for f in p.rglob("*")
-                    if f.suffix in (".yaml", ".yml") and f.is_file() and not declared_causes.is_causes_file(f)
-                )
-            )
+            found: list[Path] = []
+            for dirpath, dirnames, names in os.walk(p, followlinks=False):
+                dirnames.sort()
+                for name in sorted(names):
+                    f = Path(dirpath) / name
+                    if f.suffix not in (".yaml", ".yml") or declared_causes.is_causes_file(f):
+                        continue
+                    problem = file_problem(f)
+                    if problem is None:
+                        found.append(f)
+                    else:
+                        diags.append(
+                            Diagnostic(path=str(f), code="rule-file", message=f"skipped: {problem}", severity="warning")
+                        )
+            files.extend(sorted(found))
         elif p.is_file():
             files.append(p)
         else:
-            diags.append(Diagnostic(path=str(p), code="rule-file", message="no such rule file or folder"))
+            problem = file_problem(p) if os.path.lexists(p) else None
+            diags.append(
+                Diagnostic(
+                    path=str(p),
+                    code="rule-file",
+                    message=f"skipped: {problem}" if problem else "no such rule file or folder",
+                )
+            )
     return files, diags
 
 

@@ -116,3 +116,20 @@ def test_deeply_nested_evidence_template_is_a_rule_error():
         rules, diags = parse_rules_text(RULE.format(evidence=evidence), "deep.yaml")
         assert not rules
         assert any(d.code == "evidence-template" and "deep" in d.message for d in diags), [d.format() for d in diags]
+
+
+def test_odd_entries_of_a_rules_folder_are_named_as_skipped(tmp_path):
+    import os
+
+    from advisor.rulebase.load import load_rules
+
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.yaml")  # opening it would block forever
+    (folder / "loop.yaml").symlink_to(folder / "loop.yaml")
+    (folder / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    rules, diags = load_rules([folder])
+    assert rules == []
+    why = {os.path.basename(d.path): d.message for d in diags}
+    assert "named pipe" in why["pipe.yaml"] and "loop" in why["loop.yaml"] and "to nothing" in why["gone.yaml"]
+    assert all(d.severity == "warning" for d in diags)
