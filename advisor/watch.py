@@ -78,11 +78,17 @@ class Alert:
     candidates: str = ""  # for a symptom: the likeliest causes, 'lr_too_high 41%, fp_overflow 20%'
 
     def line(self) -> str:
+        """One terminal line: what came from the run (metric names, log text) has its terminal escapes, C1
+        controls, bidi overrides and newlines written as visible escapes (advisor.read.safe.shown)."""
+        from advisor.read.safe import shown
+
         if self.kind == "symptom":
             then = f" Candidates: {self.candidates}." if self.candidates else ""
-            return f"advisor watch: symptom {self.cause}: {self.evidence}{then}"
-        ev = f": {self.evidence}" if self.evidence else ""
-        return f"advisor watch: {self.cause} {self.confidence:.0%} ({self.severity}) {self.title}{ev}"
+            text = f"advisor watch: symptom {self.cause}: {self.evidence}{then}"
+        else:
+            ev = f": {self.evidence}" if self.evidence else ""
+            text = f"advisor watch: {self.cause} {self.confidence:.0%} ({self.severity}) {self.title}{ev}"
+        return shown(text, newlines=False)
 
 
 @dataclass
