@@ -285,7 +285,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from advisor.watch import level, watch
+    from advisor.watch import RunGone, level, watch
 
     try:
         alert = level(args.alert)
@@ -315,6 +315,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         return EXIT_OK
+    except RunGone as exc:
+        raise _Usage(str(exc)) from None
 
 
 def _rules_for(args: argparse.Namespace):

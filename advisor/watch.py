@@ -91,6 +91,10 @@ class Alert:
         return shown(text, newlines=False)
 
 
+class RunGone(Exception):
+    """The watched run folder no longer exists."""
+
+
 @dataclass
 class FileState:
     size: int = 0
@@ -266,10 +270,22 @@ class Watcher:
         return new
 
     def step(self) -> list[Alert]:
-        """Poll once; diagnose if something changed and no line is half written."""
+        """Poll once; diagnose if something changed and no line is half written. RunGone when the run folder
+        was removed (or replaced by a file) while watched."""
+        if not os.path.isdir(self.run):
+            raise RunGone(f"the run folder '{self.run}' is gone (removed or moved while watched); the watch ended")
         self.poll()
         if self._changed and self._settled():
-            return self.diagnose()
+            from advisor.errors import UsageError
+
+            try:
+                return self.diagnose()
+            except UsageError:
+                if not os.path.isdir(self.run):  # removed between the look and the diagnosis
+                    raise RunGone(
+                        f"the run folder '{self.run}' is gone (removed or moved while watched); the watch ended"
+                    ) from None
+                raise
         return []
 
     def highest(self) -> float:
