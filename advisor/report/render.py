@@ -51,17 +51,18 @@ def _bytecode_cache() -> BytecodeCache | None:
     and rewritten; a folder that cannot be read or written only means compiling from source, as without a cache.
     """
     import marshal
+    import pathlib
     import sys
 
     import jinja2
     from jinja2 import BytecodeCache
 
-    from advisor.rulebase.cache import cache_dir
+    from advisor.rulebase.cache import trusted, usable_cache_dir
 
-    root = cache_dir()
+    root = usable_cache_dir("templates")  # this user's alone: marshal data is code
     if root is None:
         return None
-    folder = str(root / "templates")
+    folder = str(root)
     header = f"advisor-template 1 jinja {jinja2.__version__} python {sys.version_info[0]}.{sys.version_info[1]}\n"
 
     class TemplateCodeCache(BytecodeCache):
@@ -70,6 +71,8 @@ def _bytecode_cache() -> BytecodeCache | None:
 
         def load_bytecode(self, bucket: Any) -> None:
             try:
+                if not trusted(pathlib.Path(self._path(bucket))):  # written by someone else: compile from source
+                    raise OSError("untrusted cache file")
                 with open(self._path(bucket), "rb") as fh:
                     data = fh.read()
                 head, checksum, code = data.split(b"\n", 2)

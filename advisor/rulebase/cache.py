@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import threading
 from collections import UserList
 from collections.abc import Callable, Iterable
@@ -59,6 +60,34 @@ def cache_dir() -> Path | None:
         return None
 
 
+def trusted(path: Path) -> bool:
+    """Whether a cache folder or file may be trusted: it belongs to this user and no one else can write to it
+    (as jinja's own bytecode cache checks its folder). A cache another user can write into is a way to make
+    this process load what they wrote; such a cache is not used (compiling and parsing are the fallback)."""
+    if not hasattr(os, "getuid"):  # Windows: per-user profile folders, no POSIX modes to check
+        return True
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not stat.S_ISLNK(st.st_mode)
+
+
+def usable_cache_dir(sub: str = "") -> Path | None:
+    """The cache folder (``sub`` below it), created private (0700) when missing; None when the cache is off or
+    the folder (or the cache root above it) is not this user's alone."""
+    root = cache_dir()
+    if root is None:
+        return None
+    folder = root / sub if sub else root
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return folder if trusted(root) and trusted(folder) else None
+
+
 def _code_files() -> list[Path]:
     pkg = Path(__file__).resolve().parent.parent  # advisor/
     rulebase = ("load.py", "rule_yaml.py", "positions.py", "schema.py", "cache.py")
@@ -82,7 +111,7 @@ def cache_key(folder: Path, files: list[Path]) -> str:
 
 def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -> Loaded:
     """The rule base of ``folder`` (its rule ``files``): from the cache when it holds it, else ``parse()``."""
-    where = cache_dir()
+    where = usable_cache_dir()
     if where is None:
         return parse()
     try:
@@ -91,7 +120,7 @@ def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -
         return parse()
     path = where / f"rules-{key[:32]}.json"
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_text(encoding="utf-8") if trusted(path) else None
     except (OSError, UnicodeDecodeError):
         raw = None
     if raw is not None:

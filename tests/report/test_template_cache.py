@@ -99,3 +99,22 @@ def make_report_text() -> str:
     from advisor.report.render import render
 
     return render(make_report(), "text")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+def test_compiled_code_others_could_write_is_not_loaded(tmp_path: Path) -> None:
+    # marshal data is code: a cache file another user could have written is compiled from source instead
+    cache = tmp_path / "cache"
+    want = _render(cache, "text")["text"]
+    (code,) = (cache / "templates").glob("*.code")
+    head, checksum, real = code.read_bytes().split(b"\n", 2)
+    import marshal
+
+    evil = marshal.dumps(compile("raise SystemExit('loaded foreign code')", "<evil>", "exec"))
+    code.write_bytes(head + b"\n" + checksum + b"\n" + evil)
+    code.chmod(0o666)  # as if another user wrote it
+    assert _render(cache, "text")["text"] == want
+    (cache / "templates").chmod(0o777)
+    code.write_bytes(head + b"\n" + checksum + b"\n" + evil)
+    code.chmod(0o644)
+    assert _render(cache, "text")["text"] == want  # the folder is not trusted either

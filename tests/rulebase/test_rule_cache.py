@@ -248,3 +248,31 @@ def test_the_caches_go_to_the_cache_folder_not_the_run(cache_at, tmp_path, durab
     report = diagnose(run)
     assert report.causes and state() == before
     assert {p.name.split("-")[0] for p in cache_at.iterdir()} == {"rules", "compiled"}
+
+
+def test_a_cache_others_can_write_to_is_not_used(cache_at):
+    # a cache is code and data this process loads: one that another user can write is no cache (issue 29)
+    folder = builtin_rules_dir()
+    _, _, parsed = _load(folder)
+    assert parsed == 1 and list(cache_at.glob("rules-*.json"))
+    os.chmod(cache_at, 0o777)
+    cache._COMPILED.clear()
+    _, _, parsed = _load(folder)
+    assert parsed == 1  # parsed again: the world-writable folder was not trusted
+    os.chmod(cache_at, 0o700)
+    [entry] = cache_at.glob("rules-*.json")
+    os.chmod(entry, 0o666)
+    cache._COMPILED.clear()
+    _, _, parsed = _load(folder)
+    assert parsed == 1  # a file others could have rewritten is not read
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a file away")
+def test_a_cache_file_of_another_user_is_not_read(cache_at):
+    folder = builtin_rules_dir()
+    _load(folder)
+    [entry] = cache_at.glob("rules-*.json")
+    os.chown(entry, 65534, 65534)
+    cache._COMPILED.clear()
+    _, _, parsed = _load(folder)
+    assert parsed == 1
