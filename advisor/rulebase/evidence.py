@@ -109,7 +109,7 @@ class _FactView(dict):
 _TAG = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.S)
 _PATH = r"([A-Za-z][A-Za-z0-9_]*)((?:\s*\.\s*[A-Za-z][A-Za-z0-9_]*)*)"
 _PLAIN_EXPR = re.compile(r"\s*" + _PATH + r"\s*((?:\|\s*(?:num|pct|step)\s*)*)", re.S)
-_PLAIN_IF = re.compile(r"\s*if\s+" + _PATH + r"\s*(?:(==|!=)\s*(?:'([^'\\]*)'|\"([^\"\\]*)\")\s*)?", re.S)
+_PLAIN_IF = re.compile(r"\s*if\s+" + _PATH + r"\s*(?:(==|!=)\s*(?:'([^'\\]*)'|\"([^\"\\]*)\"|(\d{1,9})\b)\s*)?", re.S)
 _PLAIN_ENDIF = re.compile(r"\s*endif\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 #: names jinja reads as constants or operators, not as a lookup
@@ -127,7 +127,7 @@ def _plain_path(m: re.Match[str]) -> tuple[str, ...] | None:
 @lru_cache(maxsize=4096)
 def _plain_parts(text: str) -> _Plain | None:
     """``text`` as a list of steps when it is a plain template (text, substitutions of a name's fields
-    through num/pct/step, ``if`` blocks on a field or on its comparison with a quoted text: no other
+    through num/pct/step, ``if`` blocks on a field or on its comparison with a quoted text or an integer: no other
     tag, no comment, whitespace control, call, operator or ``else``); None otherwise."""
     if text.endswith("\n"):  # jinja drops one trailing newline (keep_trailing_newline=False): leave it to jinja
         return None
@@ -159,6 +159,8 @@ def _plain_parts(text: str) -> _Plain | None:
             if c is None or path is None:
                 return None
             literal = c.group(4) if c.group(4) is not None else c.group(5)
+            if c.group(6) is not None:  # an integer, as jinja reads it
+                literal = int(c.group(6))
             parts.append(("if", path, c.group(3) or "", literal))
             depth += 1
     return tuple(parts) if depth == 0 else None

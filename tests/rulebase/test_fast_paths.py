@@ -225,6 +225,8 @@ TEMPLATES = [
     "{% if lc.items %}x{% endif %}",
     "{%- if lc.split %}x{% endif -%}",
     "{% if lc.points == 7 %}seven{% endif %}",
+    "{{ lc.points }} value{% if lc.points != 1 %}s{% endif %}{% if hp.value == 3 %} three{% endif %}",
+    "{% if lc.points != 1.5 %}x{% endif %} {% if lc.points == 01 %}y{% endif %}",
     "{% if lc.split != 'it\\'s' %}x{% endif %}",
 ]
 
@@ -294,6 +296,8 @@ def test_templates_with_more_than_substitutions_go_to_jinja(builtin):
         "{% if a %}x",
         "{% endif %}",
         "{% if a.b > 1 %}x{% endif %}",
+        "{% if a.b != 1.5 %}x{% endif %}",
+        "{% if a.b != -1 %}x{% endif %}",
         "{% if a | num %}x{% endif %}",
         "{% for a in b %}x{% endfor %}",
         "{{ a ~ b }}",
@@ -311,6 +315,7 @@ def test_templates_with_more_than_substitutions_go_to_jinja(builtin):
         assert _plain_parts(text) is None, text
     assert _plain_parts("a {{ b.c | num | pct }} d") == (("text", "a "), ("out", ("b", "c"), ("num", "pct")), ("text", " d"))
     assert _plain_parts("{% if b.c != '?' %}x{% endif %}") == (("if", ("b", "c"), "!=", "?"), ("text", "x"), ("endif",))
+    assert _plain_parts("{% if b.c != 1 %}s{% endif %}") == (("if", ("b", "c"), "!=", 1), ("text", "s"), ("endif",))
     plain = sum(_plain_parts(r.evidence) is not None for r in builtin)
     assert plain > len(builtin) / 2  # most built-in evidence is plain substitution
 
