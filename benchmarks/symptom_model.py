@@ -166,6 +166,7 @@ FAMILY: dict[str, str] = {
     "loss_stuck": "no_learning",
     "loss_at_chance": "no_learning",
     "score_at_chance": "no_learning",
+    "score_near_zero": "no_learning",
     "slow_or_unfinished": "no_learning",
     "predictions_saturated": "no_learning",
     "loss_at_floor": "floor",

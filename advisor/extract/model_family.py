@@ -214,11 +214,13 @@ def _hits(run: RunRead) -> tuple[list[_Hit], dict[str, Any]]:
             if banner:
                 flags.setdefault("tool", (tool, shown))
                 if tool == "ultralytics":
+                    banner_text = banner.group(0).strip()
+                    named = "yolo" in banner_text.lower() or "ultralytics" in banner_text.lower()  # not a header
                     hits.append(
                         _Hit(
                             "yolo",
-                            banner.group(0).strip(),
-                            f"{shown}: an Ultralytics banner",
+                            banner_text if named else "YOLO",
+                            f"{shown}: an Ultralytics {'banner' if named else 'results header'}",
                             shown,
                             head.count("\n", 0, banner.start()) + 1,
                             4,

@@ -89,6 +89,15 @@ NEAR_ZERO_SCORE = 0.02
 TARGET_BAND = 0.01
 
 _ACCURACY_METRICS = ("acc", "accuracy", "top1", "top-1", "binary_accuracy", "categorical_accuracy")
+#: overlap scores of detection and segmentation, whose chance level is about 0
+_OVERLAP_METRICS = ("map", "map50", "map50-95", "miou", "iou", "dice")
+#: an overlap score whose best stays below this finds almost nothing: the weakest detectors published on COCO
+#: score 0.2 mAP@.5:.95 and more (YOLOv5n 0.28, SSD300 0.23: the YOLOv5 README, Liu et al. 2016), and a
+#: segmentation model that predicts one class everywhere scores a mean IoU of 1/C of the classes' share
+NEAR_ZERO_OVERLAP = 0.05
+#: a run that logged less than this share of its planned epochs is too early to judge by its score (a detector
+#: from scratch scores 0 for its first epochs)
+EARLY_SHARE = 0.1
 
 
 def _num(x: float) -> str:
@@ -548,10 +557,11 @@ def _score(
     n_classes: int | None,
     majority: float | None,
     already: set[str],
+    early: bool = False,
 ) -> list[Symptom]:
     acc = next((s for s in scores if _is_accuracy(s)), None)
     if acc is None:
-        return []
+        return _overlap_near_zero(scores, early) if not already & {"loss_at_chance", "loss_stuck"} else []
     chance = 1.0 / n_classes if n_classes and n_classes >= 2 else None
     train = next((c for c in curves if c.split == "train"), None)
     moving = train is not None and not _frozen(train) and train.points >= 2
@@ -595,6 +605,33 @@ def _score(
                 source=acc.source,
             )
         ]
+    return []
+
+
+def _early(curves: list[LossCurve], hparams: list[Hyperparameter]) -> bool:
+    """Whether the run logged less than EARLY_SHARE of the epochs it planned (``epochs`` in its settings)."""
+    planned = next((h.value for h in hparams if h.name == "epochs" and isinstance(h.value, (int, float))), None)
+    seen = max((c.last_step for c in curves if c.x_unit == "epoch" and c.last_step is not None), default=None)
+    return bool(planned) and seen is not None and seen < EARLY_SHARE * float(planned)  # type: ignore[arg-type]
+
+
+def _overlap_near_zero(scores: list[EvalScore], early: bool) -> list[Symptom]:
+    """A detection or segmentation score that never left 0: the model finds almost nothing (not a symptom yet in
+    a run that logged a few of its planned epochs: a detector from scratch scores 0 for its first ones)."""
+    for s in scores if not early else ():
+        if s.is_higher_better and s.metric.lower() in _OVERLAP_METRICS and 0.0 <= s.best_value < NEAR_ZERO_OVERLAP:
+            after = f" after {s.points} evaluations" if s.points > 1 else ""
+            return [
+                Symptom(
+                    name="score_near_zero",
+                    text=f"{s.name} is {_num(s.last_value)} (best {_num(s.best_value)}){after}: a model at this "
+                    "level finds almost nothing (its chance level is about 0).",
+                    metric_name=s.name,
+                    level=s.last_value,
+                    reference=0.0,
+                    source=s.source,
+                )
+            ]
     return []
 
 
@@ -837,7 +874,8 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
             )
         found += _oscillates(curves)
     names = set[str](s.name for s in found)
-    found += _score(scores, curves, n_classes, majority, names)
+    early = _early(curves, _run(facts, Hyperparameter))
+    found += _score(scores, curves, n_classes, majority, names, early)
     if "metric_inconsistent" not in {s.name for s in found}:
         found += _eval_loss_zero(curves) or _negative_loss(curves, next(iter(_run(facts, LossSetup)), None))
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes", "loss_stuck", "loss_at_chance"}:

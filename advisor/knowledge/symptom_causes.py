@@ -23,7 +23,7 @@ _NONFINITE = (
     "nonfinite_gradients",
     "loss_scale_collapses",
 )
-_NO_LEARNING = ("loss_stuck", "loss_at_chance", "score_at_chance", "slow_or_unfinished")
+_NO_LEARNING = ("loss_stuck", "loss_at_chance", "score_at_chance", "score_near_zero", "slow_or_unfinished")
 
 EXPLAINS: dict[str, frozenset[str]] = {
     cause: frozenset(symptoms) | ANY_CAUSE
@@ -36,6 +36,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
             "loss_stuck",
             "loss_at_chance",
             "score_at_chance",
+            "score_near_zero",
             "eval_worse_than_train",
             "crash",
         ),
@@ -101,6 +102,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
             "loss_at_chance",
             "loss_stuck",
             "score_at_chance",
+            "score_near_zero",
             "eval_worse_than_train",
             "loss_oscillates",
         ),
@@ -116,6 +118,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
         "preprocessing_mismatch": (
             "eval_worse_than_train",
             "score_at_chance",
+            "score_near_zero",
             "nonfinite_eval_loss",
             "metric_inconsistent",
         ),
@@ -143,7 +146,7 @@ EXPLAINS: dict[str, frozenset[str]] = {
             "loss_stuck",
             "loss_at_floor",
         ),
-        "metric_misuse": ("metric_inconsistent", "score_at_chance"),
+        "metric_misuse": ("metric_inconsistent", "score_at_chance", "score_near_zero"),
         "baseline_unqualified": (),
         "environment_mismatch": (
             "predictions_saturated",

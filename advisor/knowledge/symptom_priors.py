@@ -254,6 +254,17 @@ COUNTS: dict[str, dict[str, float]] = {
         "environment_mismatch": 0,
         "other": 0,
     },
+    "score_near_zero": {
+        "insufficient_epochs": 0,
+        "weight_init_bad": 0,
+        "lr_too_high": 0,
+        "lr_too_low": 0,
+        "label_errors": 0,
+        "preprocessing_mismatch": 0,
+        "hparam_mismatch": 0,
+        "environment_mismatch": 0,
+        "other": 0,
+    },
     "metric_inconsistent": {
         "metric_misuse": 0,
         "loss_function_error": 0,
@@ -418,6 +429,17 @@ PRIORS: dict[str, dict[str, float]] = {
         "environment_mismatch": 1 / 8,
         "other": 1 / 8,
     },
+    "score_near_zero": {
+        "insufficient_epochs": 1 / 9,
+        "weight_init_bad": 1 / 9,
+        "lr_too_high": 1 / 9,
+        "lr_too_low": 1 / 9,
+        "label_errors": 1 / 9,
+        "preprocessing_mismatch": 1 / 9,
+        "hparam_mismatch": 1 / 9,
+        "environment_mismatch": 1 / 9,
+        "other": 1 / 9,
+    },
     "metric_inconsistent": {
         "metric_misuse": 1 / 5,
         "loss_function_error": 1 / 5,
@@ -567,6 +589,14 @@ BASIS: dict[str, str] = {
         "over an evaluation pipeline that differs from training, class imbalance (accuracy equal to the "
         "majority share), a metric that does not fit, evaluation labels that do not match their inputs, and a "
         "framework bug fixed upstream ([tambon2023], admitted, not counted)."
+    ),
+    "score_near_zero": (
+        "No published share over causes: none of the 95 [defect4ml] bugs is a detection or segmentation model. "
+        "Rule: the same share for the causes whose mechanism leaves a detector or segmenter finding nothing: "
+        "training stopped far short of the recipe (from scratch for a tenth of its epochs), weights not loaded "
+        "from the pre-trained checkpoint the recipe starts from, a learning rate far off the recipe's, labels "
+        "in the wrong format or class ids, an evaluation pipeline that differs from training, a setting that "
+        "differs from the reference config, a library version or bug fixed upstream, and 'other'."
     ),
     "metric_inconsistent": (
         "No published share over causes: none of the 95 [defect4ml] bugs shows it. [tambon2023] finds 15 of 77 "

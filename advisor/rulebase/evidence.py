@@ -158,10 +158,11 @@ def _plain_parts(text: str) -> _Plain | None:
             path = _plain_path(c) if c else None
             if c is None or path is None:
                 return None
-            literal = c.group(4) if c.group(4) is not None else c.group(5)
-            if c.group(6) is not None:  # an integer, as jinja reads it
-                literal = int(c.group(6))
-            parts.append(("if", path, c.group(3) or "", literal))
+            # a quoted text, or an integer as jinja reads it
+            compared: str | int | None = c.group(4) if c.group(4) is not None else c.group(5)
+            if c.group(6) is not None:
+                compared = int(c.group(6))
+            parts.append(("if", path, c.group(3) or "", compared))
             depth += 1
     return tuple(parts) if depth == 0 else None
 

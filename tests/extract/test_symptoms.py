@@ -65,8 +65,10 @@ def test_softmax_over_one_unit_is_read_from_the_loss_and_accuracy_alone():
 def test_a_smell_in_a_run_that_trains_well_is_a_warning(tmp_path):
     """A config that says Adam at 0.05 (far above its band) on a run whose accuracy reaches 0.96: worth fixing,
     not the cause of a problem the run does not have."""
-    lines = [f"epoch {e} loss {2.3 * 0.7 ** e:.4f} val_loss {2.3 * 0.72 ** e:.4f} val_acc {min(0.5 + 0.05 * e, 0.96):.3f}"
-             for e in range(1, 21)]
+    lines = [
+        f"epoch {e} loss {2.3 * 0.7**e:.4f} val_loss {2.3 * 0.72**e:.4f} val_acc {min(0.5 + 0.05 * e, 0.96):.3f}"
+        for e in range(1, 21)
+    ]
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     (tmp_path / "hparams.yaml").write_text("optimizer: adam\nlr: 0.5\nbatch_size: 32\nnum_classes: 10\n")
     report = advisor.diagnose(tmp_path)
@@ -89,8 +91,10 @@ def test_a_run_at_its_accuracy_ceiling_is_not_told_to_train_longer():
 
 def test_a_healthy_run_below_its_ceiling_may_still_be_told_to_train_longer(tmp_path):
     """The same shape at val_acc 0.93, still rising at the last epoch of 3: training longer can still pay."""
-    lines = [f"epoch {e} loss {1.2 - 0.3 * e:.4f} val_loss {1.1 - 0.28 * e:.4f} val_acc {0.6 + 0.11 * e:.3f}"
-             for e in range(1, 4)]
+    lines = [
+        f"epoch {e} loss {1.2 - 0.3 * e:.4f} val_loss {1.1 - 0.28 * e:.4f} val_acc {0.6 + 0.11 * e:.3f}"
+        for e in range(1, 4)
+    ]
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     (tmp_path / "hparams.yaml").write_text("optimizer: adam\nlr: 0.001\nbatch_size: 32\nepochs: 3\n")
     report = advisor.diagnose(tmp_path)
@@ -99,8 +103,10 @@ def test_a_healthy_run_below_its_ceiling_may_still_be_told_to_train_longer(tmp_p
 
 
 def test_the_same_smell_with_a_symptom_it_explains_is_a_cause(tmp_path):
-    lines = [f"epoch {e} loss {v}" for e, v in enumerate(
-        [2.3, 2.1, 9.5, 1.9, 14.2, 2.2, 1.8, 11.7, 2.0, 16.3, 1.9, 2.4, 13.1, 2.1, 1.7, 12.2], 1)]
+    lines = [
+        f"epoch {e} loss {v}"
+        for e, v in enumerate([2.3, 2.1, 9.5, 1.9, 14.2, 2.2, 1.8, 11.7, 2.0, 16.3, 1.9, 2.4, 13.1, 2.1, 1.7, 12.2], 1)
+    ]
     (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
     (tmp_path / "hparams.yaml").write_text("optimizer: adam\nlr: 0.05\nbatch_size: 32\n")
     report = advisor.diagnose(tmp_path)
@@ -158,3 +164,29 @@ def test_real_logs_with_a_visible_symptom_are_never_called_fine():
             assert report.summary.verdict != "nothing_found", case["case"]
     seq = advisor.diagnose(REAL / "cases" / "seqtagging_issue47_lr_0p01_nan" / "run")
     assert seq.summary.symptoms[0].text == "The train loss (train_loss) became NaN or infinite at its 6th logged value."
+
+
+RECIPE_RUNS = ROOT / "tests" / "recipes" / "runs"
+
+
+def test_a_detector_that_finds_nothing_shows_a_score_near_zero():
+    """Real Ultralytics runs (yolov8n from scratch, CPU): 3 of 3 epochs with mAP 0 show it; the same model at 3 of
+    its planned 300 epochs is too early to judge by its score."""
+    finished = advisor.diagnose(RECIPE_RUNS / "yolo_scratch_few_epochs")
+    assert _shown(finished) == ["score_near_zero"]
+    assert finished.summary.symptoms[0].text.startswith("metrics/mAP50-95(B) is 0 (best 0) after 3 evaluations")
+    assert finished.found()[0].id == "insufficient_epochs"
+    early = advisor.diagnose(RECIPE_RUNS / "yolo_scratch_recipe")
+    assert _shown(early) == [] and early.summary.symptom_status == "unclear" and not early.found()
+
+
+def test_a_pasted_detection_row_with_a_near_zero_map_is_a_symptom(tmp_path):
+    """A YOLOv5-style validation row (header line, then unlabeled numbers): mAP@.5:.95 0.0136 is a symptom with a
+    differential; 0.41 is not."""
+    row = "{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}\n"
+    head = row.format("Class", "Images", "Targets", "P", "R", "mAP@.5", "mAP@.5:.95")
+    (tmp_path / "train.log").write_text(head + row.format("all", 306, 551, 0.0426, 0.149, 0.0571, 0.0136))
+    low = advisor.diagnose(tmp_path)
+    assert _shown(low) == ["score_near_zero"] and low.summary.verdict != "nothing_found"
+    (tmp_path / "train.log").write_text(head + row.format("all", 306, 551, 0.71, 0.62, 0.66, 0.41))
+    assert _shown(advisor.diagnose(tmp_path)) == []
