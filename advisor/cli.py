@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from advisor.read.safe import shown
+from advisor.rulebase.schema import SEVERITIES
 
-EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
-SEVERITIES = ("low", "medium", "high")
 #: True when the process is the ``advisor`` command's own (``run``), not a caller of ``main`` (tests, scripts)
 _OWN_PROCESS = False
 

@@ -41,13 +41,9 @@ class Diagnostic(BaseModel):
         return text
 
 
+#: the exit codes of every command: nothing found, a cause found (or a deviation), bad usage or input
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
 class UsageError(Exception):
     """Bad command-line usage: the CLI prints one line and exits 2."""
-
-
-class AdvisorError(Exception):
-    """An error that carries diagnostics (e.g. invalid rule files)."""
-
-    def __init__(self, message: str, diagnostics: list[Diagnostic] | None = None):
-        super().__init__(message)
-        self.diagnostics = diagnostics or []

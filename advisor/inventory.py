@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Literal, cast
 
 from pydantic import BaseModel, Field
 
-Side = Literal["run", "baseline"]
+from advisor.facts.base import Side
 
 #: folders never descended into (caches, VCS metadata, virtual environments)
 SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", "node_modules", ".venv", "venv", ".mypy_cache"}

@@ -14,9 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from advisor.read.safe import shown
-
-EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
 
 def add_compare_parser(subparsers) -> argparse.ArgumentParser:

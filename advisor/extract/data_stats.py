@@ -557,7 +557,7 @@ def _g(v: float) -> str:
     return f"{v:.4g}" if math.isfinite(v) else str(v)
 
 
-def compare_arrays(
+def compare_pipeline_arrays(
     run: ArraySource, base: ArraySource, run_hashes: np.ndarray | None = None, base_hashes: np.ndarray | None = None
 ) -> PipelineCompare:
     """Chunked np.allclose of two arrays, with where and by how much they differ."""
@@ -781,7 +781,7 @@ def _compare_sides(run: SideResult, base: SideResult, out: Extraction) -> None:
             if b is None:
                 continue
             try:
-                facts[name] = compare_arrays(arr, b)
+                facts[name] = compare_pipeline_arrays(arr, b)
             except (SampleReadError, OSError, ValueError) as exc:
                 out.inputs.append(
                     InputRecord(

@@ -36,7 +36,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from advisor.inventory import InputRecord, RunFolder, Side
+from advisor.facts.base import Side
+from advisor.inventory import InputRecord, RunFolder
 from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
 from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, load_mapping
 from advisor.read.log_settings import HEAD_BYTES, LogSettings, settings_in_text

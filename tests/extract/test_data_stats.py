@@ -17,7 +17,7 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wi
 
 import advisor
 from advisor.extract.base import RunPair
-from advisor.extract.data_stats import compare_arrays, extract, feature_stats, knn_label_noise
+from advisor.extract.data_stats import compare_pipeline_arrays, extract, feature_stats, knn_label_noise
 from advisor.inventory import RunFolder
 from advisor.read.samples import ArraySource, find_samples
 
@@ -55,8 +55,9 @@ def _clean(tmp_path, name, sub="run"):
 
 
 def _facts(root, kind, baseline=None):
-    ex = extract(RunPair(run=RunFolder.scan(root),
-                         baseline=RunFolder.scan(baseline, side="baseline") if baseline else None))
+    ex = extract(
+        RunPair(run=RunFolder.scan(root), baseline=RunFolder.scan(baseline, side="baseline") if baseline else None)
+    )
     return [f for f in ex.facts if f.kind == kind], ex
 
 
@@ -156,8 +157,13 @@ def test_raw_features_are_not_normalized(tmp_path):
     assert causes["not_normalized"] >= 0.5
 
     dtr, dytr, dev, dyev = _split("digits")  # 0..16 scaled to 8-bit pixels
-    pix = _write(tmp_path / "pixels", (dtr * 255 / 16).round().astype(np.uint8), dytr,
-                 (dev * 255 / 16).round().astype(np.uint8), dyev)
+    pix = _write(
+        tmp_path / "pixels",
+        (dtr * 255 / 16).round().astype(np.uint8),
+        dytr,
+        (dev * 255 / 16).round().astype(np.uint8),
+        dyev,
+    )
     feats, _ = _facts(pix, "data_features")
     assert all(f.looks_like_raw_pixels and f.is_integer_valued for f in feats)
     causes, _ = _causes(pix)
@@ -202,8 +208,13 @@ def test_baseline_pipeline_output_compared_array_by_array(tmp_path):
     # the baseline normalised with min-max instead of mean/std: every value differs
     xtr, ytr, xev, yev = _split("wine")
     lo, hi = xtr.min(0), xtr.max(0)
-    other = _write(tmp_path / "minmax", ((xtr - lo) / (hi - lo)).astype(np.float32), ytr,
-                   ((xev - lo) / (hi - lo)).astype(np.float32), yev)
+    other = _write(
+        tmp_path / "minmax",
+        ((xtr - lo) / (hi - lo)).astype(np.float32),
+        ytr,
+        ((xev - lo) / (hi - lo)).astype(np.float32),
+        yev,
+    )
     cmp, _ = _facts(run, "pipeline_compare", baseline=other)
     x_cmp = {(c.file, c.array): c for c in cmp}
     c = x_cmp[("data/train.npz", "x")]
@@ -264,6 +275,7 @@ def test_chunked_statistics_equal_numpy_on_images(tmp_path):
     np.save(tmp_path / "x_train.npy", x)
     (s,) = find_samples(RunFolder.scan(tmp_path)).sets
     import advisor.extract.data_stats as ds
+
     old = ds.CHUNK_BYTES
     ds.CHUNK_BYTES = 64 * 8 * 3 * 10  # about 10 rows per chunk
     try:
@@ -306,5 +318,5 @@ def test_compare_arrays_reports_shape_difference():
     a = np.zeros((4, 3))
     b = np.zeros((4, 2))
     mk = lambda arr: ArraySource("data/train.npz", "x", arr.shape, arr.dtype, None, arr)  # noqa: E731
-    c = compare_arrays(mk(a), mk(b))
+    c = compare_pipeline_arrays(mk(a), mk(b))
     assert not c.same_shape and not c.is_allclose and c.baseline_shape == "(4, 2)"
