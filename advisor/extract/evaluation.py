@@ -17,30 +17,23 @@ from advisor.facts.base import Fact, Source
 from advisor.facts.evaluation import TrainScore, AccuracyLossBound, EvalScore
 from advisor.facts.loss_curve import LossCurve
 from advisor.facts.model import Task
+from advisor.knowledge.metrics import HEADLINE, PARTIAL, lower_is_better
 from advisor.read.logs.records import MetricSeries
 
 #: the least error rate a score is taken to show: a perfect score on a finite eval set bounds the error only to
 #: its resolution (half a percent, the last digit of a score printed in percent)
 MIN_ERROR = 0.005
-#: scores where lower is better
-_LOWER_BETTER = ("wer", "cer", "perplexity", "ppl")
-
-
-#: the headline score of a task, best first (a detector's mAP, not the precision its table prints first)
-_HEADLINE = ("accuracy", "acc", "top1", "acc1", "map50-95", "map", "map50", "f1")
-#: scores read only when nothing else was logged: each says half of what the task's score says
-_PARTIAL = ("precision", "recall")
 
 
 def _score(series: dict[str, MetricSeries]) -> MetricSeries | None:
     """The eval score to report: the task's headline score (accuracy, mAP, F1) first, else the first eval score
     logged, precision and recall last."""
     scores = [s for s in series.values() if s.key.split == "eval" and s.key.metric == "score" and s.buf.count]
-    for name in _HEADLINE:
+    for name in HEADLINE:
         for s in scores:
             if s.key.base == name:
                 return s
-    scores.sort(key=lambda s: s.key.base in _PARTIAL)  # stable: otherwise in the order logged
+    scores.sort(key=lambda s: s.key.base in PARTIAL)  # stable: otherwise in the order logged
     return scores[0] if scores else None
 
 
@@ -125,7 +118,7 @@ def extract(pair: RunPair) -> Extraction:
         if not finite.any():
             continue
         y = values[finite]
-        higher = score.key.base not in _LOWER_BETTER
+        higher = not lower_is_better(score.key.base)
         last_step = float(steps[finite][-1])
         train = merged.series.get("train/loss")
         train_last = None

@@ -14,6 +14,7 @@ import math
 import re
 import numpy as np
 
+from advisor.knowledge.metrics import lower_is_better
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
 from advisor.extract.curves import (
@@ -289,7 +290,7 @@ def generalization(
         scx, sy = scx[sstart:][fin], sy[sstart:][fin]
         score_points = int(sy.size)
         if sy.size:
-            lower_better = score.key.base in ("wer", "cer", "perplexity", "ppl")
+            lower_better = lower_is_better(score.key.base)
             best = float(sy.min() if lower_better else sy.max())
             ss = running_median(sy, 3) if sy.size >= 10 else sy
             score_share, score_beyond_noise = _end_gain_share(scx, -ss if lower_better else ss, th)
@@ -697,5 +698,5 @@ def final_score(merged: MergedRun) -> FinalScore | None:
         name=score.raw_key,
         last=float(y[-1]),
         path=score.path,
-        lower_better=score.key.base in ("wer", "cer", "perplexity", "ppl"),
+        lower_better=lower_is_better(score.key.base),
     )

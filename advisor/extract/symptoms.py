@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 
 from advisor.facts.base import Fact
+from advisor.knowledge.metrics import ACCURACY, OVERLAP
 from advisor.facts.benchmark import BenchmarkGap
 from advisor.facts.evaluation import AccuracyLossBound, EvalScore, TrainScore
 from advisor.facts.hparams import Hyperparameter
@@ -88,9 +89,6 @@ NEAR_ZERO_SCORE = 0.02
 #: a stated target missed by more than this relative share
 TARGET_BAND = 0.01
 
-_ACCURACY_METRICS = ("acc", "accuracy", "top1", "top-1", "binary_accuracy", "categorical_accuracy")
-#: overlap scores of detection and segmentation, whose chance level is about 0
-_OVERLAP_METRICS = ("map", "map50", "map50-95", "miou", "iou", "dice")
 #: an overlap score whose best stays below this finds almost nothing: the weakest detectors published on COCO
 #: score 0.2 mAP@.5:.95 and more (YOLOv5n 0.28, SSD300 0.23: the YOLOv5 README, Liu et al. 2016), and a
 #: segmentation model that predicts one class everywhere scores a mean IoU of 1/C of the classes' share
@@ -141,7 +139,7 @@ def _updates_before(curve: LossCurve, step: int) -> int | None:
 
 
 def _is_accuracy(score: EvalScore) -> bool:
-    return score.is_higher_better and score.metric.lower() in _ACCURACY_METRICS and 0.0 <= score.last_value <= 1.0
+    return score.is_higher_better and score.metric.lower() in ACCURACY and 0.0 <= score.last_value <= 1.0
 
 
 def _run(facts: Sequence[Fact], cls):
@@ -619,7 +617,7 @@ def _overlap_near_zero(scores: list[EvalScore], early: bool) -> list[Symptom]:
     """A detection or segmentation score that never left 0: the model finds almost nothing (not a symptom yet in
     a run that logged a few of its planned epochs: a detector from scratch scores 0 for its first ones)."""
     for s in scores if not early else ():
-        if s.is_higher_better and s.metric.lower() in _OVERLAP_METRICS and 0.0 <= s.best_value < NEAR_ZERO_OVERLAP:
+        if s.is_higher_better and s.metric.lower() in OVERLAP and 0.0 <= s.best_value < NEAR_ZERO_OVERLAP:
             after = f" after {s.points} evaluations" if s.points > 1 else ""
             return [
                 Symptom(
