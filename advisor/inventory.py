@@ -17,6 +17,7 @@ from typing import Callable, Iterable, Literal, cast
 
 from pydantic import BaseModel, Field
 
+from advisor.walk import walk
 from advisor.facts.base import Side
 
 #: folders never descended into (caches, VCS metadata, virtual environments)
@@ -108,7 +109,7 @@ def _identities(root: Path) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]
         got = _identity(root)
         return ({got} if got else set()), dirs
     seen = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, dirnames, filenames in walk(root):
         got = _identity(Path(dirpath))
         if got:
             dirs.add(got)
@@ -172,7 +173,7 @@ class RunFolder:
                 )
             )
 
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=unlistable):
+        for dirpath, dirnames, filenames in walk(root, onerror=unlistable):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
             for name in sorted(filenames):
                 full = Path(dirpath) / name

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.walk import walk
 from advisor.inventory import SKIP_DIRS
 
 LEVELS = {"low": 0.3, "medium": 0.5, "high": 0.8}
@@ -159,7 +160,7 @@ class Watcher:
         """Look at the folder once; returns the number of complete lines appended since the last poll."""
         seen: set[str] = set()
         new_lines = 0
-        for dirpath, dirnames, filenames in os.walk(self.run, followlinks=False):
+        for dirpath, dirnames, filenames in walk(self.run):
             dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
             for name in filenames:
                 full = os.path.join(dirpath, name)

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import cast
 
+import numpy as np
+
 from advisor.extract import baseline_comparability, chance, hparams, loss_curve, model_family, recipe_check, symptoms
 from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
@@ -87,6 +89,13 @@ def _failed(name: str, exc: Exception) -> InputRecord:
 
 
 def extract_facts(pair: RunPair, extractors: tuple[tuple[str, Extractor], ...] = EXTRACTORS) -> Extraction:
+    # values of +-1e308 overflow differences and spans to inf: the extractors test what they compute for
+    # finiteness, so numpy's warnings (printed to the user's terminal) say nothing they do not handle
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        return _extract_facts(pair, extractors)
+
+
+def _extract_facts(pair: RunPair, extractors: tuple[tuple[str, Extractor], ...]) -> Extraction:
     total = Extraction()
     for folder in pair.sides():
         total.inputs.extend(folder.skipped)

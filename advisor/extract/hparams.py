@@ -294,7 +294,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        f = float(value)
+        try:
+            f = float(value)
+        except OverflowError:  # an integer beyond float range (YAML keeps up to 4,000 digits as an int)
+            return None
         return f if math.isfinite(f) else None
     if isinstance(value, str):
         try:

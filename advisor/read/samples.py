@@ -33,6 +33,7 @@ from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
+from advisor.read.bounded import bounded_lines
 from advisor.inventory import RunFolder
 
 FEATURE_NAMES = ("x", "features", "inputs", "input", "data", "images", "image", "samples")
@@ -372,7 +373,7 @@ def _sample_csv_bytes(path: Path, first_line: str | None = None) -> bytes | None
             if known is None:  # quoted or very long: the header is the file's first CSV record
                 fh.seek(0)
                 text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace", newline="")
-                known = _is_sample_header(next(csv.reader(text), []))
+                known = _is_sample_header(next(csv.reader(bounded_lines(text)), []))
                 text.detach()
         if not known:
             return None

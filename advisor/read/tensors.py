@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from advisor.read.bounded import numbered_bounded_lines
 from advisor.read.safe import loads_json
 
 KINDS = ("weight", "grad", "activation")
@@ -114,17 +115,11 @@ def iter_tensor_records(path: Path, log: TensorReadLog, max_records: int = MAX_R
     """
     last_step: int | None = None
     with path.open("rb") as fh:
-        lineno = 0
-        while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                break
-            lineno += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                log.too_long_count += 1
-                while raw and not raw.endswith(b"\n"):  # skip the rest of the line in chunks
-                    raw = fh.readline(MAX_LINE_BYTES)
-                continue
+
+        def too_long(_: int) -> None:
+            log.too_long_count += 1
+
+        for lineno, raw in numbered_bounded_lines(fh, MAX_LINE_BYTES, too_long):
             line = raw.strip()
             if not line:
                 continue

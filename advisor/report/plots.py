@@ -27,6 +27,8 @@ LEFT, RIGHT, TOP, BOTTOM = 70, 14, 14, 40
 PW, PH = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 MAX_POINTS = 600
 PALETTE = ("#1f6feb", "#bc4c00", "#1a7f37", "#8250df", "#9a6700", "#0a7a8a", "#6e7781")
+#: finite values beyond this magnitude are drawn at it (their span would overflow the scale to inf)
+MAX_DRAWN = 1e300
 #: a positive series spanning more than this ratio is drawn on a log axis
 AUTO_LOG_RATIO = 1e3
 #: order of the pictures in the report; unknown charts come after, in their order
@@ -392,10 +394,18 @@ def build(chart: Chart) -> PlotView:
 
     # y values (upper and lower edges for bands), on a log axis when asked or when they span many decades
     data = []
+    clipped = False
     for s in series:
         x, y = _arr(s.x), _arr(s.y)
         lo = _arr(s.y_low) if s.style == "band" and s.y_low is not None and len(s.y_low) == len(s.x) else None
+        for a in (x, y, *([lo] if lo is not None else [])):
+            big = np.isfinite(a) & (np.abs(a) > MAX_DRAWN)  # a span of +-1e308 overflows to inf: no coordinates
+            if big.any():
+                a[big] = np.sign(a[big]) * MAX_DRAWN
+                clipped = True
         data.append((s, x, y, lo))
+    if clipped:
+        view.notes.append(f"values beyond +-{MAX_DRAWN:g} drawn at that edge")
     ally = np.concatenate([y for _, _, y, _ in data] + [lo for *_, lo in data if lo is not None])
     fin = ally[np.isfinite(ally)]
     if fin.size == 0:

@@ -130,6 +130,19 @@ def _rewrite(m: re.Match[str]) -> str:
     return m.group(1) + number
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with each lone surrogate (a name read from bytes that were not UTF-8, a JSON ``"\\ud800"``) as
+    U+FFFD: the engine takes UTF-8 and refuses the whole batch over one such character."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 def engine_fact(fid: int, fact: dict[str, Any]) -> dict[str, Any]:
     """A fact dict as the engine sees it: scalars only, non-finite dropped, reserved names renamed."""
     out: dict[str, Any] = {"_fid": fid}
@@ -435,7 +448,7 @@ def evaluate(compiled: CompiledRuleset, facts: list[dict[str, Any]]) -> list[tup
     if not chunks:
         return []
     registered = [_register(compiled.chunk_text(i), compiled.chunk_ids[i]) for i in chunks]
-    text = encode_json_fast(payload)
+    text = _utf8_safe(encode_json_fast(payload))
     with _LOCK:
         _COLLECT[sid] = []
     try:

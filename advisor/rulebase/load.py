@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, cast
 
 from pydantic import ValidationError
 
+from advisor.walk import walk
 from advisor.causes import CAUSE_BY_ID
 from advisor.errors import Diagnostic
 import advisor.facts as vocabulary
@@ -782,7 +783,7 @@ def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
         p = Path(p)
         if p.is_dir():
             found: list[Path] = []
-            for dirpath, dirnames, names in os.walk(p, followlinks=False):
+            for dirpath, dirnames, names in walk(p):
                 dirnames.sort()
                 for name in sorted(names):
                     f = Path(dirpath) / name

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -56,3 +58,13 @@ def npy_dump(folder: Path, names=("a.output.0", "b.output.0"), manifest: list | 
     if manifest is not None:
         (folder / "manifest.json").write_text(json.dumps(manifest))
     return folder
+
+
+def diagnose_in_child(run_dir: Path) -> dict:
+    """Diagnose ``run_dir`` in a fresh interpreter: its peak memory (``rss_kb``) and its input records."""
+    code = ("import json, resource, sys; from advisor.diagnosis import diagnose; r = diagnose(sys.argv[1]); "
+            "print(json.dumps({'rss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+            "'inputs': [i.model_dump() for i in r.inputs]}))")
+    out = subprocess.run([sys.executable, "-c", code, str(run_dir)], cwd=HEALTHY.parents[1], capture_output=True,
+                         text=True, timeout=600, check=True).stdout
+    return json.loads(out.splitlines()[-1])

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -15,7 +13,7 @@ import numpy as np
 import pytest
 
 from advisor.read import samples
-from tests.hostile.conftest import inputs_by_path
+from tests.hostile.conftest import diagnose_in_child, inputs_by_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,12 +78,7 @@ def test_inflating_npz_and_sparse_npy_stay_within_memory(run_dir):
     inflating_npz(data / "train.npz", (1 << 29) // 128)  # 512 MiB of features from a ~0.5 MB archive
     sparse_npy(data / "x_eval.npy", (1 << 30, 1))       # 8 GiB announced, nothing on disk
     sparse_npy(data / "y_eval.npy", (1 << 30,))
-    code = ("import json, resource, sys; from advisor.diagnosis import diagnose; r = diagnose(sys.argv[1]); "
-            "print(json.dumps({'rss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
-            "'inputs': [i.model_dump() for i in r.inputs]}))")
-    out = subprocess.run([sys.executable, "-c", code, str(run_dir)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600, check=True).stdout
-    result = json.loads(out.splitlines()[-1])
+    result = diagnose_in_child(run_dir)
     assert result["rss_kb"] < 2_000_000, result["rss_kb"]  # was 14 GB
     notes = {i["path"]: i["why"] or "" for i in result["inputs"]}
     assert "read limit" in notes["data/train.npz"] and "read limit" in notes["data/x_eval.npy"]

@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
+from advisor.read.bounded import MAX_CSV_LINE, bounded_lines
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead, parse_number
 
 MAX_FIELD = 65536
@@ -29,11 +30,14 @@ def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO |
         if stream is None
         else io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
     ) as fh:
-        reader = csv.reader(fh)
+        long_lines: list[int] = []
+        reader = csv.reader(bounded_lines(fh, MAX_CSV_LINE, long_lines.append))
         try:
             header = next(reader)
         except (StopIteration, csv.Error) as exc:
             read.problem = f"no CSV header ({exc})" if str(exc) else "no CSV header"
+            if long_lines:
+                read.problem = f"no CSV header: line {long_lines[0]} is longer than {MAX_CSV_LINE} characters"
             return read
         names = [h.strip() for h in header]
         low = [n.lower() for n in names]
@@ -75,7 +79,9 @@ def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO |
                 values[names[i]] = val
             if values:
                 col.add_record(values, rowno, step=step, epoch=epoch)
-        read.lines = rowno
+        for line in long_lines:
+            col.bad(line, f"line longer than {MAX_CSV_LINE} characters, skipped")
+        read.lines = rowno + len(long_lines)
     return read
 
 

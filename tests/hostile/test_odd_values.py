@@ -1,0 +1,164 @@
+"""Values no real run writes but a hostile or broken one can (issue #29, classes 4 and 5): names that are not
+valid Unicode, integers beyond float range, folders nested thousands deep, curves at +-1e308, lines that
+never end. Each gets an answer (the diagnosis goes on, exit 0), never a traceback or a memory blow-up."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+from advisor.read.bounded import bounded_lines
+from tests.hostile.conftest import diagnose_in_child, diagnose_json, inputs_by_path
+
+
+ENGINES = ("durable", "python")
+
+
+def _engine_available(name: str) -> bool:
+    from advisor.rulebase import backends
+
+    try:
+        backends.choose(name)
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_lone_surrogates_in_config_reach_the_rules(engine, run_dir, cli):
+    if not _engine_available(engine):
+        pytest.skip(f"engine {engine} not available here")
+    # JSON may spell a lone surrogate; Python reads it into a str that UTF-8 cannot encode
+    (run_dir / "config.json").write_text('{"\\ud800name": "\\udc00value", "learning_rate": 5.0}')
+    report = diagnose_json(cli, run_dir, "--engine", engine)
+    assert inputs_by_path(report)["config.json"]["status"] == "used"
+    for fmt in ("text", "md", "html"):
+        code, out, err = cli("diagnose", run_dir, "--engine", engine, "-f", fmt)
+        assert code == 0, err
+        assert "Traceback" not in out + err
+
+
+def test_integer_beyond_float_range_leaves_the_other_settings(run_dir, cli):
+    text = (run_dir / "hparams.yaml").read_text()
+    (run_dir / "hparams.yaml").write_text(text + "max_steps: " + "9" * 400 + "\n")
+    report = diagnose_json(cli, run_dir)
+    assert inputs_by_path(report)["hparams.yaml"]["status"] == "used"
+    code, out, err = cli("facts", run_dir, "-f", "json")
+    assert code == 0, err
+    hp = {f["name"]: f["value"] for f in json.loads(out)["facts"] if f["kind"] == "hyperparameter"}
+    assert hp.get("learning_rate") == pytest.approx(0.05), "the hparams extractor gave up over one huge integer"
+    assert hp.get("batch_size") == 32
+
+
+def test_folder_nested_thousands_deep(run_dir, cli, tmp_path):
+    deep = run_dir / "extra"
+    path = str(deep)
+    for _ in range(3000):
+        path = os.path.join(path, "d")
+    # paths longer than PATH_MAX cannot be made in one call: descend relative to each level
+    os.makedirs(deep)
+    cwd = os.getcwd()
+    try:
+        os.chdir(deep)
+        for _ in range(3000):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("note.txt").write_text("deep")
+    finally:
+        os.chdir(cwd)
+    try:
+        report = diagnose_json(cli, run_dir)
+        assert "loss" in [c["id"] for c in report["charts"]]
+        out = tmp_path / "out"
+        out.mkdir()
+        code, _, err = cli("diagnose", run_dir, "-o", out / "report.html")
+        assert code == 0, err
+    finally:
+        _remove_deep(deep, 3000)
+
+
+def _remove_deep(top: Path, depth: int) -> None:
+    """shutil.rmtree recurses per level too: climb back up, removing one level at a time."""
+    cwd = os.getcwd()
+    try:
+        os.chdir(top)
+        for _ in range(depth):
+            os.chdir("d")
+        os.remove("note.txt")
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+    finally:
+        os.chdir(cwd)
+    top.rmdir()
+
+
+def test_curve_at_the_edge_of_float_range_draws_without_nan(run_dir, cli):
+    log = run_dir / "train.log"
+    lines = log.read_text().splitlines()
+    lines.insert(3, "epoch 1 step 7 loss 1e308 lr 0.05")
+    lines.insert(4, "epoch 1 step 8 loss -1e308 lr 0.05")
+    lines.insert(5, "epoch 1 step 9 loss inf lr 0.05")
+    log.write_text("\n".join(lines) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow warnings would reach the terminal
+        code, html, err = cli("diagnose", run_dir, "-f", "html")
+    assert code == 0, err
+    assert "RuntimeWarning" not in err
+    svgs = html.split("<svg")[1:]
+    assert svgs, "no chart drawn"
+    for svg in svgs:
+        body = svg.split("</svg>")[0]
+        coords = re.findall(r'\b(?:x|y|x1|x2|y1|y2|cx|cy|width|height|points|d)="([^"]*)"', body)
+        assert coords
+        assert not [c for c in coords if re.search(r"nan|inf", c, re.I)], "a coordinate is not a number"
+    assert "drawn at that edge" in html
+
+
+def test_metrics_csv_line_that_never_ends(run_dir, cli):
+    logs = run_dir / "lightning_logs" / "version_0"
+    logs.mkdir(parents=True)
+    rows = ["epoch,step,train_loss"] + [f"0,{i},{2.3 - i * 0.01:.3f}" for i in range(50)]
+    with open(logs / "metrics.csv", "w") as fh:
+        fh.write("\n".join(rows[:20]) + "\n")
+        fh.write("0,20," + "1" * (3 << 20) + "\n")  # one 3 MiB field: skipped, the rows after it kept
+        fh.write("\n".join(rows[21:]) + "\n")
+    (run_dir / "train.log").unlink()  # the metrics file is the run's only curve
+    report = diagnose_json(cli, run_dir)
+    record = inputs_by_path(report)["lightning_logs/version_0/metrics.csv"]
+    assert record["status"] == "used"
+    assert "line 21: line longer than" in record["why"]
+    code, out, err = cli("facts", run_dir, "-f", "json")
+    curves = [f for f in json.loads(out)["facts"] if f["kind"] == "loss_curve"]
+    assert [(c["source"]["path"], c["points"], c["last_step"]) for c in curves] == [
+        ("lightning_logs/version_0/metrics.csv", 49, 49)
+    ], "the rows after the long line were lost"
+
+
+def test_csv_line_of_a_gigabyte_is_read_in_bounded_memory(run_dir):
+    """A CSV in data/ of 1 GiB of zeros with no newline (a sparse file: nothing on disk) is one line; the
+    sniff for a sample header reads it a piece at a time (the whole line as one string took 2 GB)."""
+    rel = "data/extra.csv"
+    with open(run_dir / rel, "wb") as fh:
+        fh.truncate(1 << 30)
+    result = diagnose_in_child(run_dir)
+    assert result["rss_kb"] < 600_000, result["rss_kb"]
+    paths = {i["path"] for i in result["inputs"]}
+    assert rel in paths and "train.log" in paths  # the rest of the run still read
+
+
+def test_bounded_lines_skips_long_lines_and_keeps_the_rest():
+    text = "a,b\n" + "x" * 100 + "\n1,2\n" + "y" * 50
+    told: list[int] = []
+    got = list(bounded_lines(io.StringIO(text), limit=40, on_long=told.append))
+    assert got == ["a,b\n", "1,2\n"]
+    assert told == [2, 4]
+    assert list(bounded_lines(io.BytesIO(b"r1\r\nr2"), limit=40)) == [b"r1\r\n", b"r2"]
+    # a line exactly at the limit, with its newline, is kept
+    assert list(bounded_lines(io.StringIO("z" * 39 + "\n"), limit=40)) == ["z" * 39 + "\n"]
