@@ -15,7 +15,6 @@ import pytest
 from advisor.read import samples
 from tests.hostile.conftest import diagnose_in_child, inputs_by_path
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _header(shape, dtype) -> bytes:
