@@ -61,9 +61,13 @@ def npy_dump(folder: Path, names=("a.output.0", "b.output.0"), manifest: list | 
 
 
 def diagnose_in_child(run_dir: Path) -> dict:
-    """Diagnose ``run_dir`` in a fresh interpreter: its peak memory (``rss_kb``) and its input records."""
-    code = ("import json, resource, sys; from advisor.diagnosis import diagnose; r = diagnose(sys.argv[1]); "
-            "print(json.dumps({'rss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+    """Diagnose ``run_dir`` in a fresh interpreter: its peak memory (``rss_kb``) and its input records.
+
+    The peak is the child's own (VmHWM, which starts anew at exec); ``ru_maxrss`` carries over the forking
+    parent's peak, so a test suite grown to a gigabyte would be measured, not the diagnosis."""
+    code = ("import json, re, resource, sys; from advisor.diagnosis import diagnose; r = diagnose(sys.argv[1]); "
+            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()) if sys.platform == 'linux' else None; "
+            "print(json.dumps({'rss_kb': int(hwm.group(1)) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
             "'inputs': [i.model_dump() for i in r.inputs]}))")
     out = subprocess.run([sys.executable, "-c", code, str(run_dir)], cwd=HEALTHY.parents[1], capture_output=True,
                          text=True, timeout=600, check=True).stdout

@@ -162,3 +162,44 @@ def test_bounded_lines_skips_long_lines_and_keeps_the_rest():
     assert list(bounded_lines(io.BytesIO(b"r1\r\nr2"), limit=40)) == [b"r1\r\n", b"r2"]
     # a line exactly at the limit, with its newline, is kept
     assert list(bounded_lines(io.StringIO("z" * 39 + "\n"), limit=40)) == ["z" * 39 + "\n"]
+
+
+def test_log_read_stops_at_the_byte_cap(run_dir, cli, monkeypatch):
+    import advisor.read.logs as logs
+
+    size = (run_dir / "train.log").stat().st_size
+    monkeypatch.setattr(logs, "MAX_LOG_BYTES", size // 2)
+    report = diagnose_json(cli, run_dir)
+    why = inputs_by_path(report)["train.log"]["why"] or ""
+    assert "read the first" in why and "the rest was not read" in why
+    code, out, err = cli("facts", run_dir, "-f", "json")
+    (train,) = [f for f in json.loads(out)["facts"] if f["kind"] == "loss_curve" and f["split"] == "train"]
+    lines = (run_dir / "train.log").read_bytes()[: size // 2].count(b"\n")
+    assert train["source"]["line_end"] <= lines + 1
+
+
+def test_sparse_log_is_read_up_to_the_cap(run_dir, cli, monkeypatch):
+    import advisor.read.logs as logs
+
+    monkeypatch.setattr(logs, "MAX_LOG_BYTES", 64 << 20)
+    (run_dir / "train.log").unlink()
+    with open(run_dir / "stdout.log", "wb") as fh:
+        fh.write(b"".join(b"epoch 1 step %d loss %.3f\n" % (i, 2.3 - i * 0.01) for i in range(1, 60)))
+        fh.truncate(1 << 40)  # a terabyte announced, nothing on disk
+    report = diagnose_json(cli, run_dir)
+    record = inputs_by_path(report)["stdout.log"]
+    assert record["status"] == "used" and "read the first" in record["why"]
+    assert "loss" in [c["id"] for c in report["charts"]]
+
+
+def test_log_padded_with_nuls_is_still_text(run_dir, cli):
+    """A crash can leave a log's tail as NUL bytes (a file-system hole): many NULs in the first 64 KiB made it
+    look like UTF-16, and the whole log one unreadable line."""
+    log = run_dir / "train.log"
+    with open(log, "ab") as fh:
+        fh.write(bytes(50_000))
+    report = diagnose_json(cli, run_dir)
+    assert inputs_by_path(report)["train.log"]["status"] == "used"
+    code, out, err = cli("facts", run_dir, "-f", "json")
+    (train,) = [f for f in json.loads(out)["facts"] if f["kind"] == "loss_curve" and f["split"] == "train"]
+    assert train["points"] > 20

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from advisor.read.bounded import MAX_LOG_BYTES, capped
 from advisor.read.logs.records import LogRead
 from advisor.read.logs.sniff import SAMPLE_BYTES, sniff, sniff_sample
 
@@ -62,10 +63,16 @@ def read_file_head(
             else:
                 read = hf_trainer.read_state_bytes(data, shown, parsed)
         else:  # csv, jsonl, text: read from the start of the open stream, or opened by path
-            if stream is not None:
-                stream.seek(0)
+            if stream is None:
+                stream = path.open("rb")
+            stream.seek(0)
+            limited, cap = capped(stream, MAX_LOG_BYTES)
             reader = {"csv": metrics_csv.read_csv, "jsonl": metrics_jsonl.read_jsonl}.get(kind.kind, text.read_text)
-            read = reader(path, shown, kind.encoding, stream)
+            read = reader(path, shown, kind.encoding, limited)
+            if cap.capped:
+                read.notes.append(
+                    f"read the first {MAX_LOG_BYTES >> 30} GiB only (advisor's limit per file); the rest was not read"
+                )
         if kind.encoding not in ("utf-8", "binary"):
             read.notes.append(f"read as {kind.encoding}")
     except OSError as exc:

@@ -8,6 +8,7 @@ it with, and for ``binary``/``empty`` the reason.
 from __future__ import annotations
 
 import codecs
+import re
 import csv
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +27,22 @@ class Sniff:
     why: str | None = None
 
 
+#: a run of this many NUL bytes is padding (a file system's hole after a crash, a preallocated tail); UTF-16
+#: text never holds more than two in a row
+PADDING_RUN = 64
+_PADDING = re.compile(b"\x00{%d,}" % PADDING_RUN)
+
+
 def _encoding(sample: bytes) -> tuple[str | None, str | None]:
     """(encoding, why-not-text) of a byte sample."""
     if sample.startswith(codecs.BOM_UTF8):
         return "utf-8-sig", None
     if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16", None
+    if b"\x00" * PADDING_RUN in sample:  # NUL padding (a crash, a sparse tail) is not the log's encoding
+        sample = _PADDING.sub(b"", sample)
+        if not sample:
+            return None, "only NUL bytes at its start, not a text log"
     nul = sample.count(0)
     if nul:
         half = len(sample) // 2
