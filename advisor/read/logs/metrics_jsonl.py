@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead
+from advisor.read.bounded import numbered_bounded_lines
 from advisor.read.safe import loads_json
 
 MAX_LINE = 1_000_000
@@ -30,21 +31,7 @@ def iter_records(
         if stream is None
         else io.TextIOWrapper(stream, encoding=encoding, errors="replace")
     ) as fh:
-        lineno = 0
-        cut = False
-        while True:
-            line = fh.readline(MAX_LINE)
-            if not line:
-                break
-            if cut:
-                cut = len(line) == MAX_LINE and not line.endswith("\n")
-                continue
-            lineno += 1
-            if len(line) == MAX_LINE and not line.endswith("\n"):
-                cut = True
-                if bad_lines is not None:
-                    bad_lines.append(lineno)
-                continue
+        for lineno, line in numbered_bounded_lines(fh, MAX_LINE, bad_lines.append if bad_lines is not None else None):
             line = line.strip()
             if not line:
                 continue

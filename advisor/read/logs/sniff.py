@@ -39,10 +39,8 @@ def _encoding(sample: bytes) -> tuple[str | None, str | None]:
         return "utf-8-sig", None
     if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16", None
-    if b"\x00" * PADDING_RUN in sample:  # NUL padding (a crash, a sparse tail) is not the log's encoding
-        sample = _PADDING.sub(b"", sample)
-        if not sample:
-            return None, "only NUL bytes at its start, not a text log"
+    if sample and not (sample := _PADDING.sub(b"", sample)):  # NUL padding (a crash, a sparse tail) is no encoding
+        return None, "only NUL bytes at its start, not a text log"
     nul = sample.count(0)
     if nul:
         half = len(sample) // 2
