@@ -138,7 +138,11 @@ def summary_text(table, limit: int = 30) -> str:
         if table.independent_sources:
             lines.append("independent sources: " + ", ".join(table.independent_sources))
     else:
-        lines.append("no operator deviates beyond tolerance")
+        skipped = table.counts["skipped"]
+        lines.append(
+            "no operator deviates beyond tolerance"
+            + (f" among those compared ({skipped} not compared: see below)" if skipped else "")
+        )
     for label, value in (
         ("first difference", table.first_difference),
         ("first NaN/Inf from finite inputs", table.nonfinite_source),

@@ -246,7 +246,7 @@ def _fill_npy_header(rec: TensorRecord) -> None:
     except DumpReadError as exc:
         rec.problem = str(exc)
         return
-    rec.dtype = str(arr.dtype)
+    rec.dtype = "bfloat16" if isinstance(arr, BFloat16Bits) else str(arr.dtype)
     rec.shape = tuple(int(s) for s in arr.shape)
 
 
@@ -269,6 +269,14 @@ def open_npy(path: Path) -> np.ndarray:
         raise DumpReadError("not a single array")
     if arr.dtype.hasobject:
         raise DumpReadError("holds pickled Python objects (refused: loading them could run code)")
+    if arr.dtype.kind == "V" and arr.dtype.itemsize == 2 and arr.dtype.names is None:
+        # numpy has no bfloat16: ml_dtypes and torch-to-numpy writers save it as raw 2-byte records ('<V2')
+        return BFloat16Bits(arr.view(np.int16))
+    if arr.dtype.kind == "V" and arr.dtype.itemsize == 1 and arr.dtype.names is None:
+        raise DumpReadError(
+            "raw 1-byte values (dtype |V1, a float8 tensor as ml_dtypes writes it): the .npy header does not say "
+            "whether it is float8 e4m3 or e5m2, so it is not compared; save float8 tensors as float32"
+        )
     if arr.dtype.kind not in "biufc":
         raise DumpReadError(f"not numeric (dtype {arr.dtype}): not compared")
     return arr
@@ -570,6 +578,8 @@ def _load_pt(path: Path) -> np.ndarray:
     t = obj.detach()
     if t.dtype == torch.bfloat16:  # no copy: the mapped bits, read as float32 chunk by chunk
         return BFloat16Bits(t.contiguous().view(torch.int16).numpy())
+    if t.dtype.is_floating_point and t.element_size() == 1:  # float8 (e4m3, e5m2): numpy has none; exact in float32
+        return t.float().contiguous().numpy()
     if (
         t.is_complex()
         or t.dtype.is_floating_point

@@ -203,3 +203,45 @@ def test_log_padded_with_nuls_is_still_text(run_dir, cli):
     code, out, err = cli("facts", run_dir, "-f", "json")
     (train,) = [f for f in json.loads(out)["facts"] if f["kind"] == "loss_curve" and f["split"] == "train"]
     assert train["points"] > 20
+
+
+def test_bfloat16_npy_dumps_are_compared_and_float8_named(cli, tmp_path):
+    """ml_dtypes (JAX, TensorFlow, Keras) saves bfloat16 as '<V2' and float8 as '|V1' records: the first is read as
+    bfloat16 and compared (a real error found), the second is named as not compared, and the summary says so."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import numpy as np
+
+    run, base = tmp_path / "run", tmp_path / "base"
+    run.mkdir()
+    base.mkdir()
+    x = np.random.default_rng(0).standard_normal(2000).astype(np.float32)
+    spoiled = x.copy()
+    spoiled[:200] *= 3
+    np.save(run / "conv1.output.0.npy", x.astype(ml_dtypes.bfloat16))
+    np.save(base / "conv1.output.0.npy", x.astype(ml_dtypes.bfloat16))
+    np.save(run / "fc.output.0.npy", spoiled.astype(ml_dtypes.bfloat16))
+    np.save(base / "fc.output.0.npy", x)  # a float32 baseline against a bfloat16 run
+    np.save(run / "head.output.0.npy", x.astype(ml_dtypes.float8_e4m3fn))
+    np.save(base / "head.output.0.npy", x.astype(ml_dtypes.float8_e4m3fn))
+    assert b"'descr': '<V2'" in (run / "fc.output.0.npy").read_bytes()[:128]
+    code, out, err = cli("compare", run, base)
+    assert code in (0, 1), err
+    assert "1 error" in out and "1 pass" in out and "1 skipped" in out, out
+    assert "source operator: fc" in out
+    assert "head.output.0.npy" in out and "float8" in out
+    assert "Traceback" not in err
+
+
+def test_float8_pt_tensor_is_read_exactly(tmp_path):
+    """torch has float8 tensors that numpy cannot hold: they are read as their exact float32 values."""
+    torch = pytest.importorskip("torch")
+    from advisor.read.dumps import TensorRecord, load_tensor
+
+    x = torch.randn(2000, generator=torch.Generator().manual_seed(0)).to(torch.float8_e4m3fn)
+    torch.save(x, tmp_path / "head.output.0.pt")
+    rec = TensorRecord(
+        name="head.output.0", op="head", role="output", index="0", order=0, file=tmp_path / "head.output.0.pt"
+    )
+    arr = load_tensor(rec)
+    assert arr.dtype.name == "float32" and arr.shape == (2000,)
+    assert (torch.from_numpy(arr) == x.float()).all()
