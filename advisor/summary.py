@@ -91,9 +91,16 @@ def _core(report: Report, n_inputs: int, symptoms: list[SymptomReport], state: S
     common = {"symptoms": symptoms, "symptom_status": status, "health": health}
     found = report.found()
     if n_inputs == 0:
+        bad = [i.path for i in report.inputs if i.side == "run" and i.status == "unreadable" and i.kind != "internal"]
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
         return Summary(
             verdict="no_input",
-            headline="No artifact the advisor can read was found in the run folder.",
+            headline=(
+                f"Nothing in the run could be read: {shown} {'is' if len(bad) == 1 else 'are'} unreadable "
+                "(the reasons are below)."
+                if bad
+                else "No artifact the advisor can read was found in the run."
+            ),
             certainty="nothing to go on: add logs, metrics, hyper-parameters, data samples or dumps",
             next_steps=_next_steps(report),
             **common,

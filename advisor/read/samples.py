@@ -260,36 +260,43 @@ def open_csv(path: Path, shown: str, data: bytes | None = None) -> tuple[ArraySo
     _check_csv_size(len(data) if data is not None else path.stat().st_size)
     text = io.StringIO(data.decode("utf-8"), newline="") if data is not None else None
     with text or open(path, newline="", encoding="utf-8", errors="strict") as fh:
-        reader = csv.reader(fh)
         try:
-            header = next(reader)
-        except StopIteration:
-            raise SampleReadError("CSV is empty") from None
-        lower = [h.strip().lower() for h in header]
-        label_col = next(i for i, h in enumerate(lower) if h in CSV_LABELS)
-        feat_cols = [i for i in range(len(header)) if i != label_col]
-        rows: list[list[float]] = []
-        labels: list[str] = []
-        for lineno, row in enumerate(reader, start=2):
-            if not row:
+            return _csv_arrays(csv.reader(fh), shown)
+        except csv.Error as exc:  # a field beyond csv's limit (131072 characters), a NUL byte in a quoted cell
+            raise SampleReadError(f"not a readable CSV: {exc}") from None
+
+
+def _csv_arrays(reader: Iterator[list[str]], shown: str) -> tuple[ArraySource, ArraySource]:
+    """(features, labels) of the CSV records ``reader`` gives: a header, then rows."""
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise SampleReadError("CSV is empty") from None
+    lower = [h.strip().lower() for h in header]
+    label_col = next(i for i, h in enumerate(lower) if h in CSV_LABELS)
+    feat_cols = [i for i in range(len(header)) if i != label_col]
+    rows: list[list[float]] = []
+    labels: list[str] = []
+    for lineno, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise SampleReadError(f"line {lineno}: {len(row)} fields, the header has {len(header)} (ragged CSV)")
+        vals = []
+        for i in feat_cols:
+            cell = row[i].strip()
+            if cell == "" or cell.lower() in ("nan", "na", "null", "none"):
+                vals.append(float("nan"))
                 continue
-            if len(row) != len(header):
-                raise SampleReadError(f"line {lineno}: {len(row)} fields, the header has {len(header)} (ragged CSV)")
-            vals = []
-            for i in feat_cols:
-                cell = row[i].strip()
-                if cell == "" or cell.lower() in ("nan", "na", "null", "none"):
-                    vals.append(float("nan"))
-                    continue
-                try:
-                    vals.append(float(cell))
-                except ValueError:
-                    raise SampleReadError(
-                        f"line {lineno}: column '{header[i]}' is not numeric ({cell[:30]!r}); "
-                        "encode categorical features before saving the sample"
-                    ) from None
-            rows.append(vals)
-            labels.append(row[label_col].strip())
+            try:
+                vals.append(float(cell))
+            except ValueError:
+                raise SampleReadError(
+                    f"line {lineno}: column '{header[i]}' is not numeric ({cell[:30]!r}); "
+                    "encode categorical features before saving the sample"
+                ) from None
+        rows.append(vals)
+        labels.append(row[label_col].strip())
     if not rows:
         raise SampleReadError("CSV has a header but no rows")
     if not feat_cols:
@@ -347,7 +354,10 @@ def sample_csv_header(first_line: str) -> bool | None:
     columns); None when the line alone cannot tell (cut short, or quoted: a record may go on past it)."""
     if not first_line.endswith("\n") or '"' in first_line:
         return None
-    return _is_sample_header(next(csv.reader([first_line]), []))
+    try:
+        return _is_sample_header(next(csv.reader([first_line]), []))
+    except csv.Error:  # a field beyond csv's limit: not a header of names
+        return False
 
 
 def _is_sample_header(header: list[str]) -> bool:
@@ -373,7 +383,10 @@ def _sample_csv_bytes(path: Path, first_line: str | None = None) -> bytes | None
             if known is None:  # quoted or very long: the header is the file's first CSV record
                 fh.seek(0)
                 text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace", newline="")
-                known = _is_sample_header(next(csv.reader(bounded_lines(text)), []))
+                try:
+                    known = _is_sample_header(next(csv.reader(bounded_lines(text)), []))
+                except csv.Error:  # a field beyond csv's limit (a line of NULs, a binary file): no sample header
+                    known = False
                 text.detach()
         if not known:
             return None

@@ -245,3 +245,31 @@ def test_float8_pt_tensor_is_read_exactly(tmp_path):
     arr = load_tensor(rec)
     assert arr.dtype.name == "float32" and arr.shape == (2000,)
     assert (torch.from_numpy(arr) == x.float()).all()
+
+
+def test_run_of_nul_files_names_them_unreadable(cli, tmp_path):
+    """A crash that left only NUL-filled files: the headline names them as unreadable, not 'no artifact found'."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("train.log", "metrics.csv"):
+        with open(run / name, "wb") as fh:
+            fh.truncate(200_000)
+    report = diagnose_json(cli, run)
+    assert report["summary"]["verdict"] == "no_input"
+    assert "metrics.csv, train.log are unreadable" in report["summary"]["headline"]
+    assert {i["path"]: i["status"] for i in report["inputs"]} == {"metrics.csv": "unreadable", "train.log": "unreadable"}
+    code, out, _ = cli("diagnose", run / "train.log")
+    assert code == 0 and "train.log is unreadable" in out and "run folder" not in out.splitlines()[2]
+
+
+def test_sample_csv_with_a_field_beyond_csv_limit_is_named(cli, run_dir):
+    """A cell of 200,000 characters (beyond the csv module's 131,072): that file is unreadable with the reason;
+    no extractor fails on it, and the log is still read."""
+    (run_dir / "data").mkdir(exist_ok=True)
+    (run_dir / "data" / "odd.csv").write_text("x,label\n" + "1,0\n" * 5 + "A" * 200_000 + ",1\n")
+    report = diagnose_json(cli, run_dir)
+    inputs = inputs_by_path(report)
+    assert inputs["data/odd.csv"]["status"] == "unreadable"
+    assert "field larger than field limit" in inputs["data/odd.csv"]["why"]
+    assert not [p for p in inputs if p.startswith("<")], inputs
+    assert inputs["train.log"]["status"] == "used"

@@ -15,8 +15,6 @@ from typing import BinaryIO
 from advisor.read.bounded import MAX_CSV_LINE, bounded_lines
 from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead, parse_number
 
-MAX_FIELD = 65536
-
 
 def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO | None = None) -> LogRead:
     """A metrics CSV -> series. ``stream``: the file, already open in binary mode at its start (then ``path`` is
@@ -24,7 +22,6 @@ def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO |
     col = Collector(shown, "csv")
     read = col.read
     read.encoding = encoding
-    csv.field_size_limit(MAX_FIELD)
     with (
         path.open("r", encoding=encoding, errors="replace", newline="")
         if stream is None
