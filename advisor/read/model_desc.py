@@ -163,11 +163,22 @@ _TOP_LINE = re.compile(r"^(?P<type>[A-Z][\w]*)(?P<open>[(<])\s*$")
 _INT_ARG = r"{key}\s*=\s*(\d+)"
 
 
+#: digits of the largest layer width or parameter count read; longer numbers are not sizes (and a string of
+#: thousands of digits would hit Python's int-conversion limit)
+MAX_DIGITS = 18
+
+
+def _small_int(digits: str) -> int | None:
+    """``int(digits)`` (a sign and thousands commas allowed), or None beyond ``MAX_DIGITS`` digits."""
+    digits = digits.replace(",", "")
+    return int(digits) if len(digits.lstrip("-")) <= MAX_DIGITS else None
+
+
 def _int_arg(args: str, *keys: str) -> int | None:
     for key in keys:
         m = re.search(_INT_ARG.format(key=key), args)
         if m:
-            return int(m.group(1))
+            return _small_int(m.group(1))
     return None
 
 
@@ -182,7 +193,7 @@ def _leaf_from(name: str, layer_type: str, args: str, framework: str) -> RawLaye
         units = _int_arg(args, "out_channels", "output_channels")
         if units is None:  # torch Conv2d(1, 8, kernel_size=...) positional
             m = re.match(r"\s*\d+\s*,\s*(\d+)", args)
-            units = int(m.group(1)) if m else None
+            units = _small_int(m.group(1)) if m else None
     elif role == "activation":
         activation = canonical_activation(layer_type)
     elif role == "dropout":
@@ -303,7 +314,7 @@ def parse_keras_summary(text: str, path: str = "") -> list[ModelDescription]:
         if m:
             shape = m.group("shape")
             dims = re.findall(r"-?\d+|None", shape)
-            units = int(dims[-1]) if dims and dims[-1] != "None" else None
+            units = _small_int(dims[-1]) if dims and dims[-1] != "None" else None
             ltype = m.group("type")
             role = role_of(ltype)
             layer = RawLayer(
@@ -317,7 +328,7 @@ def parse_keras_summary(text: str, path: str = "") -> list[ModelDescription]:
             continue
         t = _TOTAL.search(line)
         if t:
-            current.total_params = int(t.group(1).replace(",", ""))
+            current.total_params = _small_int(t.group(1))
             current = None
     return [d for d in out if d.layers]
 
