@@ -140,11 +140,16 @@ FILES = {
 
 
 def _diagnose_one(folder: Path, files: dict[str, str | bytes]) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    _diagnose_one_in(folder, files)
+
+
+def _diagnose_one_in(folder: Path, files: dict[str, str | bytes]) -> None:
+    """Write ``files`` into ``folder`` (which may hold other entries already), diagnose it, check the report."""
     global _opened
     import advisor
 
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
     for name, content in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -184,5 +189,26 @@ def test_diagnosis_of_generated_files_together(n, tmp_path):
     @given(st.fixed_dictionaries({}, optional=FILES))
     def run(files):
         _diagnose_one(tmp_path / "run", files)
+
+    run()
+
+
+LINKS = {"metrics.csv": "/etc/passwd", "data": "/etc", "dump": "/usr/lib", "hparams.yaml": "../outside.yaml"}
+
+
+def test_generated_run_with_links_out_of_it_opens_nothing_outside(tmp_path):
+    """Links out of the run (a file, folders) beside a generated log: none is followed, whatever the log holds."""
+    (tmp_path / "outside.yaml").write_text("lr: 0.1\n")
+
+    @settings(max_examples=FEW, deadline=None, database=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(FILES["train.log"])
+    def run(log):
+        folder = tmp_path / "run"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        for name, target in LINKS.items():
+            (folder / name).symlink_to(target)
+        _diagnose_one_in(folder, {"train.log": log})
 
     run()
