@@ -48,7 +48,7 @@ KERNEL_LOADED_MIN_BYTES = 64 << 20
 KERNELS = ("auto", "compiled", "numpy")
 
 
-@dataclass
+@dataclass(slots=True)  # 10^5 of them in a big dump: no per-instance dict
 class SideInfo:
     """What is known of one side's tensor after the pass (from data or from recorded statistics)."""
 
@@ -71,7 +71,7 @@ class SideInfo:
         return max(abs(self.min), abs(self.max))
 
 
-@dataclass
+@dataclass(slots=True)  # 10^5 of them in a big dump: no per-instance dict
 class Row:
     """One tensor (pair) of the comparison, in the run's execution order."""
 

@@ -450,7 +450,7 @@ class Accumulator:
         return m
 
 
-@dataclass
+@dataclass(slots=True)  # 10^5 of them in a big dump: no per-instance dict
 class PairMetrics:
     """The metrics of one tensor pair (None = not computed: no finite element in common)."""
 

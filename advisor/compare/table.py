@@ -13,9 +13,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO, overload
 
-from advisor.atomic import write_text_atomic
+from advisor.atomic import open_atomic, write_text_atomic
 from advisor.compare.engine import Comparison, Row
 from advisor.compare.localise import Localisation
 from advisor.compare.metrics import PairMetrics
@@ -56,7 +57,7 @@ class CompareTable:
     fp16_overflow: str | None
     integer_valued: str | None
     counts: dict[str, int]
-    rows: list[dict[str, Any]]
+    rows: Sequence[dict[str, Any]]
     unmatched_run: list[str] = field(default_factory=list)
     unmatched_baseline: list[str] = field(default_factory=list)
     problems: list[dict[str, str]] = field(default_factory=list)
@@ -81,6 +82,29 @@ def row_record(r: Row) -> dict[str, Any]:
     return rec
 
 
+class TableRows(Sequence[dict[str, Any]]):
+    """The table's rows as records (``row_record``), made when read: a comparison of 10^5 tensors keeps its
+    ``Row`` objects, not a second copy of every value as a dict of 50 columns."""
+
+    def __init__(self, rows: list[Row]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [row_record(r) for r in self._rows[i]]
+        return row_record(self._rows[i])
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (row_record(r) for r in self._rows)
+
+
 def build_table(comp: Comparison, loc: Localisation, run: str, baseline: str) -> CompareTable:
     src = loc.source.op if loc.source else None
     # the source operator's outputs on top, then its inputs, then everything in execution order
@@ -102,16 +126,15 @@ def build_table(comp: Comparison, loc: Localisation, run: str, baseline: str) ->
         fp16_overflow=loc.fp16_overflow.op if loc.fp16_overflow else None,
         integer_valued=loc.integer_valued.op if loc.integer_valued else None,
         counts=counts,
-        rows=[row_record(r) for r in rows],
+        rows=TableRows(rows),
         unmatched_run=[r.name for r in comp.unmatched_run],
         unmatched_baseline=[r.name for r in comp.unmatched_baseline],
         problems=[{"side": s, "file": f, "why": w} for s, f, w in comp.problems],
     )
 
 
-def to_csv(table: CompareTable) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+def write_csv(table: CompareTable, out: TextIO) -> None:
+    w = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
     for rec in table.rows:
         w.writerow(
@@ -120,11 +143,32 @@ def to_csv(table: CompareTable) -> str:
                 for k, v in rec.items()
             }
         )
+
+
+def to_csv(table: CompareTable) -> str:
+    buf = io.StringIO()
+    write_csv(table, buf)
     return buf.getvalue()
 
 
+def write_json(table: CompareTable, out: TextIO) -> None:
+    """The table as JSON: one key per line, one row per line (each by json's C encoder: a table of 10^5 rows
+    takes seconds, where an indented dump of the whole takes minutes and holds the text twice in memory)."""
+    fields = table.as_dict()
+    rows = fields.pop("rows")
+    out.write("{\n")
+    for key, value in fields.items():
+        out.write(f" {json.dumps(key)}: {json.dumps(value)},\n")
+    out.write(' "rows": [')
+    for i, rec in enumerate(rows):
+        out.write(("\n  " if i == 0 else ",\n  ") + json.dumps(rec))
+    out.write("\n ]\n}\n" if rows else "]\n}\n")
+
+
 def to_json(table: CompareTable) -> str:
-    return json.dumps(table.as_dict(), indent=1)
+    buf = io.StringIO()
+    write_json(table, buf)
+    return buf.getvalue()
 
 
 def _fmt(v: Any) -> str:
@@ -177,8 +221,14 @@ def to_html(table: CompareTable) -> str:
 
 
 def write(table: CompareTable, path: str) -> None:
+    """The table to ``path`` by its suffix (.json, .html, else CSV), streamed row by row (JSON, CSV) into a
+    temporary file renamed over ``path`` at the end: an old table stays whole if the disk is full."""
     ext = Path(path).suffix.lower()
-    text = to_json(table) if ext == ".json" else to_html(table) if ext in (".html", ".htm") else to_csv(table)
     if ext in (".html", ".htm"):  # autoescaped, but escapes do not cover terminal control characters
-        text = shown(text)
-    write_text_atomic(path, text)  # an old table stays whole if the disk is full
+        write_text_atomic(path, shown(to_html(table)))
+        return
+    with open_atomic(path) as raw:
+        out = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        (write_json if ext == ".json" else write_csv)(table, out)
+        out.flush()
+        out.detach()

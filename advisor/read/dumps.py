@@ -28,7 +28,9 @@ when they point outside it. Nothing is written.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from advisor.read.safe import UnsafeInput, finite_float, loads_json, resolve_within
+from advisor.read.safe import UnsafeInput, finite_float, loads_json, resolve, resolve_within
 
 MAX_JSON_BYTES = 200_000_000
 MAX_DUMP_JSON_DEPTH = 200  # dump.json nests lists of tensors of lists; never this deep
@@ -51,7 +53,7 @@ class DumpReadError(ValueError):
     """A dump (or one tensor of it) that cannot be read; the message names the problem."""
 
 
-@dataclass
+@dataclass(slots=True)  # 10^5 of them in a big dump: no per-instance dict
 class TensorRecord:
     """One dumped tensor: where it is, what it belongs to, what was recorded about it."""
 
@@ -67,6 +69,9 @@ class TensorRecord:
     rel_file: str | None = None  # the same, as shown to the user
     stats: dict[str, float] | None = None  # Max/Min/Mean/Norm as recorded (statistics)
     problem: str | None = None  # why the tensor cannot be used (refused / unreadable)
+    #: an .npy file's header as read when the dump was indexed: (dtype, fortran order, data offset), so that
+    #: loading it does not parse the header again
+    npy_layout: tuple[np.dtype, bool, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def direction(self) -> str:
@@ -124,9 +129,9 @@ def msprobe_op_type(op: str) -> str | None:
     return None
 
 
-def _within(root: Path, rel: str) -> Path:
+def _within(root: Path, rel: str, real_root: Path | None = None) -> Path:
     try:  # NUL bytes, link loops and escapes are refused (advisor.read.safe)
-        return resolve_within(root, rel, "dump folder")
+        return resolve_within(root, rel, "dump folder", real_root)
     except UnsafeInput as exc:
         raise DumpReadError(str(exc)) from None
 
@@ -216,13 +221,15 @@ def read_npy_dump(root: Path) -> Dump:
     if not entries:
         files = sorted((p.relative_to(root).as_posix() for p in root.rglob("*.npy")), key=natural_key)
         entries = [(_name_from_file(f), f, None) for f in files]
+    _check_count(len(entries))
     op_order: dict[str, int] = {}
+    real_root = resolve(root)
     for name, rel, op_type in entries:
         op, role, index = split_name(name)
         order = op_order.setdefault(op, len(op_order))
         rec = TensorRecord(name=name, op=op, role=role, index=index, order=order, op_type=op_type, rel_file=rel)
         try:
-            rec.file = _within(root, rel)
+            rec.file = _within(root, rel, real_root)
         except DumpReadError as exc:
             rec.problem = str(exc)
             dump.records.append(rec)
@@ -232,6 +239,19 @@ def read_npy_dump(root: Path) -> Dump:
     return dump
 
 
+#: tensors one dump may hold: a comparison keeps about 4 KB per tensor pair (10^5 pairs: 0.75 GB, 50 s on
+#: 2 cores, benchmarks/compare_many_bench.py), so a bigger dump is refused with the way to split it
+MAX_DUMP_TENSORS = 1_000_000
+
+
+def _check_count(n: int, what: str = "tensors") -> None:
+    if n > MAX_DUMP_TENSORS:
+        raise DumpReadError(
+            f"{n:,} {what}, above advisor's limit of {MAX_DUMP_TENSORS:,} per dump: compare one step or rank "
+            "at a time (its sub-folder), or dump fewer operators"
+        )
+
+
 def _name_from_file(rel: str) -> str:
     name = Path(rel).name
     if name.lower().endswith(".npy"):
@@ -239,15 +259,106 @@ def _name_from_file(rel: str) -> str:
     return _INDEX_PREFIX.sub("", name)
 
 
+#: bytes read to find an .npy header (numpy pads headers to 64 or 128 bytes; longer ones are read again)
+HEADER_PROBE = 4096
+
+
 def _fill_npy_header(rec: TensorRecord) -> None:
-    """dtype and shape from the .npy header (cheap); a refused or broken file sets ``problem``."""
+    """dtype and shape from the .npy header (one open, one small read: a dump of 10^5 tensors is indexed
+    without mapping any); a refused or broken file sets ``problem``."""
+    assert rec.file is not None
     try:
-        arr = open_npy(rec.file)  # memory map: reads only the header
+        with open(rec.file, "rb", buffering=0) as raw:
+            head = raw.read(HEADER_PROBE)  # one read holds the header of nearly every file
+            size = os.fstat(raw.fileno()).st_size
+            fh = io.BytesIO(head)
+            version = np.lib.format.read_magic(fh)
+            header_len = int.from_bytes(head[8:10] if version == (1, 0) else head[8:12], "little")
+            if 12 + header_len > len(head) and len(head) == HEADER_PROBE:  # a long header: read it whole
+                raw.seek(0)
+                fh = io.BytesIO(raw.read(12 + header_len))
+                np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+            elif version in ((2, 0), (3, 0)):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+            else:
+                raise ValueError(f"unknown .npy version {version}")
+            offset = fh.tell()
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        text = str(exc)
+        if "pickle" in text.lower() or "object" in text.lower():
+            rec.problem = "holds pickled Python objects (refused: loading them could run code)"
+        else:
+            rec.problem = f"not a readable .npy file: {text}" if text else "not a readable .npy file"
+        return
+    try:
+        _check_npy_dtype(dtype)
     except DumpReadError as exc:
         rec.problem = str(exc)
         return
-    rec.dtype = "bfloat16" if isinstance(arr, BFloat16Bits) else str(arr.dtype)
-    rec.shape = tuple(int(s) for s in arr.shape)
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if size - offset < n * dtype.itemsize:
+        rec.problem = "truncated .npy file (fewer bytes than its header announces)"
+        return
+    rec.dtype = "bfloat16" if _is_bfloat16_record(dtype) else str(dtype)
+    rec.shape = tuple(int(s) for s in shape)
+    rec.npy_layout = (dtype, bool(fortran), offset)
+
+
+#: an .npy tensor of at most this many bytes is read into memory (one read); a bigger one is memory-mapped
+READ_WHOLE_BYTES = 1 << 20
+
+
+def _load_indexed_npy(rec: TensorRecord) -> np.ndarray:
+    """The tensor of an .npy file whose header was read when the dump was indexed (``npy_layout``)."""
+    assert rec.file is not None and rec.npy_layout is not None and rec.shape is not None
+    dtype, fortran, offset = rec.npy_layout
+    count = 1
+    for d in rec.shape:
+        count *= d
+    order = "F" if fortran else "C"
+    try:
+        if count * dtype.itemsize <= READ_WHOLE_BYTES:
+            with open(rec.file, "rb") as fh:
+                fh.seek(offset)
+                data = fh.read(count * dtype.itemsize)
+            if len(data) < count * dtype.itemsize:
+                raise DumpReadError("truncated .npy file (fewer bytes than its header announces)")
+            flat = np.frombuffer(data, dtype=dtype, count=count)
+            arr = flat.reshape(rec.shape, order=order)
+        else:
+            arr = np.memmap(rec.file, dtype=dtype, mode="r", offset=offset, shape=rec.shape, order=order)
+    except (OSError, ValueError) as exc:  # the file changed since it was indexed (shorter, gone)
+        text = str(exc)
+        if "mmap length" in text or "larger than" in text or "cannot reshape" in text:
+            raise DumpReadError("truncated .npy file (fewer bytes than its header announces)") from None
+        raise DumpReadError(f"not a readable .npy file: {text}") from None
+    if _is_bfloat16_record(dtype):
+        return BFloat16Bits(arr.view(np.int16))
+    return arr
+
+
+def _is_bfloat16_record(dtype: np.dtype) -> bool:
+    """numpy has no bfloat16: ml_dtypes and torch-to-numpy writers save it as raw 2-byte records ('<V2')."""
+    return dtype.kind == "V" and dtype.itemsize == 2 and dtype.names is None
+
+
+def _check_npy_dtype(dtype: np.dtype) -> None:
+    """Raises DumpReadError for a dtype the comparison does not take (objects, float8 records, text...)."""
+    if dtype.hasobject:
+        raise DumpReadError("holds pickled Python objects (refused: loading them could run code)")
+    if _is_bfloat16_record(dtype):
+        return
+    if dtype.kind == "V" and dtype.itemsize == 1 and dtype.names is None:
+        raise DumpReadError(
+            "raw 1-byte values (dtype |V1, a float8 tensor as ml_dtypes writes it): the .npy header does not say "
+            "whether it is float8 e4m3 or e5m2, so it is not compared; save float8 tensors as float32"
+        )
+    if dtype.kind not in "biufc":
+        raise DumpReadError(f"not numeric (dtype {dtype}): not compared")
 
 
 def open_npy(path: Path) -> np.ndarray:
@@ -267,18 +378,9 @@ def open_npy(path: Path) -> np.ndarray:
         raise DumpReadError(f"not a readable .npy file: {exc}") from None
     if not isinstance(arr, np.ndarray):
         raise DumpReadError("not a single array")
-    if arr.dtype.hasobject:
-        raise DumpReadError("holds pickled Python objects (refused: loading them could run code)")
-    if arr.dtype.kind == "V" and arr.dtype.itemsize == 2 and arr.dtype.names is None:
-        # numpy has no bfloat16: ml_dtypes and torch-to-numpy writers save it as raw 2-byte records ('<V2')
+    _check_npy_dtype(arr.dtype)
+    if _is_bfloat16_record(arr.dtype):
         return BFloat16Bits(arr.view(np.int16))
-    if arr.dtype.kind == "V" and arr.dtype.itemsize == 1 and arr.dtype.names is None:
-        raise DumpReadError(
-            "raw 1-byte values (dtype |V1, a float8 tensor as ml_dtypes writes it): the .npy header does not say "
-            "whether it is float8 e4m3 or e5m2, so it is not compared; save float8 tensors as float32"
-        )
-    if arr.dtype.kind not in "biufc":
-        raise DumpReadError(f"not numeric (dtype {arr.dtype}): not compared")
     return arr
 
 
@@ -296,6 +398,7 @@ def read_msprobe_dump(root: Path) -> Dump:
         root=root, layout="msprobe", mode=mode, framework=_text(meta.get("framework")), device=_text(meta.get("device"))
     )
     data_dir = root / "dump_tensor_data"  # dump_data_dir in the json is the writer's path: not trusted
+    _check_count(len(meta["data"]), "operator calls")
     for order, (op, entry) in enumerate(meta["data"].items()):
         if not isinstance(entry, dict):
             continue
@@ -550,7 +653,7 @@ def load_tensor(rec: TensorRecord) -> np.ndarray:
         raise DumpReadError("no tensor file (statistics only)")
     suffix = rec.file.suffix.lower()
     if suffix == ".npy":
-        return open_npy(rec.file)
+        return _load_indexed_npy(rec) if rec.npy_layout is not None else open_npy(rec.file)
     if suffix in (".pt", ".pth"):
         return _load_pt(rec.file)
     raise DumpReadError(f"unknown tensor file type '{suffix}'")

@@ -273,3 +273,23 @@ def test_sample_csv_with_a_field_beyond_csv_limit_is_named(cli, run_dir):
     assert "field larger than field limit" in inputs["data/odd.csv"]["why"]
     assert not [p for p in inputs if p.startswith("<")], inputs
     assert inputs["train.log"]["status"] == "used"
+
+
+def test_dump_above_the_tensor_limit_is_refused_with_the_way_out(cli, tmp_path, monkeypatch):
+    """A dump index beyond MAX_DUMP_TENSORS is refused before anything is compared, naming the limit and how to
+    split the dump; the comparison of a dump at the limit runs."""
+    import numpy as np
+
+    import advisor.read.dumps as dumps
+
+    run, base = tmp_path / "run", tmp_path / "base"
+    for side in (run, base):
+        side.mkdir()
+        for i in range(6):
+            np.save(side / f"op{i}.output.0.npy", np.ones(4, np.float32))
+    monkeypatch.setattr(dumps, "MAX_DUMP_TENSORS", 5)
+    code, out, err = cli("compare", run, base)
+    assert code == 2 and "6 tensors, above advisor's limit of 5 per dump" in err and "one step or rank" in err
+    monkeypatch.setattr(dumps, "MAX_DUMP_TENSORS", 6)
+    code, out, err = cli("compare", run, base)
+    assert code == 0 and "6 pass" in out, out + err
