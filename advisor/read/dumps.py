@@ -220,7 +220,7 @@ def read_npy_dump(root: Path) -> Dump:
             entries.append((name or _name_from_file(item["file"]), item["file"], op_type))
     if not entries:
         files = sorted((p.relative_to(root).as_posix() for p in root.rglob("*.npy")), key=natural_key)
-        entries = [(_name_from_file(f), f, None) for f in files]
+        entries = _timestamped_entries(files, dump) or [(_name_from_file(f), f, None) for f in files]
     _check_count(len(entries))
     op_order: dict[str, int] = {}
     real_root = resolve(root)
@@ -250,6 +250,36 @@ def _check_count(n: int, what: str = "tensors") -> None:
             f"{n:,} {what}, above advisor's limit of {MAX_DUMP_TENSORS:,} per dump: compare one step or rank "
             "at a time (its sub-folder), or dump fewer operators"
         )
+
+
+#: the .npy naming of MindStudio's TensorFlow and Caffe comparisons: ``{op_name}.{output_index}.{timestamp}.npy``
+#: (the tensor ``dense_1/MatMul:0`` saved as ``dense_1_MatMul.0.1626144000000000.npy``; a 16-digit timestamp)
+TF_NPY = re.compile(r"^(?P<op>[A-Za-z0-9_\-]+)\.(?P<slot>\d{1,3})\.(?P<ts>\d{10,17})\.npy$")
+
+
+def _timestamped_entries(files: list[str], dump: Dump) -> list[tuple[str, str, str | None]] | None:
+    """The entries of a folder whose every file is named ``op.index.timestamp.npy``, in timestamp order (the
+    execution order; the file names sort by operator name), each tensor once: a tensor dumped at several
+    iterations is taken at its first; None for any other folder."""
+    parsed = [(TF_NPY.match(Path(f).name), f) for f in files]
+    if not parsed or not all(m for m, _ in parsed):
+        return None
+    first: dict[tuple[str, int], tuple[int, str]] = {}
+    later = 0
+    for m, f in parsed:
+        assert m is not None
+        key, ts = (m.group("op"), int(m.group("slot"))), int(m.group("ts"))
+        if key in first:
+            later += 1
+            if ts >= first[key][0]:
+                continue
+        first[key] = (ts, f)
+    if later:
+        dump.problems.append(
+            ("*.npy", f"{later} later dump(s) of tensors already dumped (other iterations): the first of each is compared")
+        )
+    ordered = sorted(first.items(), key=lambda kv: (kv[1][0], kv[0][1]))
+    return [(f"{op}.output.{slot}", f, None) for (op, slot), (_, f) in ordered]
 
 
 def _name_from_file(rel: str) -> str:
