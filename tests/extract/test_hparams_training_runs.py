@@ -18,11 +18,13 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # trains small models
 
 
-def _data(name="digits", standardise=True, n_train=None):
+def _data(name="digits", standardise=True, n_train=None, scale=None):
     x, y = {"digits": load_digits, "wine": load_wine}[name](return_X_y=True)
     perm = np.random.default_rng(0).permutation(len(y))
     x, y = x[perm].astype(np.float32), y[perm]
     n = int(0.8 * len(y))
+    if scale is not None:  # a plain rescaling (digits are 0-16: /16 is unit range)
+        return x[:n_train or n] * scale, y[:n_train or n], x[n:] * scale, y[n:]
     if standardise:
         mu, sd = x[:n].mean(0), x[:n].std(0)
         sd[sd == 0] = 1.0
@@ -30,7 +32,7 @@ def _data(name="digits", standardise=True, n_train=None):
     return x[:n_train or n], y[:n_train or n], x[n:], y[n:]
 
 
-def _train(root, epochs, lr, eval_labels=None, data=(), optimizer="sgd"):
+def _train(root, epochs, lr, eval_labels=None, data=(), optimizer="sgd", capture=False):
     """An MLP trained with SGD or Adam; loss and gradient norm every 5 steps, eval loss/accuracy after every epoch.
 
     Returns the last eval accuracy."""
@@ -50,6 +52,10 @@ def _train(root, epochs, lr, eval_labels=None, data=(), optimizer="sgd"):
     xe, ye = torch.from_numpy(np.ascontiguousarray(xev)), torch.from_numpy(yev).long()
     lines, step, acc = [], 0, 0.0
     gen = torch.Generator().manual_seed(0)
+    if capture:  # advisor's hook: weight and gradient statistics in tensors.jsonl
+        from advisor.capture import attach
+
+        cap = attach(model, opt, root, every=5)
     for epoch in range(1, epochs + 1):
         for idx in torch.randperm(len(yt), generator=gen).split(32):
             step += 1
@@ -64,6 +70,8 @@ def _train(root, epochs, lr, eval_labels=None, data=(), optimizer="sgd"):
             out = model(xe)
             acc = float((out.argmax(1) == ye).float().mean())
             lines.append({"step": step, "epoch": epoch, "eval_loss": float(loss_fn(out, ye)), "eval_acc": acc})
+    if capture:
+        cap.close()
     (root / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     (root / "hparams.yaml").write_text(f"framework: pytorch\noptimizer: {optimizer}\nlr: {lr}\nbatch_size: 32\n"
                                        f"epochs: {epochs}\nloss: cross_entropy\nseed: 0\n")
@@ -115,3 +123,15 @@ def test_raw_wine_features_rank_not_normalized_first(tmp_path):
     assert "large-first-gradients-with-unscaled-features" in _rules(tmp_path / "raw", "not_normalized")
     _train(tmp_path / "scaled", epochs=40, lr=0.001, data=("wine", True), optimizer="adam")  # near miss: standardised
     assert [c for c, p in _ranked(tmp_path / "scaled") if p >= 0.5] == []
+
+
+def test_inputs_scaled_twice_read_as_not_normalized_not_vanishing_gradients(tmp_path):
+    """Digits divided by 16 and then by 255 twice more (a normalisation applied again): the first layer's gradients
+    are 1e-5 of the last layer's, which the gradient rules alone read as vanishing gradients in a ReLU net."""
+    _train(tmp_path / "tiny", epochs=8, lr=0.05, data=("digits", False, None, 1 / 16 / 255 / 255), capture=True)
+    ranked = _ranked(tmp_path / "tiny")
+    assert ranked and ranked[0][0] == "not_normalized" and ranked[0][1] >= 0.5, ranked
+    assert dict(ranked).get("gradient_vanishing", 0) < 0.5
+    assert "small-first-layer-gradients-explained-by-tiny-inputs" in _rules(tmp_path / "tiny", "not_normalized")
+    _train(tmp_path / "unit", epochs=8, lr=0.05, data=("digits", False, None, 1 / 16), capture=True)  # near miss
+    assert [c for c, p in _ranked(tmp_path / "unit") if p >= 0.5] == []
