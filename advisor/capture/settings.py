@@ -355,6 +355,8 @@ class SampleWriter:
         arrays: dict[str, Any] = {self._name or "x": np.concatenate(self._x)}
         if self._y:
             arrays["y"] = np.concatenate(self._y)
+            # rows per batch, in order: the class mix of each batch tells whether the loader shuffles
+            arrays["batch_rows"] = np.array([len(a) for a in self._x], dtype=np.int64)
         self._x, self._y = [], None
         buf = io.BytesIO()
         np.savez(buf, **arrays)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -405,6 +406,40 @@ def read_labels(src: ArraySource) -> Labels:
     return Labels(src, n, nan, names, np.array([counts[k] for k in keys.tolist()], dtype=np.int64), keys, layout)
 
 
+#: the array advisor's capture adds to data/train.npz: rows per batch, in the order the batches came
+BATCH_ROWS = "batch_rows"
+#: labels of at most this many rows are read whole for the batch mix
+MAX_BATCH_MIX_ROWS = 100_000
+
+
+def _majority_shares(idx: np.ndarray, bounds: np.ndarray) -> float:
+    """Mean over batches (``bounds``: their start offsets and the end) of the share of the batch's top class."""
+    shares = [np.bincount(idx[a:b]).max() / (b - a) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    return float(np.mean(shares))
+
+
+def _batch_mix(sset: SampleSet, lab: Labels) -> dict[str, Any]:
+    """``batches_recorded``, ``batch_majority_share`` and its shuffled counterpart, for a sample that records
+    its batches (advisor's capture); empty otherwise."""
+    rows = sset.arrays.get(BATCH_ROWS)
+    if rows is None or lab.n > MAX_BATCH_MIX_ROWS or rows.n_rows > lab.n:
+        return {}
+    sizes = rows.load().reshape(-1)
+    if sizes.dtype.kind not in "iu" or len(sizes) < 2 or (sizes <= 0).any() or int(sizes.sum()) != lab.n:
+        return {}
+    idx = lab.index_of(np.arange(lab.n))
+    if (idx < 0).any():
+        return {}
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    rng = np.random.default_rng(0)
+    shuffled = float(np.mean([_majority_shares(rng.permutation(idx), bounds) for _ in range(20)]))
+    return {
+        "batches_recorded": int(len(sizes)),
+        "batch_majority_share": _majority_shares(idx, bounds),
+        "shuffled_batch_majority_share": shuffled,
+    }
+
+
 def labels_fact(sset: SampleSet, src: ArraySource, lab: Labels) -> LabelStats:
     common = dict(
         file=src.file,
@@ -423,6 +458,7 @@ def labels_fact(sset: SampleSet, src: ArraySource, lab: Labels) -> LabelStats:
     lo, hi = int(np.argmin(counts)), int(np.argmax(counts))
     return LabelStats(
         is_classification=True,
+        **_batch_mix(sset, lab),
         n_classes=int(len(lab.classes)),
         min_class_count=int(counts[lo]),
         max_class_count=int(counts[hi]),
@@ -778,7 +814,7 @@ def _compare_sides(run: SideResult, base: SideResult, out: Extraction) -> None:
         facts: dict[str, PipelineCompare] = {}
         for name, arr in sorted(s.arrays.items(), key=lambda kv: kv[1] is s.features):  # labels before features
             b = other.arrays.get(name)
-            if b is None:
+            if b is None or name == BATCH_ROWS:  # how the capture cut the batches is no pipeline output
                 continue
             try:
                 facts[name] = compare_pipeline_arrays(arr, b)

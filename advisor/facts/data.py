@@ -87,7 +87,20 @@ class LabelStats(Fact):
     majority_share: float | None = Field(default=None, description="share of the most common class")
     minority_class: str | None = Field(default=None, description="the rarest class")
     majority_class: str | None = Field(default=None, description="the most common class")
-    doc = "class counts of a labels array: number of classes, imbalance, NaN labels"
+    batches_recorded: int | None = Field(
+        default=None,
+        description="training batches the sample holds, in the order the model saw them (advisor's capture "
+        "records them: its data/train.npz has batch_rows); None for a sample saved otherwise",
+    )
+    batch_majority_share: float | None = Field(
+        default=None, description="mean over those batches of the share of the batch's most common class"
+    )
+    shuffled_batch_majority_share: float | None = Field(
+        default=None,
+        description="the same for these labels shuffled (mean of 20 fixed-seed permutations): what a loader "
+        "that shuffles would give",
+    )
+    doc = "class counts of a labels array: number of classes, imbalance, NaN labels, class mix of the first batches"
 
 
 class LabelNoise(Fact):

@@ -276,7 +276,10 @@ def _timestamped_entries(files: list[str], dump: Dump) -> list[tuple[str, str, s
         first[key] = (ts, f)
     if later:
         dump.problems.append(
-            ("*.npy", f"{later} later dump(s) of tensors already dumped (other iterations): the first of each is compared")
+            (
+                "*.npy",
+                f"{later} later dump(s) of tensors already dumped (other iterations): the first of each is compared",
+            )
         )
     ordered = sorted(first.items(), key=lambda kv: (kv[1][0], kv[0][1]))
     return [(f"{op}.output.{slot}", f, None) for (op, slot), (_, f) in ordered]

@@ -96,6 +96,8 @@ def test_records_the_optimizer_training_arguments_and_the_first_batch(tmp_path):
     assert settings["pretrained"] is False  # built from a config: random weights, trained from scratch
     sample = np.load(tmp_path / "data" / "train.npz", allow_pickle=False)
     # input_ids (saved under their name: vocabulary indices are not features to measure distances on) and labels
-    assert sorted(sample) == ["input_ids", "y"]
+    # and the rows of each batch, in order (the class mix of each batch shows whether the loader shuffles)
+    assert sorted(sample) == ["batch_rows", "input_ids", "y"]
     assert sample["input_ids"].shape == (64, 8) and sample["y"].shape == (64,)
+    assert sample["batch_rows"].tolist() == [8] * 8
     assert set(np.unique(sample["y"])) <= {0, 1} and sample["input_ids"].max() < 32

@@ -83,3 +83,38 @@ def test_the_healthy_run_gets_no_cause(tmp_path: Path) -> None:
     report = advisor.diagnose(tmp_path)
     assert report.summary.symptom_status == "trains_well"
     assert not report.found()
+
+
+def _fit_sorted(out: Path, shuffle: bool, run: int | None = None) -> None:
+    """The blobs sorted by class (as a folder-per-class loader yields them; ``run``: in runs of that many rows of
+    one class, the classes taking turns, as shards written per class give) and fit with or without shuffling;
+    no validation split (Keras takes it from the end before shuffling: with sorted data, one class only)."""
+    x, y = _data()
+    order = np.argsort(y, kind="stable")
+    if run is not None:  # the k-th run of each class, the classes in turn
+        rank = np.empty(len(y), np.int64)
+        for c in np.unique(y):
+            rows = order[y[order] == c]
+            rank[rows] = np.arange(len(rows)) // run * 10 * len(y) + c * len(y) + np.arange(len(rows)) % run
+        order = np.argsort(rank, kind="stable")
+    x, y = x[order], y[order]
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((x.shape[1],)), keras.layers.Dense(64, activation="relu"),
+                              keras.layers.Dense(4)])
+    model.compile(optimizer=keras.optimizers.SGD(HEALTHY_RATE),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    with contextlib.redirect_stdout(io.StringIO()):
+        model.fit(x, y, epochs=3, batch_size=32, verbose=2, shuffle=shuffle, callbacks=[AdvisorCallback(out, every=10)])
+
+
+@pytest.mark.parametrize(("run", "rule"), [(None, "first-batches-all-one-class-of-many"),
+                                          (32, "first-batches-of-one-class")])
+def test_batches_in_class_order_are_named_data_not_shuffled(tmp_path: Path, run: int | None, rule: str) -> None:
+    _fit_sorted(tmp_path / "sorted", shuffle=False, run=run)
+    report = advisor.diagnose(tmp_path / "sorted")
+    named = {c.id: c for c in report.causes + report.smells}
+    assert "data_not_shuffled" in named, [c.id for c in report.causes + report.smells]
+    assert rule in {e.rule for e in named["data_not_shuffled"].evidence}
+    _fit_sorted(tmp_path / "shuffled", shuffle=True)  # near miss: the same data, shuffled by fit
+    report = advisor.diagnose(tmp_path / "shuffled")
+    assert "data_not_shuffled" not in {c.id for c in report.causes + report.smells}
