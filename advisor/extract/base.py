@@ -15,11 +15,12 @@ becomes an ``InputRecord(status="unreadable", why=...)`` and the rest goes on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from advisor.facts.base import Fact, Side
+from advisor.chart_data import Marker, Series
+from advisor.facts.base import Fact
 from advisor.inventory import InputRecord, RunFolder
 from advisor.read.run import RunRead, read_run
 
@@ -51,33 +52,6 @@ class CheckRun(BaseModel):
     stage: str = Field(description="a stage id of advisor.stages")
     inputs: list[str] = Field(default_factory=list, description="files the stage used")
     note: str | None = None
-
-
-class Series(BaseModel):
-    """Data for a picture in the report (the report draws it; extractors only give numbers)."""
-
-    chart: str = Field(
-        description="which chart: loss, lr, loss_scale, grad_norm, op_error, class_hist, feature_range, ..."
-    )
-    label: str = Field(description="legend text, e.g. 'train loss'")
-    side: Side = "run"
-    style: Literal["line", "band", "bar", "points"] = "line"
-    x: list[float] = Field(default_factory=list)
-    y: list[float | None] = Field(default_factory=list, description="None for a non-finite value")
-    y_low: list[float] | None = Field(default=None, description="lower edge, for style=band")
-    categories: list[str] | None = Field(default=None, description="category names, for style=bar")
-    x_label: str = "step"
-    y_label: str = ""
-    log_y: bool = False
-
-
-class Marker(BaseModel):
-    """A point of interest on a chart: first NaN, divergence start, source operator..."""
-
-    chart: str
-    x: float
-    label: str
-    kind: str = "event"
 
 
 class Extraction(BaseModel):

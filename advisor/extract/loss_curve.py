@@ -17,6 +17,7 @@ import numpy as np
 from advisor.knowledge.metrics import lower_is_better
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
+from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
 from advisor.extract.curves import (
     CurveThresholds,
     align,
@@ -575,6 +576,8 @@ def _side_facts(run: RunRead, merged: MergedRun, used: list[str], th: CurveThres
         if s is None:
             continue
         _series(out, s, chart, label, side, log_y)
+        if name == "train/loss_scale" and side == "run":
+            out.markers.extend(loss_scale_drop_markers(out.series[-1]))
         if name == "train/lr":
             lr = lr_schedule(s, side)
             if lr is not None:
@@ -660,6 +663,11 @@ def extract(pair: RunPair) -> Extraction:
                             kind="baseline",
                         )
                     )
+        ratios = {d.split: d.noise_band_ratio for d in devs}
+        for s in [s for s in out.series if s.chart == "loss" and s.side == "baseline" and s.style == "line"]:
+            band = baseline_band(s, ratios.get(s.label.split()[0]), th.min_band)
+            if band is not None:
+                out.series.append(band)
         gap = benchmark_gap(
             devs,
             final_score(merged_by_side["run"]),

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from advisor.extract.base import Marker, Series
+from advisor.chart_data import Marker, Series
 from advisor.inventory import InputRecord
 
 

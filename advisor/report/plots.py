@@ -18,8 +18,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from advisor.evidence_format import fmt_num
-from advisor.extract.base import Marker, Series
-from advisor.extract.curves import CurveThresholds, running_median
+from advisor.chart_data import BAND_SUFFIX, Marker, Series
 from advisor.report.model import Chart
 
 WIDTH, HEIGHT = 480, 250  # drawn at its own size in a desktop column; scaled down on a phone
@@ -176,9 +175,6 @@ def _log_label(exponent: float) -> str:
     return fmt_num(float(10**exponent), 2)
 
 
-BAND_SUFFIX = ": baseline band ±"
-
-
 def _base_label(s: Series) -> str:
     """The legend name a colour belongs to: a baseline band takes the colour of its curve."""
     return s.label.split(BAND_SUFFIX)[0]
@@ -193,23 +189,6 @@ def _clip_label(text: str) -> str:
 
 
 # ---------------------------------------------------------------- derived markers
-
-
-def loss_scale_drops(charts: list[Chart]) -> list[float]:
-    """Steps where the run's loss scale went down (from the loss_scale chart's own data)."""
-    drops: list[float] = []
-    for c in charts:
-        if c.id != "loss_scale":
-            continue
-        for s in c.series:
-            if s.side != "run":
-                continue
-            x, y = _arr(s.x), _arr(s.y)
-            ok = np.isfinite(y)
-            x, y = x[ok], y[ok]
-            if y.size >= 2:
-                drops.extend(float(v) for v in x[1:][np.diff(y) < 0])
-    return sorted(set(drops))
 
 
 def facts_markers(causes: Iterable[Any]) -> list[Marker]:
@@ -238,72 +217,17 @@ def _fact_values(causes: Iterable[Any], kind: str) -> list[dict]:
     ]
 
 
-def baseline_bands(chart: Chart, causes: Iterable[Any] = ()) -> list[Series]:
-    """The baseline's noise band around each baseline loss curve: its running median x (1 ± r).
-
-    r is the band the loss-curve extractor compared against (``baseline_deviation.noise_band_ratio``)
-    when a cause quotes it, else the same estimate made here: 3x the median relative distance of the
-    baseline from its running median, at least ``CurveThresholds.min_band``.
-    """
-    quoted = {f.get("split"): f.get("noise_band_ratio") for f in _fact_values(causes, "baseline_deviation")}
-    out = []
-    for s in chart.series:
-        if s.side != "baseline" or s.style != "line":
-            continue
-        x, y = _arr(s.x), _arr(s.y)
-        ok = np.isfinite(x) & np.isfinite(y)
-        x, y = x[ok], y[ok]
-        if y.size < 3:
-            continue
-        smooth = running_median(y, min(max(3, y.size // 20), 101))
-        split = s.label.split()[0]
-        r = quoted.get(split)
-        if not isinstance(r, (int, float)) or not math.isfinite(r) or r <= 0:
-            scale = np.where(np.abs(smooth) > 0, np.abs(smooth), 1.0)
-            r = max(3 * float(np.median(np.abs(y - smooth) / scale)), CurveThresholds().min_band)
-        width = r * np.abs(smooth)
-        out.append(
-            Series(
-                chart=chart.id,
-                label=f"{s.label}{BAND_SUFFIX}{100 * r:.0f}%",
-                side="baseline",
-                style="band",
-                x=[float(v) for v in x],
-                y=[float(v) for v in smooth + width],
-                y_low=[float(v) for v in smooth - width],
-                x_label=s.x_label,
-                y_label=s.y_label,
-            )
-        )
-    return out
-
-
 def with_derived_markers(charts: list[Chart], causes: Iterable[Any] = ()) -> list[Chart]:
-    """Charts in report order, with loss-scale drops and divergence starts added as markers, and the
-    baseline's noise band drawn around its loss curves."""
-    causes = list(causes)
-    drops = loss_scale_drops(charts)
-    extra = facts_markers(causes)
+    """Charts in report order, with the divergence starts the causes' facts name added as markers, and band
+    series (the baseline's noise band, computed by the loss-curve extractor) drawn first, under the curves."""
+    extra = facts_markers(list(causes))
     out = []
     for c in sorted(charts, key=lambda c: CHART_ORDER.index(c.id) if c.id in CHART_ORDER else len(CHART_ORDER)):
         markers = list(c.markers)
-        series = list(c.series)
+        series = sorted(c.series, key=lambda s: s.style != "band")  # stable: bands under the curves
         have = {(m.kind, m.x) for m in markers}
         if c.id == "loss":
-            series = baseline_bands(c, causes) + series  # under the curves
             markers += [m for m in extra if ("divergence", m.x) not in have]
-            if drops:
-                n = len(drops)
-                markers.append(
-                    Marker(
-                        chart="loss",
-                        x=drops[0],
-                        kind="scale_drop",
-                        label="loss scale drops" + (f" ({n}x, first)" if n > 1 else ""),
-                    )
-                )
-        elif c.id == "loss_scale" and drops:
-            markers += [Marker(chart="loss_scale", x=d, kind="scale_drop", label="loss scale drop") for d in drops]
         out.append(c.model_copy(update={"markers": markers, "series": series}))
     return out
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.extract.base import Marker, Series
+from advisor.chart_data import Marker, Series
+from advisor.extract.chart_extras import loss_scale_drop_markers
 from advisor.inventory import InputRecord
 from advisor.report.model import Chart, CauseReport, CheckReport, EvidenceItem, Report, Summary
 from advisor.stages import STAGES
 
 HOSTILE = "<script>alert(1)</script>"
+#: the loss-scale curve of the fixed report; its drops are marked as the loss-curve extractor marks them
+SCALE = Series(chart="loss_scale", label="loss scale", x=[0, 10, 20, 30, 40], y=[65536, 65536, 32768, 32768, 8192],
+               log_y=True)
 NAN = None
 
 
@@ -50,10 +54,10 @@ def make_report() -> Report:
             Series(chart="loss", label="train loss (loss)", side="baseline", x=steps,
                    y=[2.0 / (1 + s / 20) for s in steps])],
             markers=[Marker(chart="loss", x=90, label="first non-finite train loss", kind="nonfinite"),
-                     Marker(chart="loss", x=2, label="first non-finite eval loss", kind="nonfinite")]),
-        Chart(id="loss_scale", title="Loss scale", series=[
-            Series(chart="loss_scale", label="loss scale", x=[0, 10, 20, 30, 40], y=[65536, 65536, 32768, 32768, 8192],
-                   log_y=True)]),
+                     Marker(chart="loss", x=2, label="first non-finite eval loss", kind="nonfinite")]
+            + [m for m in loss_scale_drop_markers(SCALE) if m.chart == "loss"]),
+        Chart(id="loss_scale", title="Loss scale", series=[SCALE],
+              markers=[m for m in loss_scale_drop_markers(SCALE) if m.chart == "loss_scale"]),
         Chart(id="op_error", title="Per-operator error along execution order", series=[
             Series(chart="op_error", label="dump: relative error per operator", style="points",
                    x=[0, 1, 2, 3, 4, 5], y=[1e-7, 2e-7, 1e-7, 0.3, 0.5, None], log_y=True,

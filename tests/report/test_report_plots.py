@@ -8,8 +8,9 @@ import pytest
 
 from advisor.extract.base import Marker, Series
 from advisor.report.model import Chart
-from advisor.report.plots import (LEFT, MAX_POINTS, PH, PW, TOP, build, build_all, loss_scale_drops, nice_ticks,
-                                  with_derived_markers)
+from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
+from advisor.extract.curves import CurveThresholds
+from advisor.report.plots import LEFT, MAX_POINTS, PH, PW, TOP, build, build_all, nice_ticks, with_derived_markers
 
 
 def _pts(seg: str) -> list[tuple[float, float]]:
@@ -132,10 +133,11 @@ def test_marker_labels_close_together_go_to_different_rows():
 def test_many_events_become_ticks_with_one_labelled_line():
     s = Series(chart="loss_scale", label="loss scale", x=list(range(40)), y=[2.0 ** (20 - i // 2) for i in range(40)],
                log_y=True)
-    charts = [Chart(id="loss_scale", title="Loss scale", series=[s]),
-              Chart(id="loss", title="Loss", series=[Series(chart="loss", label="train", x=[0, 39], y=[2.0, 1.0])])]
-    drops = loss_scale_drops(charts)
-    assert drops == [float(i) for i in range(2, 40, 2)]
+    marks = loss_scale_drop_markers(s)  # made by the loss-curve extractor with the series
+    assert [m.x for m in marks if m.chart == "loss_scale"] == [float(i) for i in range(2, 40, 2)]
+    charts = [Chart(id="loss_scale", title="Loss scale", series=[s], markers=[m for m in marks if m.chart == "loss_scale"]),
+              Chart(id="loss", title="Loss", series=[Series(chart="loss", label="train", x=[0, 39], y=[2.0, 1.0])],
+                    markers=[m for m in marks if m.chart == "loss"])]
     loss, scale = build_all(charts)  # loss comes first
     assert [m.label for m in loss.markers] == ["loss scale drops (19x, first)"]
     assert sum(m.tick_only for m in scale.markers) == 19
@@ -166,20 +168,14 @@ def test_baseline_band_around_the_baseline_curve():
     x = [float(i) for i in range(60)]
     base = Series(chart="loss", label="train loss (loss)", side="baseline", x=x, y=[2.0 - i / 40 for i in x])
     run = Series(chart="loss", label="train loss (loss)", x=x, y=[2.0 - i / 50 for i in x])
-    chart = Chart(id="loss", title="Loss", series=[run, base])
-    (estimated,) = with_derived_markers([chart])[0].series[:1]
+    estimated = baseline_band(base, None, CurveThresholds().min_band)  # made by the loss-curve extractor
     assert estimated.style == "band" and estimated.label == "train loss (loss): baseline band ±3%"  # smooth: the floor
     assert estimated.y[10] == pytest.approx(1.75 * 1.03) and estimated.y_low[10] == pytest.approx(1.75 * 0.97)
-
-    class Ev:
-        facts = {"baseline_deviation": {"kind": "baseline_deviation", "split": "train", "noise_band_ratio": 0.1}}
-
-    class Cause:
-        evidence = [Ev()]
-
-    quoted = with_derived_markers([chart], [Cause()])[0]
-    assert quoted.series[0].label == "train loss (loss): baseline band ±10%"
-    (view,) = build_all([chart], [Cause()])
+    quoted = baseline_band(base, 0.1, CurveThresholds().min_band)  # the band the comparison used
+    assert quoted.label == "train loss (loss): baseline band ±10%"
+    chart = Chart(id="loss", title="Loss", series=[run, base, quoted])
+    assert with_derived_markers([chart])[0].series[0] is quoted or with_derived_markers([chart])[0].series[0] == quoted
+    (view,) = build_all([chart])
     assert len(view.bands) == 1 and view.bands[0].color == view.lines[0].color == view.lines[1].color
     assert [it.label for it in view.legend] == ["train loss (loss): baseline band ±10%", "train loss (loss)",
                                                 "train loss (loss) (baseline)"]
