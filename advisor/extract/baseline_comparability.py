@@ -19,7 +19,15 @@ from advisor.facts.recipe import ModelFamily
 
 #: facts that read the run against the baseline: meaningless when the baseline trains another problem
 COMPARISON_KINDS = frozenset(
-    {"hparam_diff", "setting_diff", "benchmark_gap", "pipeline_compare", "op_comparison", "op_comparison_summary"}
+    {
+        "hparam_diff",
+        "setting_diff",
+        "benchmark_gap",
+        "pipeline_compare",
+        "op_comparison",
+        "op_comparison_summary",
+        "structure_diff",
+    }
 )
 
 

@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from advisor.extract.structure_compare import compare_structures
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
@@ -669,4 +670,9 @@ def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for folder in pair.sides():
         _facts_for(folder, out)
+    if pair.baseline is not None:
+        layers = [f for f in out.facts if isinstance(f, ModelLayer)]
+        diff = compare_structures([f for f in layers if f.side == "run"], [f for f in layers if f.side == "baseline"])
+        if diff is not None:
+            out.facts.append(diff)
     return out

@@ -46,6 +46,23 @@ class ModelLayer(Fact):
     doc = "one layer of the model as the run describes it: type, units, activation, dropout rate"
 
 
+class StructureDiff(Fact):
+    """The run's layers against the baseline's (advisor/extract/structure_compare.py)."""
+
+    kind: Literal["structure_diff"] = "structure_diff"
+    run_layers: int = Field(description="compared layers of the run (an inline activation counts as one)")
+    baseline_layers: int = Field(description="compared layers of the baseline")
+    differences: int = Field(description="all differences found")
+    missing_count: int = Field(default=0, description="baseline layers with no counterpart in the run")
+    extra_count: int = Field(default=0, description="run layers with no counterpart in the baseline")
+    width_changes: int = Field(default=0, description="aligned dense/conv/recurrent layers of another width")
+    activation_changes: int = Field(default=0, description="aligned activations of another kind (gelu vs relu)")
+    dropout_changes: int = Field(default=0, description="aligned dropout layers with another rate")
+    first_difference: str | None = Field(default=None, description="the first difference, in layer order")
+    text: str = Field(description="the differences in words, layers named")
+    doc = "the run's model structure against the baseline's: missing or extra layers, widths, activations, dropout"
+
+
 class ModelSummary(Fact):
     """The model's shape as a whole, and above all its output end."""
 
