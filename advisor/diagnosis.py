@@ -38,6 +38,7 @@ CHART_TITLES = {
     "lr": "Learning rate",
     "loss_scale": "Loss scale",
     "grad_norm": "Gradient norm",
+    "weight_std": "Weights per layer (std over steps)",
     "metric": "Evaluation metrics",
     "op_error": "Per-operator error along execution order",
     "class_hist": "Class counts",

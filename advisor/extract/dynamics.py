@@ -161,6 +161,9 @@ class _Param:
     key: bytes | None  # exact identity of the weight statistics, for tied-parameter detection
     notable: bool
     late_growth_ratio: float | None = None  # weight norm at the last / middle record
+    #: the weights' std at each recorded step (for the report's weight chart)
+    weight_steps: np.ndarray | None = None
+    weight_std: np.ndarray | None = None
 
 
 def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
@@ -180,9 +183,11 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
     )
     key = None
     late_ratio = None
+    wsteps = wstd = None
     if w is not None:
         steps, v = w.arrays()
         norm, mean, std, mn, mx, zero, upd, cos, numel, resid_cos = v.T
+        wsteps, wstd = steps, std
         stats = v[:, :5]
         out.update(
             steps_recorded=int(steps.size),
@@ -235,7 +240,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
         or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
         or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5)
     )
-    return _Param(fact, grad_steps, grad_rms, key, notable, late_ratio)
+    return _Param(fact, grad_steps, grad_rms, key, notable, late_ratio, wsteps, wstd)
 
 
 def _is_embedding(name: str, module_type: str | None) -> bool:
@@ -470,6 +475,20 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
                     log_y=True,
                 )
             )
+    for p in _weight_chart_params(params, special):
+        assert p.weight_steps is not None and p.weight_std is not None
+        x, y = _downsample(p.weight_steps.astype(np.float64), p.weight_std)
+        out.series.append(
+            Series(
+                chart="weight_std",
+                label=f"{p.fact.name}" + (" (frozen)" if p.fact.is_unchanged else ""),
+                side=side,
+                x=x,
+                y=y,
+                y_label="weight std",
+                log_y=True,
+            )
+        )
     if summary.first_nonfinite_step is not None:
         out.markers.append(
             Marker(
@@ -480,6 +499,23 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
             )
         )
     return out
+
+
+#: matrix parameters drawn on the weight chart, at most
+MAX_WEIGHT_LINES = 6
+
+
+def _weight_chart_params(params: list[_Param], special: set[str | None]) -> list[_Param]:
+    """The matrix parameters whose weight std the report draws over the steps (as TensorBoard's and
+    MindInsight's distribution views do, one line per layer): the first and last layer, the ones a check found
+    notable (frozen, no gradient, an odd initial scale), then others spread over the depth."""
+    mats = [p for p in params if p.fact.is_matrix and p.weight_std is not None and p.weight_std.size >= 2]
+    chosen = [p for p in mats if p.fact.name in special] + [p for p in mats if p.notable and p.fact.name not in special]
+    rest = [p for p in mats if p not in chosen]
+    room = MAX_WEIGHT_LINES - len(chosen)
+    if room > 0 and rest:
+        chosen += [rest[int(i)] for i in np.unique(np.linspace(0, len(rest) - 1, min(room, len(rest))).astype(int))]
+    return sorted(chosen[:MAX_WEIGHT_LINES], key=lambda p: p.fact.layer_index)
 
 
 def _from_folder(folder: RunRead, pair: RunPair, out: Extraction) -> None:

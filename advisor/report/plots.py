@@ -31,7 +31,17 @@ MAX_DRAWN = 1e300
 #: a positive series spanning more than this ratio is drawn on a log axis
 AUTO_LOG_RATIO = 1e3
 #: order of the pictures in the report; unknown charts come after, in their order
-CHART_ORDER = ("loss", "metric", "lr", "loss_scale", "grad_norm", "op_error", "class_hist", "feature_range")
+CHART_ORDER = (
+    "loss",
+    "metric",
+    "lr",
+    "loss_scale",
+    "grad_norm",
+    "weight_std",
+    "op_error",
+    "class_hist",
+    "feature_range",
+)
 LABEL_ROWS = 3
 CHAR_W = 6.2  # approximate width of one 11px character
 MAX_LABEL = 34

@@ -62,3 +62,23 @@ def test_disconnected_block_is_not_called_frozen(trained):
 def test_dead_relu_zero_gradients_are_not_called_disconnected(trained):
     conf = {c.id: c.raw_confidence for c in diagnose(trained["dead_relu"]).causes}
     assert conf.get("disconnected_node", 0) < 0.5 and conf.get("weight_freezing_error", 0) < 0.5
+
+
+def test_weight_chart_draws_the_layers_the_checks_name(trained):
+    """The report's weights chart (one line of weight std per layer over the steps, as TensorBoard's and
+    MindInsight's distribution views): the first and last layer always, a frozen layer among them, labelled."""
+    report = diagnose(trained["frozen_layer"])
+    (chart,) = [c for c in report.charts if c.id == "weight_std"]
+    labels = [s.label for s in chart.series]
+    frozen = {e.facts["param_dynamics"]["name"] for c in report.causes if c.id == "weight_freezing_error"
+              for e in c.evidence if "param_dynamics" in e.facts}
+    assert frozen and all(f"{name} (frozen)" in labels for name in frozen), (labels, frozen)
+    assert 2 <= len(labels) <= 6 and all(len(s.x) >= 2 and s.log_y for s in chart.series)
+    html = report_html(report)
+    assert 'id="plot-weight_std"' in html
+
+
+def report_html(report):
+    from advisor.report.render import render
+
+    return render(report, "html")
