@@ -280,6 +280,17 @@ def _num(x: float | None) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
+def _span_of(v: OpView) -> str | None:
+    """'first -> last' baseline operator of a run operator matched as a span (one kernel for several)."""
+    outs = [r for r in v.outputs if r.matched_by == "span" and r.baseline_name]
+    ins = [r for r in v.inputs if r.matched_by == "span" and r.baseline_name]
+    if not outs:
+        return None
+    last = split_name(outs[0].baseline_name or "")[0]
+    first = split_name(ins[0].baseline_name or "")[0] if ins else None
+    return f"{first} -> {last}" if first and first != last else None
+
+
 def _op_fact(
     v: OpView,
     position: str,
@@ -313,6 +324,7 @@ def _op_fact(
         is_dtype_changed=bool(w and w.dtype_changed),
         is_fused_op=is_fused(v.op, v.op_type),
         inputs_match=v.inputs_match if v.inputs else None,
+        spans_baseline=_span_of(v),
         differing_args=(args or {}).get(v.op),
         source=source,
     )

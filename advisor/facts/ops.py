@@ -58,6 +58,12 @@ class OpComparison(Fact):
         description="the operator name looks like a fused kernel (fused_*, *fusion*, flash attention, ...)",
     )
     inputs_match: bool | None = Field(default=None, description="all compared inputs of the operator pass")
+    spans_baseline: str | None = Field(
+        default=None,
+        description="when this run operator stands for several baseline operators (matched as a span: its inputs "
+        "with the first one's, its outputs with the last one's, as a fused kernel is): 'first -> last' of the "
+        "baseline operators it covers",
+    )
     differing_args: str | None = Field(
         default=None,
         description="its non-tensor arguments that differ from the "
