@@ -275,3 +275,34 @@ def test_files_no_extractor_reads_are_listed_as_ignored(tmp_path):
         (run / f"img_{k:02d}.png").write_bytes(b"\x89PNG")
     other = [i for i in diagnose(run).inputs if i.kind == "other"]
     assert len(other) == MAX_UNREAD_LISTED + 1 and other[-1].path == "(and 6 more files)"
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_several_runs_are_summed_up_in_one_table(capsys, tmp_path):
+    """A sweep triaged at once (issue 28 item 4): one line per run with what it shows, its top cause and that
+    cause's confidence; a run that cannot be read is an error line and the others go on (exit 2)."""
+    runs = [EXAMPLES / "lr_too_high", EXAMPLES / "healthy", tmp_path / "missing"]
+    code, out, _ = _run(capsys, "diagnose", *runs)
+    lines = out.splitlines()
+    assert code == 2 and len(lines) == 4 and lines[0].split()[:2] == ["run", "confidence"]
+    assert "lr_too_high" in lines[1] and "NaN or infinite at step 101" in lines[1]
+    assert lines[2].rstrip().endswith("trains well")
+    assert "error: RUN" in lines[3] and "missing" in lines[3]
+    code, out, _ = _run(capsys, "diagnose", *runs[:2], "-f", "json")
+    rows = json.loads(out)["runs"]
+    assert code == 0 and [(r["run"].rsplit("/", 1)[-1], r["top_cause"]) for r in rows] == [
+        ("lr_too_high", "lr_too_high"), ("healthy", None)]
+    assert rows[0]["confidence"] >= 0.5 and rows[0]["verdict"] == "cause_found"
+    code, _, _ = _run(capsys, "diagnose", *runs[:2], "--fail-on", "high")
+    assert code == 1  # one run of the sweep has a high-severity cause
+    code, out, _ = _run(capsys, "diagnose", *runs[:2], "-o", str(tmp_path / "sweep.md"))
+    assert code == 0 and (tmp_path / "sweep.md").read_text().startswith("| run | shows | top cause | confidence |")
+
+
+def test_several_runs_refuse_html_and_standard_input(capsys):
+    code, _, err = _run(capsys, "diagnose", EXAMPLES / "lr_too_high", EXAMPLES / "healthy", "-f", "html")
+    assert code == 2 and "table" in err
+    code, _, err = _run(capsys, "diagnose", EXAMPLES / "lr_too_high", "-")
+    assert code == 2 and "standard input" in err
