@@ -317,40 +317,26 @@ def cmd_facts(args: argparse.Namespace) -> int:
         raise _Usage("facts needs RUN (or --kinds)")
     import json
 
+    from advisor.diagnosis import read_pair, threshold_problems
+    from advisor.errors import UsageError
     from advisor.extract import extract_facts
-    from advisor.extract.base import RunPair
-    from advisor.inventory import RunFolder
-
-    for p, what in ((args.run, "RUN"), (args.baseline, "baseline")):
-        if p is not None and not (Path(p).is_dir() or Path(p).is_file() or (what == "RUN" and p == "-")):
-            raise _Usage(f"{what} '{p}' is not a folder or a file")
-    stdin = None
-    if args.run == "-":
-        from advisor.read.stdin import StdinTooLarge, read_stdin
-
-        try:
-            stdin = read_stdin()
-        except StdinTooLarge as exc:
-            raise _Usage(str(exc)) from None
-    from advisor.diagnosis import _threshold_problems
 
     options = _params(args.threshold, "--threshold")
-    for w in _threshold_problems(options):
+    for w in threshold_problems(options):
         print(w, file=sys.stderr)
-    from advisor.read.run import read_run
-    from advisor.read.runs import pick_latest
-
-    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
-    run = pick_latest(RunFolder.open(args.run, "run", stdin))[0]
-    base = pick_latest(RunFolder.open(args.baseline, "baseline"))[0] if args.baseline else None
-    pair = RunPair(run=read_run(run), baseline=read_run(base) if base is not None else None, options=options)
+    try:
+        pair, notes = read_pair(args.run, args.baseline, options)
+    except UsageError as exc:
+        raise _Usage(str(exc)) from None
+    for w in notes:
+        print(shown(w), file=sys.stderr)
     ex = extract_facts(pair)
     if args.format == "json":  # strict JSON: NaN -> null, +-inf -> "inf"/"-inf"
-        from advisor.report.render import _escaped
+        from advisor.report.render import escaped
 
         print(
             json.dumps(
-                _escaped(
+                escaped(
                     _finite(
                         {
                             "facts": [f.model_dump(mode="json") for f in ex.facts],

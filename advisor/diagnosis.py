@@ -232,7 +232,7 @@ def _param_problems(rules: list[Rule], params: dict[str, Any]) -> list[str]:
     return out
 
 
-def _threshold_problems(options: dict[str, Any]) -> list[str]:
+def threshold_problems(options: dict[str, Any]) -> list[str]:
     """Warnings for numeric extractor thresholds given a value that is not a finite number; those
     overrides are removed from ``options`` (the documented default stays)."""
     from dataclasses import fields
@@ -247,6 +247,44 @@ def _threshold_problems(options: dict[str, Any]) -> list[str]:
             out.append(f"advisor: warning: threshold '{key}' needs a finite number, got {value!r}; ignored")
             del options[key]
     return out
+
+
+def read_pair(
+    run: str | os.PathLike, baseline: str | os.PathLike | None, options: dict[str, Any] | None = None
+) -> tuple[RunPair, list[str]]:
+    """The run (a folder, one log file or ``-``: standard input) and the optional baseline, read once, and the
+    warnings about what was picked (a folder of several runs: the latest). Raises UsageError for a RUN or a
+    baseline that is not there, or standard input beyond its limit. Shared by ``diagnose`` and ``advisor
+    facts``: what the rules see is what ``facts`` prints."""
+    run_path = Path(run)
+    if not (run_path.is_dir() or run_path.is_file() or str(run) == "-"):
+        raise UsageError(f"RUN '{run}' is not a folder, a file or '-' (standard input)")
+    if baseline is not None and not (Path(baseline).is_dir() or Path(baseline).is_file()):
+        raise UsageError(f"baseline '{baseline}' is not a folder or a file")
+    stdin = None
+    if str(run) == "-":
+        from advisor.read.stdin import StdinTooLarge, read_stdin
+
+        try:
+            stdin = read_stdin()
+        except StdinTooLarge as exc:
+            raise UsageError(str(exc)) from None
+    from advisor.read.runs import pick_latest
+
+    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
+    run_folder, run_note = pick_latest(RunFolder.open(run_path, "run", stdin))
+    base_folder, base_note = (None, None)
+    if baseline is not None:
+        base_folder, base_note = pick_latest(RunFolder.open(Path(baseline), "baseline"))
+    notes = [
+        f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note)) if note
+    ]
+    pair = RunPair(
+        run=read_run(run_folder),
+        baseline=read_run(base_folder) if base_folder is not None else None,
+        options=dict(options or {}),
+    )
+    return pair, notes
 
 
 def diagnose(
@@ -265,19 +303,6 @@ def diagnose(
     ``options``: extractor threshold overrides; ``engine``: the rule engine back-end
     ('durable', 'python' or 'auto'; see rulebase/backends.py). Nothing in the folders is written.
     """
-    run_path = Path(run)
-    if not (run_path.is_dir() or run_path.is_file() or str(run) == "-"):
-        raise UsageError(f"RUN '{run}' is not a folder, a file or '-' (standard input)")
-    if baseline is not None and not (Path(baseline).is_dir() or Path(baseline).is_file()):
-        raise UsageError(f"baseline '{baseline}' is not a folder or a file")
-    stdin = None
-    if str(run) == "-":
-        from advisor.read.stdin import StdinTooLarge, read_stdin
-
-        try:
-            stdin = read_stdin()
-        except StdinTooLarge as exc:
-            raise UsageError(str(exc)) from None
     if options and "compare.kernel" in options:
         from advisor.compare.engine import use_compiled
 
@@ -287,22 +312,8 @@ def diagnose(
             raise UsageError(str(exc)) from None
     rule_list, diags = load_rule_set(rules, only_rules)
     options = dict(options or {})
-    threshold_warnings = _threshold_problems(options)
-    from advisor.read.runs import pick_latest
-
-    # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
-    run_folder, run_note = pick_latest(RunFolder.open(run_path, "run", stdin))
-    base_folder, base_note = (None, None)
-    if baseline is not None:
-        base_folder, base_note = pick_latest(RunFolder.open(Path(baseline), "baseline"))
-    runs_notes = [
-        f"advisor: warning: {what}: {note}" for what, note in (("RUN", run_note), ("--baseline", base_note)) if note
-    ]
-    pair = RunPair(
-        run=read_run(run_folder),
-        baseline=read_run(base_folder) if base_folder is not None else None,
-        options=dict(options or {}),
-    )
+    threshold_warnings = threshold_problems(options)
+    pair, runs_notes = read_pair(run, baseline, options)
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = _param_problems(rule_list, params)

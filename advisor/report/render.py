@@ -115,21 +115,21 @@ def _env(html: bool) -> Environment:
     return env
 
 
-def _escaped(value: Any) -> Any:
+def escaped(value: Any) -> Any:
     """Every string of a dumped report with control characters and undecodable bytes escaped."""
     if isinstance(value, str):
         return shown(value)
     if isinstance(value, dict):
-        return {_escaped(k): _escaped(v) for k, v in value.items()}
+        return {escaped(k): escaped(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_escaped(v) for v in value]
+        return [escaped(v) for v in value]
     return value
 
 
 def safe_report(report: Report) -> Report:
     """The report with every user-controlled text made safe to print: terminal escape sequences,
     NUL bytes and bytes that were not UTF-8 (file names) become visible ``\\xNN`` text."""
-    return Report.model_validate(_escaped(report.model_dump()))
+    return Report.model_validate(escaped(report.model_dump()))
 
 
 def render(report: Report, fmt: str = "text", color: bool = False) -> str:
