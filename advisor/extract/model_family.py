@@ -301,6 +301,9 @@ def _regime(family: str, flags: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def _epochs_logged(run: RunRead) -> float | None:
+    """The epochs the training log shows done: the highest epoch logged with a train loss, +1 where the log
+    numbers whole epochs from 0 (Keras' CSVLogger and Lightning's metrics.csv write the epoch's index: a file of
+    epochs 0..9 holds ten; the console's 'Epoch 10/10' and the Trainer's fractional epochs count what is done)."""
     top = -math.inf
     for log in run.logs:
         if log.read is None:
@@ -310,7 +313,8 @@ def _epochs_logged(run: RunRead) -> float | None:
                 continue
             ep = [e for e in s.buf.epoch if math.isfinite(e)]
             if ep:
-                top = max(top, max(ep))
+                zero_based = min(ep) == 0 and all(float(e).is_integer() for e in ep)
+                top = max(top, max(ep) + (1.0 if zero_based else 0.0))
     return top if math.isfinite(top) and top > 0 else None
 
 
