@@ -17,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TextIO, overload
 
 from advisor.atomic import open_atomic, write_text_atomic
+from advisor.chart_data import Marker, Series
+from advisor.compare.chart import op_error_series
 from advisor.compare.engine import Comparison, Row
 from advisor.compare.localise import Localisation
 from advisor.compare.metrics import PairMetrics
@@ -61,9 +63,11 @@ class CompareTable:
     unmatched_run: list[str] = field(default_factory=list)
     unmatched_baseline: list[str] = field(default_factory=list)
     problems: list[dict[str, str]] = field(default_factory=list)
+    #: the per-operator error along the execution order, the source marked (drawn in the HTML table only)
+    chart: tuple[list[Series], list[Marker]] | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "chart"}
 
 
 def _clean(v: Any) -> Any:
@@ -130,6 +134,7 @@ def build_table(comp: Comparison, loc: Localisation, run: str, baseline: str) ->
         unmatched_run=[r.name for r in comp.unmatched_run],
         unmatched_baseline=[r.name for r in comp.unmatched_baseline],
         problems=[{"side": s, "file": f, "why": w} for s, f, w in comp.problems],
+        chart=op_error_series(loc, "run vs baseline"),
     )
 
 
@@ -217,7 +222,16 @@ def to_html(table: CompareTable) -> str:
         "inf_run",
         "stat_rel_diff",
     ]
-    return env.get_template("compare.html.j2").render(table=table, columns=shown)
+    plot = None
+    if table.chart is not None and table.chart[0]:
+        from advisor.report.model import Chart
+        from advisor.report.plots import build
+
+        series, markers = table.chart
+        plot = build(
+            Chart(id="op_error", title="Per-operator error along execution order", series=series, markers=markers)
+        )
+    return env.get_template("compare.html.j2").render(table=table, columns=shown, plot=plot)
 
 
 def write(table: CompareTable, path: str) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compare.engine import Comparison, compare_dumps, scan_dump
+from advisor.compare.chart import op_error_series
 from advisor.compare.localise import (
     Localisation,
     OpView,
@@ -29,7 +30,7 @@ from advisor.compare.localise import (
 )
 from advisor.compare.op_kinds import op_kind
 from advisor.compare.tolerances import tolerance_for
-from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Fact, Source
 from advisor.facts.ops import OpAnomaly, OpComparison, OpComparisonSummary
 from advisor.inventory import InputRecord
@@ -45,7 +46,6 @@ FUSED_NAME = re.compile(
 )
 #: at most this many propagated operators become facts (the summary counts them all)
 MAX_PROPAGATED_FACTS = 20
-MAX_POINTS = 1000
 
 
 def is_fused(op: str, op_type: str | None = None) -> bool:
@@ -451,58 +451,6 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
     return facts
 
 
-def _series(loc: Localisation, label: str) -> tuple[list[Series], list[Marker]]:
-    xs: list[float] = []
-    ys: list[float | None] = []
-    for v in loc.ops:
-        w = v.worst_output()
-        if w is None or w.verdict == "skipped":
-            continue
-        val = w.metrics.euclid_rel_dist if w.metrics else w.stat_rel_diff
-        xs.append(float(v.order))
-        ys.append(float(val) if val is not None and math.isfinite(val) else None)
-    if len(xs) > MAX_POINTS:  # keep the largest error of each bucket
-        step = math.ceil(len(xs) / MAX_POINTS)
-        bx, by = [], []
-        for i in range(0, len(xs), step):
-            seg = [(y if y is not None else math.inf, x) for x, y in zip(xs[i : i + step], ys[i : i + step])]
-            y, x = max(seg)
-            bx.append(x)
-            by.append(None if math.isinf(y) else y)
-        xs, ys = bx, by
-    series = (
-        [
-            Series(
-                chart="op_error",
-                label=f"{label}: relative error per operator",
-                style="points",
-                x=xs,
-                y=ys,
-                x_label="operator (execution order)",
-                y_label="euclid_rel_dist",
-                log_y=True,
-            )
-        ]
-        if xs
-        else []
-    )
-    markers = []
-    if loc.source:
-        markers.append(
-            Marker(chart="op_error", x=float(loc.source.order), label=f"source: {loc.source.op}", kind="source")
-        )
-    if loc.nonfinite_source:
-        markers.append(
-            Marker(
-                chart="op_error",
-                x=float(loc.nonfinite_source.order),
-                label=f"first NaN/Inf: {loc.nonfinite_source.op}",
-                kind="nonfinite",
-            )
-        )
-    return series, markers
-
-
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     run_dumps = _read_side(pair.run, out)
@@ -549,7 +497,7 @@ def extract(pair: RunPair) -> Extraction:
                 )
             )
             out.facts.extend(anomaly_facts(loc, src))
-            series, markers = _series(loc, shown)
+            series, markers = op_error_series(loc, shown)
             out.series.extend(series)
             out.markers.extend(markers)
             out.checks.append(

@@ -54,3 +54,20 @@ def test_unnamed_fused_kernel_is_named_fusion_error(tmp_path):
 def test_correct_fused_kernel_raises_nothing(tmp_path):
     report = _pair(tmp_path, kernel_is_right=True)
     assert [c.id for c in report.causes if c.confidence >= 0.5] == []
+
+
+def test_compare_html_draws_the_error_along_the_execution_order(tmp_path):
+    """The comparison's HTML table shows the per-operator error along the execution order with the source
+    operator marked (issue 27 item 6), drawn by the report's own plot code; the JSON table has no chart in it."""
+    from advisor.cli import main
+
+    _pair(tmp_path, kernel_is_right=False)
+    assert main(["compare", str(tmp_path / "run" / "dump"), str(tmp_path / "base" / "dump"),
+                 "-o", str(tmp_path / "c.html")]) == 1
+    html = (tmp_path / "c.html").read_text()
+    figure = html[html.index('id="plot-op_error"'):]
+    figure = figure[: figure.index("</figure>")]
+    assert "<svg" in figure and "source: kernel_7.forward" in figure and "<circle" in figure
+    assert main(["compare", str(tmp_path / "run" / "dump"), str(tmp_path / "base" / "dump"),
+                 "-o", str(tmp_path / "c.json")]) == 1
+    assert "chart" not in json.loads((tmp_path / "c.json").read_text())
