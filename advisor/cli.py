@@ -252,9 +252,8 @@ def _diagnose_many(args: argparse.Namespace) -> int:
             text = "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
             text += "".join("| " + " | ".join(t) + " |\n" for t in esc)
         else:
-            widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(head[:1])]
-            text = f"{head[0]:<{widths[0]}}  {head[3]:>10}  {head[2]:<26}  {head[1]}\n"
-            text += "".join(f"{t[0]:<{widths[0]}}  {t[3]:>10}  {t[2]:<26}  {t[1]}\n" for t in table)
+            w = max(len(head[0]), *(len(t[0]) for t in table))  # run names aligned; what it shows last
+            text = "".join(f"{t[0]:<{w}}  {t[3]:>10}  {t[2]:<26}  {t[1]}\n" for t in [head, *table])
         text = shown(text)
     _write(text, args.output)
     if args.output and not args.quiet:

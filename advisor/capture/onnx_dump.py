@@ -39,11 +39,17 @@ def _module_and_op(node_name: str) -> tuple[str | None, str]:
 def tensor_names(nodes: list[Any]) -> list[list[str]]:
     """For each node, the dump names of its outputs (see the module docstring)."""
     scopes = [_module_and_op(n.name)[0] for n in nodes]
+    # the scope of the next computing node after each node (Constant nodes do not end a group): one pass back
+    next_scope: list[str | None] = [None] * len(nodes)
+    upcoming: str | None = None
+    for i in range(len(nodes) - 1, -1, -1):
+        next_scope[i] = upcoming
+        if nodes[i].op_type != "Constant":
+            upcoming = scopes[i]
     out: list[list[str]] = []
     for i, node in enumerate(nodes):
         module, op = _module_and_op(node.name)
-        later = [scopes[j] for j in range(i + 1, len(nodes)) if nodes[j].op_type != "Constant"]
-        last_of_group = module is not None and (not later or later[0] != module)
+        last_of_group = module is not None and next_scope[i] != module
         names = []
         for k, _ in enumerate(node.output):
             if last_of_group:

@@ -12,16 +12,21 @@ from advisor.chart_data import BAND_SUFFIX, Marker, Series
 from advisor.extract.curves import running_median
 
 
+def _finite_xy(s: Series, finite_x: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The series' points as float arrays, without those whose y (and x, with ``finite_x``) is not finite."""
+    x = np.asarray(s.x, dtype=np.float64)
+    y = np.asarray([np.nan if v is None else v for v in s.y], dtype=np.float64)
+    ok = np.isfinite(y) & (np.isfinite(x) if finite_x else True)
+    return x[ok], y[ok]
+
+
 def baseline_band(s: Series, r: float | None, min_band: float) -> Series | None:
     """The baseline's noise band around the baseline curve ``s``: its running median x (1 ± r).
 
     ``r``: the band the loss-curve comparison used (``baseline_deviation.noise_band_ratio``); without one, the
     same estimate made here: 3x the median relative distance of the curve from its running median, at least
     ``min_band``. None when the curve has fewer than three finite points."""
-    x = np.asarray(s.x, dtype=np.float64)
-    y = np.asarray([np.nan if v is None else v for v in s.y], dtype=np.float64)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
+    x, y = _finite_xy(s)
     if y.size < 3:
         return None
     smooth = running_median(y, min(max(3, y.size // 20), 101))
@@ -45,10 +50,7 @@ def baseline_band(s: Series, r: float | None, min_band: float) -> Series | None:
 def loss_scale_drop_markers(s: Series) -> list[Marker]:
     """The steps where the run's loss scale went down: one marker each on the loss-scale chart, and one on the
     loss chart at the first ("loss scale drops (Nx, first)")."""
-    x = np.asarray(s.x, dtype=np.float64)
-    y = np.asarray([np.nan if v is None else v for v in s.y], dtype=np.float64)
-    ok = np.isfinite(y)
-    x, y = x[ok], y[ok]
+    x, y = _finite_xy(s, finite_x=False)
     if y.size < 2:
         return []
     drops = sorted({float(v) for v in x[1:][np.diff(y) < 0]})

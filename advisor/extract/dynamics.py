@@ -510,8 +510,9 @@ def _weight_chart_params(params: list[_Param], special: set[str | None]) -> list
     MindInsight's distribution views do, one line per layer): the first and last layer, the ones a check found
     notable (frozen, no gradient, an odd initial scale), then others spread over the depth."""
     mats = [p for p in params if p.fact.is_matrix and p.weight_std is not None and p.weight_std.size >= 2]
+    picked = [p.fact.name in special or p.notable for p in mats]
     chosen = [p for p in mats if p.fact.name in special] + [p for p in mats if p.notable and p.fact.name not in special]
-    rest = [p for p in mats if p not in chosen]
+    rest = [p for p, taken in zip(mats, picked) if not taken]  # not `in chosen`: that compares their arrays
     room = MAX_WEIGHT_LINES - len(chosen)
     if room > 0 and rest:
         chosen += [rest[int(i)] for i in np.unique(np.linspace(0, len(rest) - 1, min(room, len(rest))).astype(int))]

@@ -114,14 +114,15 @@ def compare_structures(run: list[ModelLayer], base: list[ModelLayer]) -> Structu
         if tag == "equal":
             for ru, bu in zip(r[i1:i2], b[j1:j2]):
                 if ru.units is not None and bu.units is not None and ru.units != bu.units:
-                    widths.append(f"'{ru.name}' has {ru.units} units, the baseline's '{bu.name}' {bu.units}")
+                    into, text = widths, f"'{ru.name}' has {ru.units} units, the baseline's '{bu.name}' {bu.units}"
                 elif ru.role == "activation" and ru.activation and bu.activation and ru.activation != bu.activation:
-                    acts.append(f"'{ru.name}' is {ru.activation}, the baseline's '{bu.name}' {bu.activation}")
+                    into, text = acts, f"'{ru.name}' is {ru.activation}, the baseline's '{bu.name}' {bu.activation}"
                 elif ru.role == "dropout" and ru.rate is not None and bu.rate is not None and ru.rate != bu.rate:
-                    rates.append(f"'{ru.name}' drops {ru.rate:g}, the baseline's '{bu.name}' {bu.rate:g}")
+                    into, text = rates, f"'{ru.name}' drops {ru.rate:g}, the baseline's '{bu.name}' {bu.rate:g}"
                 else:
                     continue
-                first = first or next(x[-1] for x in (widths, acts, rates) if x)
+                into.append(text)
+                first = first or text
             continue
         if tag in ("insert", "replace"):
             missing += [f"the baseline's {_what(u)}" for u in b[j1:j2]]

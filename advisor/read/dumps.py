@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -318,23 +319,14 @@ def _fill_npy_header(rec: TensorRecord) -> None:
             else:
                 raise ValueError(f"unknown .npy version {version}")
             offset = fh.tell()
-    except (OSError, ValueError, SyntaxError, EOFError) as exc:
-        text = str(exc)
-        if "pickle" in text.lower() or "object" in text.lower():
-            rec.problem = "holds pickled Python objects (refused: loading them could run code)"
-        else:
-            rec.problem = f"not a readable .npy file: {text}" if text else "not a readable .npy file"
-        return
-    try:
         _check_npy_dtype(dtype)
+        if size - offset < math.prod(int(d) for d in shape) * dtype.itemsize:
+            raise DumpReadError(TRUNCATED)
     except DumpReadError as exc:
         rec.problem = str(exc)
         return
-    n = 1
-    for d in shape:
-        n *= int(d)
-    if size - offset < n * dtype.itemsize:
-        rec.problem = "truncated .npy file (fewer bytes than its header announces)"
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        rec.problem = str(_npy_error(exc))
         return
     rec.dtype = "bfloat16" if _is_bfloat16_record(dtype) else str(dtype)
     rec.shape = tuple(int(s) for s in shape)
@@ -349,29 +341,39 @@ def _load_indexed_npy(rec: TensorRecord) -> np.ndarray:
     """The tensor of an .npy file whose header was read when the dump was indexed (``npy_layout``)."""
     assert rec.file is not None and rec.npy_layout is not None and rec.shape is not None
     dtype, fortran, offset = rec.npy_layout
-    count = 1
-    for d in rec.shape:
-        count *= d
+    count = math.prod(rec.shape)
     order = "F" if fortran else "C"
     try:
         if count * dtype.itemsize <= READ_WHOLE_BYTES:
             with open(rec.file, "rb") as fh:
                 fh.seek(offset)
                 data = fh.read(count * dtype.itemsize)
-            if len(data) < count * dtype.itemsize:
-                raise DumpReadError("truncated .npy file (fewer bytes than its header announces)")
-            flat = np.frombuffer(data, dtype=dtype, count=count)
-            arr = flat.reshape(rec.shape, order=order)
+            if len(data) < count * dtype.itemsize:  # the file got shorter since it was indexed
+                raise DumpReadError(TRUNCATED)
+            arr = np.frombuffer(data, dtype=dtype, count=count).reshape(rec.shape, order=order)
         else:
             arr = np.memmap(rec.file, dtype=dtype, mode="r", offset=offset, shape=rec.shape, order=order)
+    except DumpReadError:
+        raise
     except (OSError, ValueError) as exc:  # the file changed since it was indexed (shorter, gone)
-        text = str(exc)
-        if "mmap length" in text or "larger than" in text or "cannot reshape" in text:
-            raise DumpReadError("truncated .npy file (fewer bytes than its header announces)") from None
-        raise DumpReadError(f"not a readable .npy file: {text}") from None
+        raise _npy_error(exc) from None
     if _is_bfloat16_record(dtype):
         return BFloat16Bits(arr.view(np.int16))
     return arr
+
+
+TRUNCATED = "truncated .npy file (fewer bytes than its header announces)"
+PICKLED = "holds pickled Python objects (refused: loading them could run code)"
+
+
+def _npy_error(exc: BaseException) -> DumpReadError:
+    """numpy's error on an .npy file as the reason advisor gives (pickled objects, truncation, else numpy's)."""
+    text = str(exc)
+    if "pickle" in text.lower() or "object" in text.lower():
+        return DumpReadError(PICKLED)
+    if "mmap length" in text or "larger than" in text or "cannot reshape" in text:
+        return DumpReadError(TRUNCATED)
+    return DumpReadError(f"not a readable .npy file: {text}" if text else "not a readable .npy file")
 
 
 def _is_bfloat16_record(dtype: np.dtype) -> bool:
@@ -382,7 +384,7 @@ def _is_bfloat16_record(dtype: np.dtype) -> bool:
 def _check_npy_dtype(dtype: np.dtype) -> None:
     """Raises DumpReadError for a dtype the comparison does not take (objects, float8 records, text...)."""
     if dtype.hasobject:
-        raise DumpReadError("holds pickled Python objects (refused: loading them could run code)")
+        raise DumpReadError(PICKLED)
     if _is_bfloat16_record(dtype):
         return
     if dtype.kind == "V" and dtype.itemsize == 1 and dtype.names is None:
@@ -401,12 +403,7 @@ def open_npy(path: Path) -> np.ndarray:
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError as exc:
-        text = str(exc)
-        if "pickle" in text.lower() or "object" in text.lower():
-            raise DumpReadError("holds pickled Python objects (refused: loading them could run code)") from None
-        if "mmap length" in text or "larger than" in text or "cannot reshape" in text:
-            raise DumpReadError("truncated .npy file (fewer bytes than its header announces)") from None
-        raise DumpReadError(f"not a readable .npy file: {text}") from None
+        raise _npy_error(exc) from None
     except (OSError, EOFError) as exc:
         raise DumpReadError(f"not a readable .npy file: {exc}") from None
     if not isinstance(arr, np.ndarray):

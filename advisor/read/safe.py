@@ -136,18 +136,13 @@ def resolve_within(root: str | os.PathLike, rel: str, what: str = "folder", real
         candidate = os.path.realpath(os.path.join(os.fspath(root), rel), strict=False)
     except (OSError, ValueError):
         candidate = None
-    if candidate is None or _is_loop(candidate):
+    if candidate is None or os.path.islink(candidate):  # realpath stops on a link loop, without raising
         raise UnsafeInput(f"'{shown(rel)}' is a symbolic-link loop")
     real_root = real_root or resolve(root)
     top = os.fspath(real_root) if real_root is not None else None
     if top is None or not (candidate == top or candidate.startswith(top.rstrip(os.sep) + os.sep)):
         raise UnsafeInput(f"'{shown(rel)}' points outside the {what}")
     return Path(candidate)
-
-
-def _is_loop(real: str) -> bool:
-    """Whether what ``os.path.realpath`` left is still a link (it stops there on a loop, without raising)."""
-    return os.path.islink(real)
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

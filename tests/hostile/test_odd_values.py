@@ -293,3 +293,19 @@ def test_dump_above_the_tensor_limit_is_refused_with_the_way_out(cli, tmp_path, 
     monkeypatch.setattr(dumps, "MAX_DUMP_TENSORS", 6)
     code, out, err = cli("compare", run, base)
     assert code == 0 and "6 pass" in out, out + err
+
+
+def test_npy_cut_short_after_indexing_is_named_truncated(tmp_path):
+    """A tensor file that got shorter between indexing and comparing (a writer still at work) is named truncated,
+    as one that was short from the start."""
+    import numpy as np
+
+    from advisor.read.dumps import DumpReadError, load_tensor, read_npy_dump
+
+    np.save(tmp_path / "a.output.0.npy", np.arange(64, dtype=np.float32))
+    (rec,) = read_npy_dump(tmp_path).records
+    data = (tmp_path / "a.output.0.npy").read_bytes()
+    (tmp_path / "a.output.0.npy").write_bytes(data[:-16])
+    with pytest.raises(DumpReadError) as err:
+        load_tensor(rec)
+    assert str(err.value) == "truncated .npy file (fewer bytes than its header announces)"
