@@ -1,10 +1,14 @@
-"""``advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html]``.
+"""``advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html] [--scheduler ADDRESS|local]``.
 
 Each argument is a dump folder (a folder of .npy files, or the folder holding
-an msprobe dump.json) or a folder above exactly one. Without ``-o`` a short
-text summary (the source operator first) goes to stdout. A progress bar goes
-to stderr when it is a terminal. Exit status: 0 when no tensor is judged
-error, 1 when some are, 2 for bad usage.
+an msprobe dump.json), a folder above exactly one, or a tree of steps and
+ranks (``step0/rank3``, ``rank_3/.../iteration``, ``step_000002``; see
+``tree.py``): every paired step and rank is compared and the step x rank table
+says which rank and step first diverged. Without ``-o`` a short text summary
+(the source operator first) goes to stdout. A progress bar goes to stderr when
+it is a terminal. ``--scheduler`` sends the work to a Dask cluster
+(``dask_runner.py``). Exit status: 0 when no tensor is judged error, 1 when
+some are, 2 for bad usage.
 """
 
 from __future__ import annotations
@@ -25,10 +29,24 @@ def add_compare_parser(subparsers) -> argparse.ArgumentParser:
         description="Compare every tensor of RUN_DUMP with BASELINE_DUMP (plain .npy layout or msprobe dump.json) "
         "and point at the first operator whose output deviates while its inputs match.",
     )
-    p.add_argument("run_dump", metavar="RUN_DUMP", help="the run's dump folder (or a folder above it)")
-    p.add_argument("baseline_dump", metavar="BASELINE_DUMP", help="the benchmark's dump folder")
+    p.add_argument(
+        "run_dump", metavar="RUN_DUMP", help="the run's dump folder, a folder above it, or a tree of steps and ranks"
+    )
+    p.add_argument("baseline_dump", metavar="BASELINE_DUMP", help="the benchmark's dump folder or tree")
     p.add_argument("--output", "-o", metavar="FILE", help="write the table to FILE: .csv, .json or .html")
-    p.add_argument("--workers", type=int, default=None, help="threads (default: the number of cores, at most 4)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="threads (default: the number of cores, at most 4); with --scheduler local, worker processes",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the comparisons on a Dask cluster: a scheduler address (tcp://host:8786), or 'local' for a "
+        'LocalCluster of --workers processes (pip install "accuracy-advisor[dask]")',
+    )
     p.add_argument(
         "--tolerance",
         action="append",
@@ -58,21 +76,27 @@ class _Usage(Exception):
 
 
 def _dump_folder(arg: str) -> Path:
-    from advisor.inventory import RunFolder
-    from advisor.read.dumps import find_dump_roots
+    """The dump (or tree) the argument names: a folder above exactly one dump is that dump."""
+    from advisor.compare.tree import TreeError, find_leaves
 
     path = Path(arg)
     if not path.is_dir():
         raise _Usage(f"'{arg}' is not a folder")
-    if (path / "dump.json").is_file() or any(path.glob("*.npy")) or (path / "manifest.json").is_file():
-        return path
-    roots = find_dump_roots(RunFolder.scan(path).files)
-    if len(roots) != 1:
-        found = ", ".join(r.as_posix() for r in roots[:5]) or "none"
+    try:
+        leaves = find_leaves(path)
+    except TreeError as exc:
+        raise _Usage(f"'{arg}': {exc}") from None
+    if not leaves:
+        raise _Usage(f"'{arg}' holds no dump (a folder of .npy files or an msprobe dump.json)")
+    if len(leaves) == 1:
+        return path / leaves[0].rel
+    if all(leaf.step is None and leaf.rank is None for leaf in leaves):
+        found = ", ".join(leaf.rel for leaf in leaves[:5])
         raise _Usage(
-            f"'{arg}' should hold exactly one dump (a folder of .npy files or an msprobe dump.json); found: {found}"
+            f"'{arg}' holds {len(leaves)} dumps whose folders name no step or rank ({found}): give one of them, "
+            "or lay them out as step*/rank*"
         )
-    return path / roots[0]
+    return path
 
 
 def _overrides(values: list[str]) -> dict[str, float]:
@@ -171,10 +195,6 @@ def summary_text(table, limit: int = 30) -> str:
 
 def run_compare(args: argparse.Namespace) -> int:
     from advisor.inventory import output_problem
-    from advisor.compare.engine import compare_dumps
-    from advisor.compare.localise import localise
-    from advisor.compare.table import build_table, write
-    from advisor.read.dumps import DumpReadError, read_dump
 
     try:
         run_dir, base_dir = _dump_folder(args.run_dump), _dump_folder(args.baseline_dump)
@@ -220,24 +240,84 @@ def run_compare(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     try:
+        runner = _runner(args)
+    except _Usage as exc:
+        print(shown(f"advisor: error: {exc}"), file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _compare(args, run_dir, base_dir, options, runner)
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+def _runner(args: argparse.Namespace):
+    """A Dask runner for --scheduler, else None (the in-process threads)."""
+    if not args.scheduler:
+        return None
+    from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
+
+    try:
+        return DaskRunner(args.scheduler, args.workers)
+    except DaskUnavailable as exc:
+        raise _Usage(f"--scheduler: {exc}") from None
+
+
+def _compare(args: argparse.Namespace, run_dir: Path, base_dir: Path, options: dict, runner) -> int:
+    from advisor.compare.engine import compare_dumps
+    from advisor.compare.localise import localise
+    from advisor.compare.table import build_table, write
+    from advisor.compare.tree import find_leaves
+    from advisor.read.dumps import DumpReadError, read_dump
+
+    if len(find_leaves(run_dir)) > 1 or len(find_leaves(base_dir)) > 1:
+        return _compare_tree(args, run_dir, base_dir, options, runner)
+    try:
         run, base = read_dump(run_dir), read_dump(base_dir)
     except DumpReadError as exc:
         print(shown(f"advisor: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
-    comp = compare_dumps(run, base, options, workers=args.workers, progress=_Progress())
+    comp = compare_dumps(run, base, options, workers=args.workers, progress=_Progress(), runner=runner)
     _kernel_hint(comp, args.kernel)
     loc = localise(comp.rows)
     table = build_table(comp, loc, str(run_dir), str(base_dir))
     if args.output:
-        try:  # a full disk or a folder that turned unwritable: one line, exit 2
-            write(table, args.output)
-        except OSError as exc:
-            print(
-                shown(f"advisor: error: --output '{args.output}': cannot write ({exc.strerror or exc})"),
-                file=sys.stderr,
-            )
+        if not _written(lambda: write(table, args.output), args.output):
             return EXIT_USAGE
         print(shown(f"wrote {args.output} ({len(table.rows)} rows); source operator: {table.source or 'none'}"))
     else:
         sys.stdout.write(shown(summary_text(table, args.limit)))
     return EXIT_FOUND if table.counts["error"] else EXIT_OK
+
+
+def _written(write_it, output: str) -> bool:
+    try:  # a full disk or a folder that turned unwritable: one line, exit 2
+        write_it()
+        return True
+    except OSError as exc:
+        print(shown(f"advisor: error: --output '{output}': cannot write ({exc.strerror or exc})"), file=sys.stderr)
+        return False
+
+
+def _compare_tree(args: argparse.Namespace, run_dir: Path, base_dir: Path, options: dict, runner) -> int:
+    from advisor.compare.tree_compare import compare_tree
+    from advisor.compare.tree_table import tree_text, write_tree
+
+    tree = compare_tree(run_dir, base_dir, options, workers=args.workers, runner=runner, progress=_Progress())
+    if not tree.pairing.pairs:
+        print(
+            shown(
+                f"advisor: error: no step or rank of '{run_dir}' pairs with one of '{base_dir}' "
+                f"({len(tree.pairing.unpaired_run)} run dumps, {len(tree.pairing.unpaired_baseline)} baseline dumps)"
+            ),
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if args.output:
+        if not _written(lambda: write_tree(tree, args.output), args.output):
+            return EXIT_USAGE
+        sentence = tree.divergence.sentence if tree.divergence else ""
+        print(shown(f"wrote {args.output} ({len(tree.cells)} step x rank pairs); {sentence}"))
+    else:
+        sys.stdout.write(shown(tree_text(tree, args.limit)))
+    return EXIT_FOUND if any(c.errors for c in tree.cells) else EXIT_OK

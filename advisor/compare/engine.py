@@ -1,18 +1,20 @@
 """Compare two dumps tensor by tensor (or scan one), using both cores.
 
-Work is split into items (a tensor pair, or a range of a big one); a thread
-pool runs them (numpy releases the GIL inside its loops, so threads use both
-cores) and the partial accumulators of a tensor are merged in a fixed order,
-so results do not depend on the number of workers. Each item opens its own
-memory map: peak memory is about ``workers x chunk`` working copies plus the
-``.pt`` tensors being read, whatever the dump size.
+Work is split into items (a tensor pair, or a range of a big one); a runner
+(``runner.py``: threads here, numpy releasing the GIL inside its loops; or a
+Dask cluster, ``dask_runner.py``) runs them, and the partial accumulators of a
+tensor are merged in a fixed order, so results do not depend on who ran them.
+Each item opens its own memory map: peak memory is about ``workers x chunk``
+working copies plus the ``.pt`` tensors being read, whatever the dump size.
+``compare_many`` runs the items of many dump pairs (a tree of steps and ranks)
+together, pass by pass.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
@@ -30,8 +32,8 @@ from advisor.compare.metrics import (
     minmax_kl,
     ranges,
     side_stats,
-    single_threaded_blas,
 )
+from advisor.compare.runner import Item, Runner, ThreadRunner
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor
 
@@ -195,73 +197,31 @@ def _side_from_acc(acc: SideAcc) -> SideInfo:
     )
 
 
-def _run_items(
-    items: list[tuple[int, Callable[[], Any]]], workers: int, progress: Callable[[int], None] | None, sizes: list[int]
-) -> list[Any]:
-    """Run the thunks on a pool; results in item order. ``progress(bytes)`` after each item."""
-    results: list[Any] = [None] * len(items)
-
-    def call(k: int) -> tuple[int, Any]:
-        try:
-            return k, items[k][1]()
-        except DumpReadError as exc:
-            return k, exc
-
-    with single_threaded_blas():  # our threads, not BLAS's, use the cores
-        if workers <= 1 or len(items) <= 1:
-            for k in range(len(items)):
-                results[k] = call(k)[1]
-                if progress:
-                    progress(sizes[k])
-            return results
-        order = sorted(range(len(items)), key=lambda k: -sizes[k])  # big items first: better balance
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for k, res in pool.map(call, order):
-                results[k] = res
-                if progress:
-                    progress(sizes[k])
-    return results
-
-
-def _pair_thunk(
+def _pair_task(
     rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None, with_kl: bool, compiled: bool
-) -> Callable[[], Accumulator]:
-    def run() -> Accumulator:
-        r = load_tensor(rrec)
-        b = load_tensor(brec)
-        return accumulate(r, b, start, stop, with_kl=with_kl, compiled=compiled)
-
-    return run
+) -> Accumulator:
+    return accumulate(load_tensor(rrec), load_tensor(brec), start, stop, with_kl=with_kl, compiled=compiled)
 
 
-def _kl_thunk(
+def _kl_task(
     rrec: TensorRecord, brec: TensorRecord, start: int, stop: int | None, max_run: float, max_baseline: float
-) -> Callable[[], Accumulator]:
-    def run() -> Accumulator:
-        return kl_accumulate(load_tensor(rrec), load_tensor(brec), max_run, max_baseline, start, stop)
-
-    return run
+) -> Accumulator:
+    return kl_accumulate(load_tensor(rrec), load_tensor(brec), max_run, max_baseline, start, stop)
 
 
-def _minmax_kl_thunk(rrec: TensorRecord, brec: TensorRecord, m: PairMetrics) -> Callable[[], float | None]:
-    def run() -> float | None:
-        return minmax_kl(
-            load_tensor(rrec),
-            load_tensor(brec),
-            m.min_run,
-            m.max_run,  # type: ignore[arg-type]
-            m.min_baseline,
-            m.max_baseline,
-        )  # type: ignore[arg-type]
-
-    return run
+def _minmax_kl_task(rrec: TensorRecord, brec: TensorRecord, m: PairMetrics) -> float | None:
+    return minmax_kl(
+        load_tensor(rrec),
+        load_tensor(brec),
+        m.min_run,
+        m.max_run,  # type: ignore[arg-type]
+        m.min_baseline,
+        m.max_baseline,
+    )  # type: ignore[arg-type]
 
 
-def _side_thunk(rec: TensorRecord, start: int, stop: int | None, compiled: bool) -> Callable[[], SideAcc]:
-    def run() -> SideAcc:
-        return side_stats(load_tensor(rec), start=start, stop=stop, compiled=compiled)
-
-    return run
+def _side_task(rec: TensorRecord, start: int, stop: int | None, compiled: bool) -> SideAcc:
+    return side_stats(load_tensor(rec), start=start, stop=stop, compiled=compiled)
 
 
 def _warm_up(records: list[TensorRecord], pairs: set[tuple[str | None, str | None]], side: bool = False) -> None:
@@ -291,24 +251,26 @@ def _splits(rec: TensorRecord, workers: int) -> list[tuple[int, int | None]]:
     return [(a, b) for a, b in ranges(size, max(workers, 2) * 2)]
 
 
-def compare_dumps(
-    run: Dump,
-    base: Dump,
-    options: dict[str, Any] | None = None,
-    workers: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> Comparison:
-    """Match the two dumps and compute every pair's metrics and verdict."""
-    workers = workers or default_workers()
-    with_kl = bool((options or {}).get("compare.kl", True))  # option compare.kl=false skips the KL
-    kernel_option = str((options or {}).get("compare.kernel", "auto"))
-    use_compiled(kernel_option, 0)  # a bad value or a missing numba fails before any work
-    matches, un_run, un_base = match_records(run.records, base.records)
-    rows: list[Row] = []
-    pending: list[tuple[int, tuple[TensorRecord, TensorRecord, int, int | None]]] = []  # (row, pair range)
-    sizes: list[int] = []
-    spans: list[tuple[int, int | None]] = []
-    for m in matches:
+Pass = tuple[list[tuple[int, Item]], list[int]]  # (row index, item) and each item's bytes
+
+
+class _PairWork:
+    """One dump pair's comparison as three passes of work items (the metrics, the KL of ranges that were
+    identical in a pair that differs elsewhere, MindStudio's min-max KL), so the items of many pairs can run
+    together on one runner and be merged back per pair in a fixed order."""
+
+    def __init__(self, run: Dump, base: Dump, options: dict[str, Any], splits: int) -> None:
+        self.run, self.base, self.options = run, base, options
+        self.with_kl = bool(options.get("compare.kl", True))  # option compare.kl=false skips the KL
+        self.matches, self.un_run, self.un_base = match_records(run.records, base.records)
+        self.rows: list[Row] = []
+        self.pending: list[tuple[int, tuple[TensorRecord, TensorRecord, int, int | None]]] = []
+        self.sizes: list[int] = []
+        for m in self.matches:
+            self._add(m, splits)
+        self.merged: dict[int, Accumulator | DumpReadError] = {}
+
+    def _add(self, m: Any, splits: int) -> None:
         r, b = m.run, m.base
         row = Row(
             name=r.name,
@@ -324,39 +286,169 @@ def compare_dumps(
             shape_baseline=b.shape,
             nbytes=_nbytes(r) + _nbytes(b),
         )
-        rows.append(row)
+        self.rows.append(row)
         row.run_side = _side_from_stats(r.stats)
         row.base_side = _side_from_stats(b.stats)
         problem = r.problem or b.problem
         if problem:
             row.reason = f"{'run' if r.problem else 'baseline'}: {problem}"
-            continue
+            return
         if r.shape is not None and b.shape is not None and r.shape != b.shape:
             row.reason = f"shape differs: {list(r.shape)} in the run, {list(b.shape)} in the baseline"
-            continue
+            return
         if r.shape is not None and math.prod(r.shape) == 0:
             row.reason = "empty tensor"
-            continue
+            return
         if r.file is not None and b.file is not None:
             row.mode = "tensor"
-            parts = _splits(r, workers)
-            if parts != _splits(b, workers):
+            parts = _splits(r, splits)
+            if parts != _splits(b, splits):
                 parts = [(0, None)]
             for start, stop in parts:
-                pending.append((len(rows) - 1, (r, b, start, stop)))
-                spans.append((start, stop))
-                sizes.append(_share(row.nbytes, r, start, stop))
+                self.pending.append((len(self.rows) - 1, (r, b, start, stop)))
+                self.sizes.append(_share(row.nbytes, r, start, stop))
         elif r.stats and b.stats:
             row.mode = "statistics"
         else:
             row.reason = "no tensor data or statistics on both sides"
-    total = sum(sizes)
-    compiled = use_compiled(kernel_option, total)
-    if compiled:
-        _warm_up(
-            [x for _, (r, b, _, _) in pending for x in (r, b)], {(r.dtype, b.dtype) for _, (r, b, _, _) in pending}
+
+    def metrics_pass(self, compiled: bool) -> Pass:
+        self.compiled = compiled
+        items = [
+            (idx, partial(_pair_task, r, b, start, stop, self.with_kl, compiled))
+            for idx, (r, b, start, stop) in self.pending
+        ]
+        return items, self.sizes
+
+    def kl_pass(self, results: list[Any]) -> Pass:
+        """Merge the metrics pass; the items of the second pass over identical ranges of differing pairs."""
+        # ranges identical throughout hold no KL sums; they need them when another range of the pair differs
+        no_kl = [isinstance(res, Accumulator) and res.r.n > 0 and not (res.lse_sb or res.lse_sr) for res in results]
+        merged = self.merged
+        for (idx, _), res in zip(self.pending, results):
+            if isinstance(res, DumpReadError):
+                merged[idx] = res
+            elif idx not in merged:
+                merged[idx] = res
+            elif isinstance(merged[idx], Accumulator):
+                merged[idx].merge(res)  # type: ignore[union-attr]
+        items: list[tuple[int, Item]] = []
+        if self.with_kl:  # (identical pairs: KL 0)
+            for (idx, (_, _, start, stop)), missing in zip(self.pending, no_kl):
+                acc = merged.get(idx)
+                if missing and isinstance(acc, Accumulator) and (acc.max_abs_d > 0 or acc.nonfinite_mismatch):
+                    m = self.matches[idx]
+                    items.append((idx, partial(_kl_task, m.run, m.base, start, stop, acc.r.max, acc.b.max)))
+        return items, [1] * len(items)
+
+    def minmax_pass(self, kl_items: list[tuple[int, Item]], results: list[Any]) -> Pass:
+        """Merge the KL pass, judge every row; the items of MindStudio's min-max KL over differing pairs."""
+        for (idx, _), res in zip(kl_items, results):
+            acc = self.merged.get(idx)
+            if isinstance(acc, Accumulator) and isinstance(res, Accumulator):
+                acc.merge_kl(res)
+        self._judge()
+        self.kl_pairs: list[tuple[int, PairMetrics]] = []
+        if self.with_kl:
+            self.kl_pairs = [
+                (idx, row.metrics)
+                for idx, row in enumerate(self.rows)
+                if row.metrics is not None
+                and not row.metrics.identical
+                and row.metrics.min_run is not None
+                and row.metrics.min_baseline is not None
+            ]
+        items = [
+            (idx, partial(_minmax_kl_task, self.matches[idx].run, self.matches[idx].base, m))
+            for idx, m in self.kl_pairs
+        ]
+        return items, [self.rows[i].nbytes for i, _ in self.kl_pairs]
+
+    def _judge(self) -> None:
+        self.fallbacks: dict[str, int] = {}
+        for idx, row in enumerate(self.rows):
+            tol = tolerance_for(row.dtype_run, row.dtype_baseline, self.options)
+            if row.mode == "tensor":
+                res = self.merged.get(idx)
+                if isinstance(res, DumpReadError):
+                    m = self.matches[idx]
+                    if m.run.stats and m.base.stats:  # e.g. .pt without torch: fall back to the statistics
+                        row.mode = "statistics"
+                        row.reason = f"{res}; "
+                        self.fallbacks[str(res)] = self.fallbacks.get(str(res), 0) + 1
+                    else:
+                        row.mode = "none"
+                        row.reason = str(res)
+                        continue
+                elif isinstance(res, Accumulator):
+                    row.metrics = res.result()
+                    row.verdict, row.reason = judge(row.metrics, tol)
+                    if "complex" in f"{row.dtype_run} {row.dtype_baseline}":  # the metrics saw the real parts only
+                        m = self.matches[idx]
+                        row.verdict, row.reason = _judge_imaginary(m.run, m.base, row, tol)
+                    row.run_side = _side_from_acc(res.r)
+                    row.run_side.nan, row.run_side.inf = res.r.nan, res.r.inf
+                    row.base_side = _side_from_acc(res.b)
+                    continue
+            if row.mode == "statistics":
+                m = self.matches[idx]
+                verdict, why, worst = judge_stats(m.run.stats or {}, m.base.stats or {}, tol)
+                row.verdict, row.stat_rel_diff = verdict, worst
+                row.reason = row.reason + why
+
+    def finish(self, results: list[Any]) -> Comparison:
+        for (_, m), res in zip(self.kl_pairs, results):
+            if not isinstance(res, DumpReadError):
+                m.kl_div = res
+        run, base = self.run, self.base
+        mode = "tensor" if any(r.mode == "tensor" for r in self.rows) else "statistics"
+        problems = [("run", r.rel_file or r.name, r.problem) for r in run.records if r.problem]
+        problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]
+        problems += [("run", f, why) for f, why in run.problems] + [("baseline", f, why) for f, why in base.problems]
+        return Comparison(
+            rows=self.rows,
+            unmatched_run=self.un_run,
+            unmatched_baseline=self.un_base,
+            mode=mode,
+            problems=problems,
+            fallbacks=self.fallbacks,
+            kernel="compiled" if self.compiled else "numpy",
         )
-    items = [(idx, _pair_thunk(r, b, start, stop, with_kl, compiled)) for idx, (r, b, start, stop) in pending]
+
+
+def _run_pass(runner: Runner, passes: list[Pass], progress: Callable[[int], None] | None = None) -> list[list[Any]]:
+    """Every pair's items of one pass on the runner at once; the results split back per pair."""
+    items = [item for its, _ in passes for _, item in its]
+    sizes = [n for _, ns in passes for n in ns]
+    results = runner.run(items, sizes, progress) if items else []
+    out, at = [], 0
+    for its, _ in passes:
+        out.append(results[at : at + len(its)])
+        at += len(its)
+    return out
+
+
+def compare_many(
+    pairs: list[tuple[Dump, Dump]],
+    options: dict[str, Any] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    runner: Runner | None = None,
+) -> list[Comparison]:
+    """Compare many dump pairs (the steps and ranks of a tree) with one runner: each pass sends the items of
+    all pairs together. ``workers`` sizes the split of big tensors (default: the runner's parallelism): the
+    same ``workers`` gives the same results on threads and on a cluster."""
+    opts = options or {}
+    kernel_option = str(opts.get("compare.kernel", "auto"))
+    use_compiled(kernel_option, 0)  # a bad value or a missing numba fails before any work
+    runner = runner or ThreadRunner(workers or default_workers())
+    splits = workers or runner.parallelism
+    works = [_PairWork(run, base, opts, splits) for run, base in pairs]
+    total = sum(sum(w.sizes) for w in works)
+    compiled = use_compiled(kernel_option, total)
+    if compiled and runner.in_process:
+        pending = [p for w in works for _, p in w.pending]
+        _warm_up([x for r, b, _, _ in pending for x in (r, b)], {(r.dtype, b.dtype) for r, b, _, _ in pending})
     done = [0]
 
     def tick(n: int) -> None:
@@ -364,96 +456,40 @@ def compare_dumps(
         if progress:
             progress(done[0], total)
 
-    results = _run_items(items, workers, tick if progress else None, sizes)
-    # ranges identical throughout hold no KL sums; they need them when another range of the pair differs
-    no_kl = [isinstance(res, Accumulator) and res.r.n > 0 and not (res.lse_sb or res.lse_sr) for res in results]
-    merged: dict[int, Accumulator | DumpReadError] = {}
-    for (idx, _), res in zip(items, results):
-        if isinstance(res, DumpReadError):
-            merged[idx] = res
-        elif idx not in merged:
-            merged[idx] = res
-        elif isinstance(merged[idx], Accumulator):
-            merged[idx].merge(res)  # type: ignore[union-attr]
-    if with_kl:  # second pass over the identical ranges of pairs that differ elsewhere (identical pairs: KL 0)
-        kl_items: list[tuple[int, Callable[[], Any]]] = []
-        for (idx, _), (start, stop), missing in zip(items, spans, no_kl):
-            acc = merged.get(idx)
-            if missing and isinstance(acc, Accumulator) and (acc.max_abs_d > 0 or acc.nonfinite_mismatch):
-                m = matches[idx]
-                kl_items.append((idx, _kl_thunk(m.run, m.base, start, stop, acc.r.max, acc.b.max)))
-        for (idx, _), res in zip(kl_items, _run_items(kl_items, workers, None, [1] * len(kl_items))):
-            acc = merged.get(idx)
-            if isinstance(acc, Accumulator) and isinstance(res, Accumulator):
-                acc.merge_kl(res)
-    opts = options or {}
-    fallbacks: dict[str, int] = {}
-    for idx, row in enumerate(rows):
-        tol = tolerance_for(row.dtype_run, row.dtype_baseline, opts)
-        if row.mode == "tensor":
-            res = merged.get(idx)
-            if isinstance(res, DumpReadError):
-                m = matches[idx]
-                if m.run.stats and m.base.stats:  # e.g. .pt without torch: fall back to the statistics
-                    row.mode = "statistics"
-                    row.reason = f"{res}; "
-                    fallbacks[str(res)] = fallbacks.get(str(res), 0) + 1
-                else:
-                    row.mode = "none"
-                    row.reason = str(res)
-                    continue
-            elif isinstance(res, Accumulator):
-                row.metrics = res.result()
-                row.verdict, row.reason = judge(row.metrics, tol)
-                if "complex" in f"{row.dtype_run} {row.dtype_baseline}":  # the metrics saw the real parts only
-                    row.verdict, row.reason = _judge_imaginary(matches[idx].run, matches[idx].base, row, tol)
-                row.run_side = _side_from_acc(res.r)
-                row.run_side.nan, row.run_side.inf = res.r.nan, res.r.inf
-                row.base_side = _side_from_acc(res.b)
-                continue
-        if row.mode == "statistics":
-            m = matches[idx]
-            verdict, why, worst = judge_stats(m.run.stats or {}, m.base.stats or {}, tol)
-            row.verdict, row.stat_rel_diff = verdict, worst
-            row.reason = row.reason + why
-    if with_kl:  # MindStudio's KL: a pass with both sides' min and max known, over differing pairs only
-        kl_pairs = [
-            (idx, row.metrics)
-            for idx, row in enumerate(rows)
-            if row.metrics is not None
-            and not row.metrics.identical
-            and row.metrics.min_run is not None
-            and row.metrics.min_baseline is not None
-        ]
-        thunks = [(idx, _minmax_kl_thunk(matches[idx].run, matches[idx].base, m)) for idx, m in kl_pairs]
-        for (_, m), res in zip(kl_pairs, _run_items(thunks, workers, None, [rows[i].nbytes for i, _ in kl_pairs])):
-            if not isinstance(res, DumpReadError):
-                m.kl_div = res
-    mode = "tensor" if any(r.mode == "tensor" for r in rows) else "statistics"
-    problems = [("run", r.rel_file or r.name, r.problem) for r in run.records if r.problem]
-    problems += [("baseline", r.rel_file or r.name, r.problem) for r in base.records if r.problem]
-    problems += [("run", f, why) for f, why in run.problems] + [("baseline", f, why) for f, why in base.problems]
-    return Comparison(
-        rows=rows,
-        unmatched_run=un_run,
-        unmatched_baseline=un_base,
-        mode=mode,
-        problems=problems,
-        fallbacks=fallbacks,
-        kernel="compiled" if compiled else "numpy",
-    )
+    first = [w.metrics_pass(compiled) for w in works]
+    firsts = _run_pass(runner, first, tick if progress else None)
+    second = [w.kl_pass(res) for w, res in zip(works, firsts)]
+    seconds = _run_pass(runner, second)
+    third = [w.minmax_pass(its, res) for w, (its, _), res in zip(works, second, seconds)]
+    thirds = _run_pass(runner, third)
+    return [w.finish(res) for w, res in zip(works, thirds)]
 
 
-def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | None = None) -> list[Row]:
+def compare_dumps(
+    run: Dump,
+    base: Dump,
+    options: dict[str, Any] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    runner: Runner | None = None,
+) -> Comparison:
+    """Match the two dumps and compute every pair's metrics and verdict."""
+    return compare_many([(run, base)], options, workers, progress, runner)[0]
+
+
+def scan_dump(
+    run: Dump, workers: int | None = None, options: dict[str, Any] | None = None, runner: Runner | None = None
+) -> list[Row]:
     """Run-side statistics of every tensor of one dump (no baseline): NaN/Inf, range, integer share.
 
     ``options``: compare.kernel (auto|compiled|numpy) as for ``compare_dumps``.
     """
-    workers = workers or default_workers()
+    runner = runner or ThreadRunner(workers or default_workers())
+    workers = workers or runner.parallelism
     kernel_option = str((options or {}).get("compare.kernel", "auto"))
     use_compiled(kernel_option, 0)
     rows: list[Row] = []
-    items: list[tuple[int, Callable[[], Any]]] = []
+    pending: list[tuple[int, tuple[TensorRecord, int, int | None]]] = []
     sizes: list[int] = []
     for r in sorted(run.records, key=lambda x: x.order):
         row = Row(
@@ -472,13 +508,13 @@ def scan_dump(run: Dump, workers: int | None = None, options: dict[str, Any] | N
             row.reason = r.problem or "statistics only"
             continue
         for start, stop in _splits(r, workers):
-            items.append((len(rows) - 1, (r, start, stop)))
+            pending.append((len(rows) - 1, (r, start, stop)))
             sizes.append(_share(row.nbytes, r, start, stop))
     compiled = use_compiled(kernel_option, sum(sizes))
-    if compiled:
-        _warm_up([r for _, (r, _, _) in items], {(r.dtype, r.dtype) for _, (r, _, _) in items}, side=True)
-    items = [(idx, _side_thunk(r, start, stop, compiled)) for idx, (r, start, stop) in items]
-    results = _run_items(items, workers, None, sizes)
+    if compiled and runner.in_process:
+        _warm_up([r for _, (r, _, _) in pending], {(r.dtype, r.dtype) for _, (r, _, _) in pending}, side=True)
+    items = [(idx, partial(_side_task, r, start, stop, compiled)) for idx, (r, start, stop) in pending]
+    results = runner.run([item for _, item in items], sizes) if items else []
     merged: dict[int, SideAcc | DumpReadError] = {}
     for (idx, _), res in zip(items, results):
         cur = merged.get(idx)

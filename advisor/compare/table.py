@@ -188,7 +188,9 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def to_html(table: CompareTable) -> str:
+def to_html(table: CompareTable, tree: dict[str, Any] | None = None, shown_label: str = "") -> str:
+    """The comparison page; ``tree`` (``tree_table.tree_dict``): a dump tree's step x rank section on top, the
+    table below being the pair ``shown_label``."""
     import jinja2
 
     templates = Path(__file__).resolve().parents[2] / "templates"
@@ -231,7 +233,9 @@ def to_html(table: CompareTable) -> str:
         plot = build(
             Chart(id="op_error", title="Per-operator error along execution order", series=series, markers=markers)
         )
-    return env.get_template("compare.html.j2").render(table=table, columns=shown, plot=plot)
+    return env.get_template("compare.html.j2").render(
+        table=table, columns=shown, plot=plot, tree=tree, shown_label=shown_label
+    )
 
 
 def write(table: CompareTable, path: str) -> None:

@@ -27,6 +27,7 @@ COMPARISON_KINDS = frozenset(
         "op_comparison",
         "op_comparison_summary",
         "structure_diff",
+        "rank_divergence",
     }
 )
 

@@ -451,6 +451,70 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
     return facts
 
 
+def _pair_facts(
+    pair: RunPair,
+    out: Extraction,
+    same: bool | None,
+    shown: str,
+    rd: Dump,
+    bd: Dump,
+    comp: Comparison,
+    loc: Localisation,
+) -> None:
+    """The facts, series and checks of one compared dump pair."""
+    for why, count in comp.fallbacks.items():
+        out.inputs.append(
+            InputRecord(
+                path=f"{shown}/dump_tensor_data",
+                kind="dump",
+                status="unreadable",
+                why=f"{count} tensor pairs: {why}",
+            )
+        )
+    src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
+    fused_base = _fused_ops(bd)
+    choice = str(pair.options.get("compare.baseline_kind", "auto")).lower()
+    if "op_compare.same_config" in pair.options and "compare.baseline_kind" not in pair.options:
+        choice = "rerun" if pair.options["op_compare.same_config"] else "port"
+    reading = read_pair(choice, same, rd, bd, loc)
+    rerun = True if reading.kind == "rerun" else (False if same is False else None)
+    other = "port" if reading.kind == "rerun" else "rerun"
+    note = f"; read as {reading.kind or 'undecided'}: {reading.why}" + (
+        f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""
+    )
+    out.facts.extend(
+        comparison_facts(
+            comp,
+            loc,
+            rerun,
+            pair.options,
+            src,
+            fused_base,
+            reading,
+            arg_diffs(loc, rd, bd),
+            removed_ops(comp, loc, bd),
+        )
+    )
+    out.facts.extend(anomaly_facts(loc, src))
+    series, markers = op_error_series(loc, shown)
+    out.series.extend(series)
+    out.markers.extend(markers)
+    out.checks.append(
+        CheckRun(
+            stage="network_wide_comparison",
+            inputs=[shown],
+            note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode{note}",
+        )
+    )
+    out.checks.append(
+        CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator")
+    )
+    if rerun:
+        out.checks.append(CheckRun(stage="random_errors", inputs=[shown], note=f"read as a rerun: {reading.why}"))
+    if is_fused_any(rd) or fused_base:
+        out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     run_dumps = _read_side(pair.run, out)
@@ -460,62 +524,15 @@ def extract(pair: RunPair) -> Extraction:
     workers = pair.options.get("op_compare.workers")
     if base_dumps:
         same = _same_config(pair)
+        from advisor.extract.op_tree import is_rank_tree, tree_facts
+
+        if is_rank_tree(run_dumps):
+            for shown, rd, bd, comp, loc in tree_facts(pair, run_dumps, base_dumps, workers, out):
+                _pair_facts(pair, out, same, shown, rd, bd, comp, loc)
+            return out
         for shown, rd, bd in _pair_dumps(run_dumps, base_dumps):
             comp = compare_dumps(rd, bd, pair.options, workers=workers)
-            for why, count in comp.fallbacks.items():
-                out.inputs.append(
-                    InputRecord(
-                        path=f"{shown}/dump_tensor_data",
-                        kind="dump",
-                        status="unreadable",
-                        why=f"{count} tensor pairs: {why}",
-                    )
-                )
-            loc = localise(comp.rows, has_baseline=True)
-            src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
-            fused_base = _fused_ops(bd)
-            choice = str(pair.options.get("compare.baseline_kind", "auto")).lower()
-            if "op_compare.same_config" in pair.options and "compare.baseline_kind" not in pair.options:
-                choice = "rerun" if pair.options["op_compare.same_config"] else "port"
-            reading = read_pair(choice, same, rd, bd, loc)
-            rerun = True if reading.kind == "rerun" else (False if same is False else None)
-            other = "port" if reading.kind == "rerun" else "rerun"
-            note = f"; read as {reading.kind or 'undecided'}: {reading.why}" + (
-                f" (--baseline-kind {other} reads it the other way)" if reading.kind else ""
-            )
-            out.facts.extend(
-                comparison_facts(
-                    comp,
-                    loc,
-                    rerun,
-                    pair.options,
-                    src,
-                    fused_base,
-                    reading,
-                    arg_diffs(loc, rd, bd),
-                    removed_ops(comp, loc, bd),
-                )
-            )
-            out.facts.extend(anomaly_facts(loc, src))
-            series, markers = op_error_series(loc, shown)
-            out.series.extend(series)
-            out.markers.extend(markers)
-            out.checks.append(
-                CheckRun(
-                    stage="network_wide_comparison",
-                    inputs=[shown],
-                    note=f"{len(comp.rows)} tensor pairs, {comp.mode} mode{note}",
-                )
-            )
-            out.checks.append(
-                CheckRun(stage="floating_point_exceptions", inputs=[shown], note="NaN/Inf and fp16 range per operator")
-            )
-            if rerun:
-                out.checks.append(
-                    CheckRun(stage="random_errors", inputs=[shown], note=f"read as a rerun: {reading.why}")
-                )
-            if is_fused_any(rd) or fused_base:
-                out.checks.append(CheckRun(stage="fusion", inputs=[shown], note="fused operators in the dumps"))
+            _pair_facts(pair, out, same, shown, rd, bd, comp, localise(comp.rows, has_baseline=True))
         return out
     for shown, rd in run_dumps:
         rows = scan_dump(rd, workers=workers, options=pair.options)

@@ -202,3 +202,32 @@ class OpAnomaly(Fact):
         description="operators of the run with the same anomaly (for NaN/Inf: all with non-finite outputs)",
     )
     doc = "the first operator of the run's dump that produces NaN/Inf, fp16-overflowing values or integer-valued floats"
+
+
+class RankDivergence(Fact):
+    """Which rank and which step of a distributed run's dump tree first diverged (advisor/compare/ranks.py)."""
+
+    kind: Literal["rank_divergence"] = "rank_divergence"
+    pattern: Literal[
+        "none", "single_rank", "one_rank", "some_ranks", "every_rank_same_operator", "every_rank_different_operators"
+    ] = Field(
+        description="at the first step where anything deviates: one_rank / some_ranks: only they deviate (or the "
+        "others only from a collective that carries their error); every_rank_same_operator: all ranks at one "
+        "operator; every_rank_different_operators: all ranks, nothing singled out; single_rank: one rank compared"
+    )
+    ranks_total: int = Field(description="ranks compared")
+    steps_compared: int = Field(description="steps compared")
+    pairs_compared: int = Field(description="step x rank pairs compared")
+    pairs_not_compared: int = Field(default=0, description="pairs that could not be compared (a dump not readable)")
+    first_step: int | None = Field(default=None, description="the first step where a rank deviates")
+    ranks_deviating: int = Field(default=0, description="ranks that deviate first (at first_step)")
+    deviating_ranks: str = Field(default="", description="those ranks, e.g. '5' or '2, 3'")
+    first_op: str | None = Field(default=None, description="the first deviating operator of the first such rank")
+    first_op_kind: Literal["communication", "data", "compute"] | None = Field(
+        default=None,
+        description="communication: a collective (all-reduce, all-gather, broadcast, HCCL/NCCL); data: the model's "
+        "first operator already gets other inputs; compute: any other operator",
+    )
+    spread: str = Field(default="", description="what later steps show, e.g. 'every rank deviates from step 4'")
+    text: str = Field(description="what the step x rank table shows, in words")
+    doc = "which rank and which step of a multi-card run's dumps first deviate from the baseline, and at which operator"

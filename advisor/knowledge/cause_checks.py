@@ -124,6 +124,20 @@ CHECKS: dict[str, str] = {
         "Rerun the same steps with operator fusion and graph optimisation off (eager mode, torch.compile or XLA "
         "off, MindSpore graph-kernel fusion off): if the result then matches the baseline, fusion is the cause."
     ),
+    "communication_error": (
+        "Rerun the step with the collective checked: all-reduce a tensor of known values (each rank its rank "
+        "number) on the same process group and compare with the expected sum on every rank; then compare the "
+        "deviating rank's collective input and output dumps with the other ranks'."
+    ),
+    "hardware_fault": (
+        "Rerun the same step with the deviating rank's work moved to another device (swap two ranks' devices): "
+        "if the deviation follows the device, not the rank, the card is faulty; run the vendor's device "
+        "diagnostics on it."
+    ),
+    "data_sharding_error": (
+        "Print the first sample ids each rank reads in the run and in the benchmark (the sampler's indices for "
+        "its rank and world size): a rank whose ids differ, or two ranks with the same ids, shows the sharding."
+    ),
     "nondeterminism": (
         "Run the same configuration twice with the same seed for 50 steps and compare the losses step by step; if "
         "they differ, repeat with deterministic algorithms on (torch.use_deterministic_algorithms(True)): a "
@@ -167,4 +181,5 @@ CHECK_SOURCES: dict[str, str] = {
     "activation_saturation": "autotrainer: dying-ReLU and gradient-vanish detection",
     "fp_overflow": "micikevicius2018: fp16 range and loss scaling; pytorch_amp",
     "environment_mismatch": "tambon2023: silent framework bugs fixed in later releases",
+    "hardware_fault": "dixit2021: silent data corruptions at scale, found by rerunning on other devices",
 }

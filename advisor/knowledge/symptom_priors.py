@@ -97,6 +97,13 @@ SOURCES: tuple[Source, ...] = (
         "Framework bugs only, so not a base rate over causes.",
     ),
     Source(
+        "dixit2021",
+        "H. D. Dixit et al. Silent data corruptions at scale. arXiv:2102.11245, 2021.",
+        "https://arxiv.org/abs/2102.11245",
+        "Not counted: cited for the practice of finding a device that computes wrongly without an error (silent "
+        "data corruption) by running the same computation on other devices and comparing.",
+    ),
+    Source(
         "micikevicius2018",
         "P. Micikevicius et al. Mixed precision training. ICLR 2018.",
         "https://arxiv.org/abs/1710.03740",

@@ -1,0 +1,77 @@
+"""Who runs a comparison's work items: threads in this process, or a Dask cluster (``dask_runner.py``).
+
+A work item is a ``functools.partial`` of a module-level function over tensor
+records (paths and header facts, no data): picklable as it is, so the same
+item runs on a thread here or in a Dask worker that reads the dump from a
+shared file system. A runner returns the results in item order; an item that
+cannot read its tensors returns the ``DumpReadError`` instead of raising, so
+one bad file never stops the rest.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Protocol
+
+from advisor.compare.metrics import single_threaded_blas
+from advisor.read.dumps import DumpReadError
+
+Item = Callable[[], Any]
+Progress = Callable[[int], None]
+
+
+class Runner(Protocol):
+    #: the number of items it runs at once (tensors are split into about twice as many ranges)
+    parallelism: int
+    #: whether the items run in this process (a compiled kernel is then warmed up here first)
+    in_process: bool
+
+    def run(self, items: list[Item], sizes: list[int], progress: Progress | None = None) -> list[Any]:
+        """The items' results in item order; ``progress(bytes)`` as items finish."""
+        ...
+
+
+def call(item: Item) -> Any:
+    try:
+        return item()
+    except DumpReadError as exc:
+        return exc
+
+
+def run_batch(items: list[Item]) -> list[Any]:
+    """Several items, one after the other, BLAS on the calling thread (one task of a cluster)."""
+    with single_threaded_blas():
+        return [call(item) for item in items]
+
+
+class ThreadRunner:
+    """Today's in-process path: ``workers`` threads (numpy releases the GIL inside its loops)."""
+
+    in_process = True
+
+    def __init__(self, workers: int) -> None:
+        self.parallelism = max(1, workers)
+
+    def run(self, items: list[Item], sizes: list[int], progress: Progress | None = None) -> list[Any]:
+        results: list[Any] = [None] * len(items)
+        with single_threaded_blas():  # our threads, not BLAS's, use the cores
+            if self.parallelism <= 1 or len(items) <= 1:
+                for k, item in enumerate(items):
+                    results[k] = call(item)
+                    if progress:
+                        progress(sizes[k])
+                return results
+            order = sorted(range(len(items)), key=lambda k: -sizes[k])  # big items first: better balance
+
+            def indexed(k: int) -> tuple[int, Any]:
+                return k, call(items[k])
+
+            with ThreadPoolExecutor(max_workers=self.parallelism) as pool:
+                for k, res in pool.map(indexed, order):
+                    results[k] = res
+                    if progress:
+                        progress(sizes[k])
+        return results
+
+
+__all__ = ["Runner", "ThreadRunner", "run_batch", "call", "Item"]
