@@ -57,6 +57,7 @@ from advisor.capture.writer import (
     SAT_MARGIN,
     SATURATING,
     DumpWriter,
+    distributed_rank,
     TensorsFile,
     add_update,
     finite,
@@ -103,7 +104,7 @@ class Capture:
             self._file = TensorsFile(out_dir, filename, append=bool(start_step))
         except OSError as exc:  # an unwritable folder, a file where the folder would be, a full disk
             self._guard.fail(exc)
-        self._dumps = DumpWriter(self.out_dir)
+        self._dumps = DumpWriter(self.out_dir, distributed_rank())
         self._updates = bool(updates) and optimizer is not None
         self._dump_steps = {int(s) for s in dump_steps}
         # tied parameters appear under each of their names

@@ -214,10 +214,12 @@ class TensorsFile:
 
 
 class DumpWriter:
-    """Per-operator dumps: ``dump/step_NNNNNN/<index>_<name>.npy`` and a ``manifest.json`` per step."""
+    """Per-operator dumps: ``dump/step_NNNNNN/<index>_<name>.npy`` and a ``manifest.json`` per step; in a
+    distributed run of more than one rank, ``dump/rank_R/step_NNNNNN/`` (a tree advisor compares rank by rank)."""
 
-    def __init__(self, out_dir: str | Path):
+    def __init__(self, out_dir: str | Path, rank: int | None = None):
         self.out_dir = Path(out_dir)
+        self.root = self.out_dir / "dump" / (f"rank_{rank}" if rank is not None else "")
         self._entries: list[dict] = []
         self._calls: dict[tuple[int, str], int] = {}
 
@@ -225,7 +227,7 @@ class DumpWriter:
         """Save the outputs of one call of operator ``name`` (numpy arrays)."""
         import numpy as np
 
-        folder = self.out_dir / "dump" / f"step_{step:06d}"
+        folder = self.root / f"step_{step:06d}"
         folder.mkdir(parents=True, exist_ok=True)
         calls = self._calls.get((step, name), 0)
         self._calls[(step, name)] = calls + 1
@@ -245,10 +247,22 @@ class DumpWriter:
         for e in self._entries:
             by_step.setdefault(e["step"], []).append({k: v for k, v in e.items() if k != "step"})
         for step, entries in by_step.items():
-            folder = self.out_dir / "dump" / f"step_{step:06d}"
+            folder = self.root / f"step_{step:06d}"
             (folder / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
         self._entries.clear()
         self._calls.clear()
+
+
+def distributed_rank() -> int | None:
+    """This process's rank when torch.distributed runs more than one, else None."""
+    try:
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+            return int(dist.get_rank())
+    except (ImportError, RuntimeError, ValueError):
+        return None
+    return None
 
 
 class MetricsFile:

@@ -61,7 +61,7 @@ class DaskRunner:
 
     in_process = False
 
-    def __init__(self, address: str, workers: int | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, address: str, workers: int | None = None, timeout: float = 10.0) -> None:
         distributed = _distributed()
         self.cluster = None
         if address == "local":
