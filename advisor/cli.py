@@ -106,6 +106,15 @@ class _Usage(Exception):
 
 
 # ---------------------------------------------------------------------------- subcommands
+def _scheduler(address: str) -> str:
+    """--scheduler's address, once dask.distributed is known to be installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise _Usage('--scheduler needs dask.distributed: pip install "accuracy-advisor[dask]"')
+    return address
+
+
 def cmd_diagnose(args: argparse.Namespace) -> int:
     if isinstance(args.run, list):
         if len(args.run) > 1:
@@ -142,6 +151,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     options = _params(args.threshold, "--threshold")
     if args.baseline_kind != "auto":
         options["compare.baseline_kind"] = args.baseline_kind
+    if args.scheduler:
+        options["op_compare.scheduler"] = _scheduler(args.scheduler)
     engine = _engine(args)
     try:
         report = diagnose(
@@ -197,6 +208,8 @@ def _diagnose_many(args: argparse.Namespace) -> int:
     options = _params(args.threshold, "--threshold")
     if args.baseline_kind != "auto":
         options["compare.baseline_kind"] = args.baseline_kind
+    if args.scheduler:
+        options["op_compare.scheduler"] = _scheduler(args.scheduler)
     engine, params = _engine(args), _params(args.param)
     rows: list[dict] = []
     failed = found = False
@@ -542,6 +555,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--quiet", "-q", action="store_true", help="no progress message on stderr")
     d.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
+    d.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="compare the run's dumps on a Dask cluster: tcp://HOST:8786, or 'local' (as advisor compare --scheduler)",
+    )
     d.set_defaults(func=cmd_diagnose)
 
     f = sub.add_parser("facts", help="print the facts extracted from a run (the vocabulary rules match)")

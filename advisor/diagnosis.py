@@ -154,6 +154,7 @@ def _unknown_options(options: dict[str, Any]) -> list[str]:
             "training_dynamics.max_records",
             "op_compare.same_config",
             "op_compare.workers",
+            "op_compare.scheduler",
             "compare.kl",
             "compare.kernel",
         }

@@ -522,20 +522,40 @@ def extract(pair: RunPair) -> Extraction:
         return out
     base_dumps = _read_side(pair.baseline, out) if pair.baseline is not None else []
     workers = pair.options.get("op_compare.workers")
+    runner = None
+    if pair.options.get("op_compare.scheduler"):  # --scheduler: the comparisons on a Dask cluster
+        from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
+
+        try:
+            runner = DaskRunner(str(pair.options["op_compare.scheduler"]), workers)
+        except DaskUnavailable as exc:  # the rest of the diagnosis goes on, on this machine's threads
+            out.checks.append(
+                CheckRun(stage="network_wide_comparison", inputs=[], note=f"{exc}; compared in this process")
+            )
+    try:
+        return _extract(pair, out, run_dumps, base_dumps, workers, runner)
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+def _extract(
+    pair: RunPair, out: Extraction, run_dumps: list, base_dumps: list, workers: Any, runner: Any
+) -> Extraction:
     if base_dumps:
         same = _same_config(pair)
         from advisor.extract.op_tree import is_rank_tree, tree_facts
 
         if is_rank_tree(run_dumps):
-            for shown, rd, bd, comp, loc in tree_facts(pair, run_dumps, base_dumps, workers, out):
+            for shown, rd, bd, comp, loc in tree_facts(pair, run_dumps, base_dumps, workers, out, runner):
                 _pair_facts(pair, out, same, shown, rd, bd, comp, loc)
             return out
         for shown, rd, bd in _pair_dumps(run_dumps, base_dumps):
-            comp = compare_dumps(rd, bd, pair.options, workers=workers)
+            comp = compare_dumps(rd, bd, pair.options, workers=workers, runner=runner)
             _pair_facts(pair, out, same, shown, rd, bd, comp, localise(comp.rows, has_baseline=True))
         return out
     for shown, rd in run_dumps:
-        rows = scan_dump(rd, workers=workers, options=pair.options)
+        rows = scan_dump(rd, workers=workers, options=pair.options, runner=runner)
         loc = localise(rows, has_baseline=False)
         src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
         out.facts.extend(anomaly_facts(loc, src))

@@ -39,12 +39,13 @@ def tree_facts(
     base_dumps: list[tuple[str, Dump]],
     workers: Any,
     out: Extraction,
+    runner: Any = None,
 ) -> Iterator[tuple[str, Dump, Dump, Comparison, Localisation]]:
     """Add the ``rank_divergence`` fact and its check to ``out``; yield the pair whose operator facts are made."""
     run, base = _leaves(run_dumps), _leaves(base_dumps)
     pairing = pair_leaves(list(run), list(base))
     pairs: list[tuple[Leaf, Dump | str, Leaf, Dump | str]] = [(r, run[r][1], b, base[b][1]) for r, b in pairing.pairs]
-    results, cells = compare_leaf_pairs(pairs, pair.options, workers)
+    results, cells = compare_leaf_pairs(pairs, pair.options, workers, runner)
     div = divergence(cells)
     unpaired = len(pairing.unpaired_run) + len(pairing.unpaired_baseline)
     shown_res = next(

@@ -240,3 +240,17 @@ def test_diagnose_names_the_rank_specific_cause(trees, tmp_path, fault, cause):
     assert any("24 step x rank pairs" in n for n in notes), notes
     if cause != "operator_accuracy":  # the same operators match on the other ranks
         assert all(c.id != "operator_accuracy" or c.confidence < top.confidence for c in report.causes)
+
+
+def test_diagnose_on_a_local_cluster(trees, tmp_path, capsys):
+    pytest.importorskip("distributed")
+    import shutil
+
+    from advisor.cli import main
+
+    shutil.copytree(trees["compute"], tmp_path / "run" / "dump")
+    shutil.copytree(trees["base"], tmp_path / "base" / "dump")
+    argv = ["diagnose", str(tmp_path / "run"), "--baseline", str(tmp_path / "base"), "--format", "json", "-q"]
+    main([*argv, "--scheduler", "local"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["causes"][0]["id"] == "hardware_fault"
