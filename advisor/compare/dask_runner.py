@@ -70,7 +70,7 @@ class DaskRunner:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                silence_logs=40,  # logging.ERROR: no worker chatter on the user's terminal
+                silence_logs=50,  # logging.CRITICAL: no worker chatter (heartbeats failing at shut-down)
             )
             self.client = distributed.Client(self.cluster, timeout=timeout)
         else:

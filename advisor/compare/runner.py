@@ -38,8 +38,41 @@ def call(item: Item) -> Any:
         return exc
 
 
+#: glibc's mallopt parameters (malloc.h) and the values a worker process gets (see ``roomy_malloc``)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+TRIM_BYTES, MMAP_BYTES = 64 << 20, 16 << 20
+_malloc_set = False
+
+
+def roomy_malloc() -> None:
+    """Let glibc keep freed chunk buffers in this process instead of returning each to the system.
+
+    Dask's nanny starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also freezes glibc's mmap
+    threshold at 128 KB: every 0.5 MB chunk temporary of the metrics pass is then mapped and unmapped, page
+    faults included, and the pass runs 2-3x slower than in a plain process (measured: a min-max KL of 1 MB
+    tensors 0.12 s here, 0.36 s in a worker). Once per process; nothing on other C libraries."""
+    global _malloc_set
+    if _malloc_set:
+        return
+    _malloc_set = True
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(M_MMAP_THRESHOLD, MMAP_BYTES)
+    mallopt(M_TRIM_THRESHOLD, TRIM_BYTES)
+
+
 def run_batch(items: list[Item]) -> list[Any]:
     """Several items, one after the other, BLAS on the calling thread (one task of a cluster)."""
+    roomy_malloc()
     with single_threaded_blas():
         return [call(item) for item in items]
 
