@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from advisor.knowledge.metrics import lower_is_better
+from advisor.knowledge.settings import CLASS_COUNT_KEYS
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
 from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
@@ -37,17 +38,6 @@ from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
 from advisor.read.run import RunRead
 
-CLASS_KEYS = (
-    "num_classes",
-    "n_classes",
-    "num_labels",
-    "nb_classes",
-    "number_of_classes",
-    "classes",
-    "n_class",
-    "nc",
-    "class_num",
-)
 
 X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
 
@@ -448,7 +438,12 @@ def class_count(run: RunRead) -> tuple[int, str] | None:
         flat = hparams_reader.flatten(f.data)
         for key, val in flat.items():
             leaf = key.rsplit(".", 1)[-1].lower()
-            if leaf in CLASS_KEYS and isinstance(val, int) and not isinstance(val, bool) and 2 <= val <= 1_000_000:
+            if (
+                leaf in CLASS_COUNT_KEYS
+                and isinstance(val, int)
+                and not isinstance(val, bool)
+                and 2 <= val <= 1_000_000
+            ):
                 return val, f"{f.shown}: {key}"
     return _class_count_from_labels(run)
 

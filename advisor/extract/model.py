@@ -33,6 +33,7 @@ from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
 from advisor.inventory import InputRecord
 from advisor.knowledge.datasets import dataset_classes
+from advisor.knowledge.settings import CLASS_COUNT_KEYS
 from advisor.read import model_desc as md
 from advisor.read.hparams import HPARAM_FILE_NAMES, flatten
 from advisor.read.run import MappingFile, ModelJson, RunRead
@@ -45,7 +46,6 @@ _PASS_THROUGH = ("dropout", "norm", "pool", "reshape", "other", "input")
 
 #: keys naming the data set (its class count is looked up in advisor.knowledge.datasets)
 _DATASET_KEYS = ("dataset", "dataset_name", "data_set", "dataset_id")
-_CLASS_KEYS = ("num_classes", "n_classes", "num_labels", "nb_classes", "number_of_classes", "n_class", "class_num")
 _TASK_KEYS = ("task", "task_type", "problem_type", "objective")
 _METRIC_KEYS = ("metrics", "metric", "eval_metric", "metric_for_best_model", "monitor")
 _ACC = re.compile(r"(?i)(?:^|[_\-/. ])(acc|accuracy|top1|top-1|top5|f1|auc|map|precision|recall)(?:$|[_\-/. @])")
@@ -244,7 +244,7 @@ def _read_hparams(file: MappingFile, found: _Found) -> bool:
         last = str(key).rsplit(".", 1)[-1].lower()
         if last == "framework" and isinstance(value, str):
             _setting(found, "framework", value.strip().lower(), f"{where}: {key}")
-        elif last in _CLASS_KEYS and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        elif last in CLASS_COUNT_KEYS and isinstance(value, int) and not isinstance(value, bool) and value > 0:
             _setting(found, "num_classes", value, f"{where}: {key}={value}")
             used = True
         elif last in _DATASET_KEYS and isinstance(value, str) and (known := dataset_classes(value)) is not None:

@@ -3,7 +3,7 @@
 Canonical vocabulary of ``hyperparameter.name`` (what rules match on). The
 reader maps the spellings users write onto these names (``lr``, ``base_lr``,
 ``optimizer.lr`` -> ``learning_rate``; ``bs``, ``per_device_train_batch_size``
--> ``batch_size``; ...); see ``advisor.extract.hparams.SYNONYMS``.
+-> ``batch_size``; ...); see ``advisor.knowledge.settings.SPELLINGS``.
 
 ======================  =====  ====================================================
 name                    type   meaning (unit / convention)
