@@ -115,10 +115,22 @@ def _scheduler(address: str) -> str:
     return address
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from advisor.cli_sweep import diagnose_many
+
+    return diagnose_many(args)
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from advisor.cli_rules import cmd_rules
+
+    return cmd_rules(args)
+
+
 def cmd_diagnose(args: argparse.Namespace) -> int:
     if isinstance(args.run, list):
         if len(args.run) > 1:
-            return _diagnose_many(args)
+            return _sweep(args)
         args.run = args.run[0]
     with _long_lived_imports():
         from advisor.diagnosis import diagnose
@@ -186,96 +198,6 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _diagnose_many(args: argparse.Namespace) -> int:
-    """Several RUNs (a sweep, or runs to triage): each diagnosed as ``advisor diagnose RUN`` would (same rules,
-    engine and options, the same --baseline for all), then one table: run, what it shows, its top cause and
-    that cause's confidence. A run that cannot be diagnosed gets its error in the table; the others go on."""
-    import json
-
-    with _long_lived_imports():
-        from advisor.diagnosis import diagnose
-        from advisor.errors import UsageError
-
-    runs: list[str] = args.run
-    if "-" in runs:
-        raise _Usage("standard input (-) can only be diagnosed alone")
-    fmt = _fmt_from_path(args.output, args.format)
-    if fmt == "html":
-        raise _Usage("several RUNs are summed up in a table: use text, md or json (diagnose one RUN for HTML)")
-    _check_output(args.output, [(r, "run") for r in runs] + [(args.baseline, "baseline")])
-    if not 0.0 <= args.min_confidence <= 1.0:
-        raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
-    options = _params(args.threshold, "--threshold")
-    if args.baseline_kind != "auto":
-        options["compare.baseline_kind"] = args.baseline_kind
-    if args.scheduler:
-        options["op_compare.scheduler"] = _scheduler(args.scheduler)
-    engine, params = _engine(args), _params(args.param)
-    rows: list[dict] = []
-    failed = found = False
-    for run in runs:
-        row: dict = {"run": run, "verdict": None, "symptom": None, "top_cause": None, "confidence": None}
-        try:
-            report = diagnose(
-                run,
-                baseline=args.baseline,
-                rules=args.rules or (),
-                only_rules=args.only_rules,
-                params=params,
-                options=options,
-                engine=engine,
-            )
-        except UsageError as exc:
-            row["error"] = str(exc)
-            failed = True
-            rows.append(row)
-            continue
-        for w in report.warnings:
-            print(shown(f"{run}: {w}"), file=sys.stderr)
-        failed = failed or bool(report.rule_errors)
-        s = report.summary
-        top = report.causes[0] if report.causes else None
-        row.update(
-            verdict=s.verdict,
-            symptom=s.symptoms[0].text
-            if s.symptoms
-            else ("trains well" if s.symptom_status == "trains_well" else None),
-            top_cause=top.id if top else None,
-            confidence=round(top.confidence, 3) if top else None,
-        )
-        rows.append(row)
-        if args.fail_on:
-            level = SEVERITIES.index(args.fail_on)
-            found = found or any(SEVERITIES.index(c.severity) >= level for c in report.found(args.min_confidence))
-    if fmt == "json":
-        text = json.dumps({"runs": rows}, indent=1) + "\n"
-    else:
-        head = ("run", "shows", "top cause", "confidence")
-        table = [
-            (
-                r["run"],
-                r.get("error") and f"error: {r['error']}" or r["symptom"] or "no symptom",
-                r["top_cause"] or "-",
-                f"{100 * r['confidence']:.0f}%" if r["confidence"] is not None else "-",
-            )
-            for r in rows
-        ]
-        if fmt == "md":
-            esc = [tuple(c.replace("|", "\\|") for c in t) for t in table]
-            text = "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
-            text += "".join("| " + " | ".join(t) + " |\n" for t in esc)
-        else:
-            w = max(len(head[0]), *(len(t[0]) for t in table))  # run names aligned; what it shows last
-            text = "".join(f"{t[0]:<{w}}  {t[3]:>10}  {t[2]:<26}  {t[1]}\n" for t in [head, *table])
-        text = shown(text)
-    _write(text, args.output)
-    if args.output and not args.quiet:
-        print(f"advisor: wrote {args.output} ({len(rows)} runs)", file=sys.stderr)
-    if failed:
-        return EXIT_USAGE
-    return EXIT_FOUND if found else EXIT_OK
-
-
 def _finite(v):
     """``v`` with NaN as None and infinities as the strings 'inf'/'-inf' (JSON has neither)."""
     import math
@@ -287,31 +209,6 @@ def _finite(v):
     if isinstance(v, list):
         return [_finite(x) for x in v]
     return v
-
-
-def _builtin_id_clashes(rules) -> list:
-    """duplicate-id errors for rules whose id a built-in rule (in another file) already has."""
-    from advisor.diagnosis import builtin_rules_dir, load_rule_set
-    from advisor.errors import Diagnostic
-
-    builtin = {r.id: r for r in load_rule_set()[0]}
-    root = builtin_rules_dir().resolve()
-    out = []
-    for r in rules:
-        b = builtin.get(r.id)
-        if b is not None and not Path(r.path).resolve().is_relative_to(root):
-            out.append(
-                Diagnostic(
-                    path=r.path,
-                    line=1,
-                    column=1,
-                    code="duplicate-id",
-                    rule=r.id,
-                    message=f"rule id '{r.id}' is already used by a built-in rule",
-                    hint=f"first defined at {b.path}; pick another id (or validate with --only-rules)",
-                )
-            )
-    return out
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -410,15 +307,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
         raise _Usage(str(exc)) from None
 
 
-def _rules_for(args: argparse.Namespace):
-    from advisor.diagnosis import load_rule_set
-
-    rules, diags = load_rule_set(getattr(args, "rules", None) or (), getattr(args, "only_rules", False))
-    for d in diags:
-        print(shown(d.format()), file=sys.stderr)
-    return rules
-
-
 def _engine(args: argparse.Namespace) -> str:
     """The rule engine back-end for --engine (advisor/rulebase/backends.py chooses), or a usage error."""
     from advisor.rulebase.backends import EngineUnavailable, choose
@@ -427,74 +315,6 @@ def _engine(args: argparse.Namespace) -> str:
         return choose(getattr(args, "engine", None))
     except (ValueError, EngineUnavailable) as exc:
         raise _Usage(f"--engine: {exc}") from None
-
-
-def cmd_rules(args: argparse.Namespace) -> int:
-    action = args.rules_action
-    if action == "schema":
-        import json
-
-        from advisor.facts import FACT_KINDS
-        from advisor.rulebase.schema import json_schema
-
-        print(json.dumps(json_schema(FACT_KINDS), indent=2))
-        return EXIT_OK
-    if action in ("validate", "test"):
-        from advisor.rulebase.load import load_rules
-
-        rules, diags = load_rules(args.files)
-        if not getattr(args, "only_rules", False):  # diagnose would drop a rule whose id a built-in has
-            diags += _builtin_id_clashes(rules)
-        for d in diags:
-            print(shown(d.format()), file=sys.stderr)
-        errors = sum(1 for d in diags if d.severity == "error")
-        if action == "validate":
-            print(f"{len(rules)} rule(s) valid, {errors} error(s), {len(diags) - errors} warning(s)")
-            return EXIT_FOUND if errors else EXIT_OK
-        from advisor.rulebase.testing import run_tests
-
-        results = run_tests(rules, engine=_engine(args))
-        failed = [r for r in results if not r.passed]
-        for r in failed:
-            print(shown(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}"))
-        if args.verbose:
-            for r in results:
-                if r.passed:
-                    print(f"ok {r.test_id}")
-        print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-        return EXIT_FOUND if failed or errors else EXIT_OK
-    rules = _rules_for(args)
-    if action == "list":
-        for r in sorted(rules, key=lambda r: (r.concludes, r.id)):
-            kind = "cause" if r.cause else "finding"
-            print(shown(f"{r.id:45s} {kind} {r.concludes:24s} {r.confidence:+.2f} {r.severity:6s} {r.title}"))
-        print(f"{len(rules)} rules", file=sys.stderr)
-        return EXIT_OK
-    if action in ("show", "explain"):
-        match = [r for r in rules if r.id == args.id]
-        if not match:
-            import difflib
-
-            close = difflib.get_close_matches(args.id, [r.id for r in rules], n=3)
-            raise _Usage(f"no rule '{args.id}'" + (f" (did you mean: {', '.join(close)}?)" if close else ""))
-        r = match[0]
-        if action == "show":
-            print(shown(Path(r.path).read_text(encoding="utf-8", errors="replace") if Path(r.path).is_file() else r))
-            return EXIT_OK
-        print(
-            shown(
-                f"{r.id}: {r.title}\n  concludes {'cause' if r.cause else 'finding'} {r.concludes}, "
-                f"confidence {r.confidence:+.2f}, severity {r.severity}\n"
-            )
-        )
-        for part in ("what", "why", "fix"):
-            print(shown(f"{part.upper()}\n  {r.doc.get(part, '')}\n"))
-        for ref in r.doc.get("references", []) or []:
-            print(shown(f"  see: {ref}"))
-        if r.params:
-            print(shown("PARAMS\n" + "\n".join(f"  {k} = {v}" for k, v in r.params.items())))
-        return EXIT_OK
-    raise _Usage(f"unknown rules action '{action}'")
 
 
 # ---------------------------------------------------------------------------- parser
@@ -590,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--verbose", "-v", action="store_true")
     t.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     rsub.add_parser("schema", help="print a JSON Schema of the rule format (for editors)")
-    r.set_defaults(func=cmd_rules)
+    r.set_defaults(func=_rules)
 
     w = sub.add_parser(
         "watch",

@@ -1,0 +1,101 @@
+"""``advisor diagnose RUN RUN...``: several runs diagnosed one by one, summed up in one table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from advisor.cli import _Usage, _check_output, _engine, _fmt_from_path, _long_lived_imports, _params, _scheduler, _write
+from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from advisor.read.safe import shown
+from advisor.rulebase.schema import SEVERITIES
+
+
+def diagnose_many(args: argparse.Namespace) -> int:
+    """Several RUNs (a sweep, or runs to triage): each diagnosed as ``advisor diagnose RUN`` would (same rules,
+    engine and options, the same --baseline for all), then one table: run, what it shows, its top cause and
+    that cause's confidence. A run that cannot be diagnosed gets its error in the table; the others go on."""
+    import json
+
+    with _long_lived_imports():
+        from advisor.diagnosis import diagnose
+        from advisor.errors import UsageError
+
+    runs: list[str] = args.run
+    if "-" in runs:
+        raise _Usage("standard input (-) can only be diagnosed alone")
+    fmt = _fmt_from_path(args.output, args.format)
+    if fmt == "html":
+        raise _Usage("several RUNs are summed up in a table: use text, md or json (diagnose one RUN for HTML)")
+    _check_output(args.output, [(r, "run") for r in runs] + [(args.baseline, "baseline")])
+    if not 0.0 <= args.min_confidence <= 1.0:
+        raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
+    options = _params(args.threshold, "--threshold")
+    if args.baseline_kind != "auto":
+        options["compare.baseline_kind"] = args.baseline_kind
+    if args.scheduler:
+        options["op_compare.scheduler"] = _scheduler(args.scheduler)
+    engine, params = _engine(args), _params(args.param)
+    rows: list[dict] = []
+    failed = found = False
+    for run in runs:
+        row: dict = {"run": run, "verdict": None, "symptom": None, "top_cause": None, "confidence": None}
+        try:
+            report = diagnose(
+                run,
+                baseline=args.baseline,
+                rules=args.rules or (),
+                only_rules=args.only_rules,
+                params=params,
+                options=options,
+                engine=engine,
+            )
+        except UsageError as exc:
+            row["error"] = str(exc)
+            failed = True
+            rows.append(row)
+            continue
+        for w in report.warnings:
+            print(shown(f"{run}: {w}"), file=sys.stderr)
+        failed = failed or bool(report.rule_errors)
+        s = report.summary
+        top = report.causes[0] if report.causes else None
+        row.update(
+            verdict=s.verdict,
+            symptom=s.symptoms[0].text
+            if s.symptoms
+            else ("trains well" if s.symptom_status == "trains_well" else None),
+            top_cause=top.id if top else None,
+            confidence=round(top.confidence, 3) if top else None,
+        )
+        rows.append(row)
+        if args.fail_on:
+            level = SEVERITIES.index(args.fail_on)
+            found = found or any(SEVERITIES.index(c.severity) >= level for c in report.found(args.min_confidence))
+    if fmt == "json":
+        text = json.dumps({"runs": rows}, indent=1) + "\n"
+    else:
+        head = ("run", "shows", "top cause", "confidence")
+        table = [
+            (
+                r["run"],
+                r.get("error") and f"error: {r['error']}" or r["symptom"] or "no symptom",
+                r["top_cause"] or "-",
+                f"{100 * r['confidence']:.0f}%" if r["confidence"] is not None else "-",
+            )
+            for r in rows
+        ]
+        if fmt == "md":
+            esc = [tuple(c.replace("|", "\\|") for c in t) for t in table]
+            text = "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
+            text += "".join("| " + " | ".join(t) + " |\n" for t in esc)
+        else:
+            width = max(len(head[0]), *(len(t[0]) for t in table))  # run names aligned; what it shows last
+            text = "".join(f"{t[0]:<{width}}  {t[3]:>10}  {t[2]:<26}  {t[1]}\n" for t in [head, *table])
+        text = shown(text)
+    _write(text, args.output)
+    if args.output and not args.quiet:
+        print(f"advisor: wrote {args.output} ({len(rows)} runs)", file=sys.stderr)
+    if failed:
+        return EXIT_USAGE
+    return EXIT_FOUND if found else EXIT_OK
