@@ -8,14 +8,16 @@ data samples, dumps, tensor statistics, model descriptions; each with the
 reason when it could not be read). An extractor does not find or open files
 (a test greps advisor/extract/ for it): it turns what was read into facts
 with pure functions (numbers -> summaries, no causes) and returns everything
-in one ``Extraction``. It never raises on bad user data: an unreadable file
+in one ``Extraction``. What the files *mean* (the canonical settings, the
+class count) is worked out once per side by ``pair.view(side)``
+(advisor/extract/view.py) and read from there. It never raises on bad user data: an unreadable file
 becomes an ``InputRecord(status="unreadable", why=...)`` and the rest goes on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +25,9 @@ from advisor.chart_data import Marker, Series
 from advisor.facts.base import Fact
 from advisor.inventory import InputRecord, RunFolder
 from advisor.read.run import RunRead, read_run
+
+if TYPE_CHECKING:
+    from advisor.extract.view import RunView
 
 
 @dataclass
@@ -35,6 +40,7 @@ class RunPair:
     baseline: RunRead | None = None
     #: user overrides of documented thresholds, e.g. {"loss_curve.spike_z": 8}
     options: dict[str, Any] = field(default_factory=dict)
+    _views: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.run, RunFolder):
@@ -44,6 +50,15 @@ class RunPair:
 
     def sides(self) -> list[RunRead]:
         return [self.run] + ([self.baseline] if self.baseline is not None else [])
+
+    def view(self, side: RunRead) -> "RunView":
+        """What ``side``'s files mean, worked out once and shared by the extractors (advisor/extract/view.py)."""
+        from advisor.extract.view import RunView
+
+        got = self._views.get(id(side))
+        if got is None or got.run is not side:
+            got = self._views[id(side)] = RunView(side)
+        return got
 
 
 class CheckRun(BaseModel):

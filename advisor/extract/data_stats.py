@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, RunPair, Series
-from advisor.extract.hparams import collect as collect_hparams
 from advisor.facts.base import Source
 from advisor.facts.data import DataFeatures, LabelNoise, LabelStats, PipelineCompare, SampleSize, SplitShift
 from advisor.inventory import InputRecord
+from advisor.extract.view import RunView
 from advisor.read.run import RunRead
 from advisor.read.samples import ArraySource, SampleReadError, SampleSet
 
@@ -667,7 +667,7 @@ class SideResult:
     used: list[str] = field(default_factory=list)
 
 
-def _analyse(side_read: RunRead, out: Extraction) -> SideResult:
+def _analyse(side_read: RunRead, out: Extraction, view: RunView) -> SideResult:
     res = SideResult()
     found = side_read.samples()
     for path, why in found.unreadable:
@@ -708,11 +708,11 @@ def _analyse(side_read: RunRead, out: Extraction) -> SideResult:
             res.used.append(f)
         if side_read.side == "run":
             _series(sset, st, lab, out)
-    _split_and_size(side_read, res, out)
+    _split_and_size(side_read, res, out, view)
     return res
 
 
-def _split_and_size(side_read: RunRead, res: SideResult, out: Extraction) -> None:
+def _split_and_size(side_read: RunRead, res: SideResult, out: Extraction, view: RunView) -> None:
     trains = [t for t in res.sets if t[0].split == "train"]
     evals = [t for t in res.sets if t[0].split == "eval"]
     for tr in trains:
@@ -724,7 +724,7 @@ def _split_and_size(side_read: RunRead, res: SideResult, out: Extraction) -> Non
     if not trains:
         return
     sset, st, lab = trains[0]
-    hp = collect_hparams(side_read, Extraction())
+    hp = view.settings
     n_from_hp = hp.get("num_train_samples")
     n_file = sset.labels.n_rows if sset.labels is not None else sset.features.n_rows
     n_train = int(n_from_hp) if isinstance(n_from_hp, float) and n_from_hp > 0 else n_file
@@ -839,8 +839,8 @@ def _compare_sides(run: SideResult, base: SideResult, out: Extraction) -> None:
 
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
-    run = _analyse(pair.run, out)
-    base = _analyse(pair.baseline, out) if pair.baseline is not None else None
+    run = _analyse(pair.run, out, pair.view(pair.run))
+    base = _analyse(pair.baseline, out, pair.view(pair.baseline)) if pair.baseline is not None else None
     if run.used:
         note = None
         if base is not None and base.used:

@@ -948,11 +948,15 @@ def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
 
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
-    run = collect(pair.run, out)
+    view = pair.view(pair.run)
+    run = view.settings
+    out.merge(view.settings_records)
     _facts_for(run, out)
     base = None
     if pair.baseline is not None:
-        base = collect(pair.baseline, out)
+        bview = pair.view(pair.baseline)
+        base = bview.settings
+        out.merge(bview.settings_records)
         _facts_for(base, out)
     if run.files:
         inputs = list(run.files) + ([f"baseline:{p}" for p in base.files] if base else [])

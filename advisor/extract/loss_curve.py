@@ -15,7 +15,6 @@ import re
 import numpy as np
 
 from advisor.knowledge.metrics import lower_is_better
-from advisor.knowledge.settings import CLASS_COUNT_KEYS
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
 from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
 from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
@@ -33,7 +32,6 @@ from advisor.facts.base import Source
 from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
 from advisor.facts.mixed_precision import TrainingCrash
 from advisor.inventory import InputRecord
-from advisor.read import hparams as hparams_reader
 from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
 from advisor.read.run import RunRead
@@ -430,40 +428,6 @@ def baseline_deviation(
     )
 
 
-# -- class count for the chance level -------------------------------------------------
-def class_count(run: RunRead) -> tuple[int, str] | None:
-    for f in run.hparams:
-        if f.data is None:
-            continue
-        flat = hparams_reader.flatten(f.data)
-        for key, val in flat.items():
-            leaf = key.rsplit(".", 1)[-1].lower()
-            if (
-                leaf in CLASS_COUNT_KEYS
-                and isinstance(val, int)
-                and not isinstance(val, bool)
-                and 2 <= val <= 1_000_000
-            ):
-                return val, f"{f.shown}: {key}"
-    return _class_count_from_labels(run)
-
-
-def _class_count_from_labels(run: RunRead) -> tuple[int, str] | None:
-    """Distinct integer labels in a training data sample (data/*train*.npz), as a lower bound of C."""
-    for rel in run.npz_files:
-        if "train" not in rel.name.lower():
-            continue
-        got = run.npz_labels(rel)
-        if got is None:
-            continue
-        key, y = got
-        if y.ndim == 1 and y.dtype.kind in "iu" and 0 < y.size <= 10_000_000:
-            n = int(np.unique(y).size)
-            if n >= 2:
-                return n, f"{run.shown(rel)}: {n} distinct labels in '{key}'"
-    return None
-
-
 # -- the extractor ----------------------------------------------------------------------
 _CHART_METRICS = (
     ("train/lr", "lr", "learning rate", False),
@@ -510,11 +474,17 @@ def _updates(curve: LossCurve, steps_per_epoch: int | None) -> int | None:
     return None
 
 
-def _side_facts(run: RunRead, merged: MergedRun, used: list[str], th: CurveThresholds, out: Extraction) -> None:
+def _side_facts(
+    run: RunRead,
+    merged: MergedRun,
+    used: list[str],
+    th: CurveThresholds,
+    out: Extraction,
+    classes: tuple[int, str] | None,
+) -> None:
     side = run.side
     train = primary_loss(merged, "train")
     ev = primary_loss(merged, "eval")
-    classes = class_count(run)
     stages = set()
     crash_steps = [e.step for e in merged.events if e.kind == "nonfinite_message"]
     for split, s in (("train", train), ("eval", ev)):
@@ -637,7 +607,7 @@ def extract(pair: RunPair) -> Extraction:
     for side_read in pair.sides():
         merged, used = _read_side(side_read, out)
         merged_by_side[side_read.side] = merged
-        _side_facts(side_read, merged, used, th, out)
+        _side_facts(side_read, merged, used, th, out, pair.view(side_read).class_count)
     if "baseline" in merged_by_side:
         devs = []
         for split in ("train", "eval"):

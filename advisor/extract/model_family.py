@@ -29,7 +29,7 @@ from advisor.extract.base import Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.recipe import ModelFamily, TrainingTool
 from advisor.knowledge.recipes import FAMILY_NAMES, HF_MODEL_TYPES, family_task, family_title
-from advisor.read.hparams import flatten
+from advisor.extract.view import FlatSettings
 from advisor.read.run import RunRead
 
 #: the last part of a settings key that names the model trained
@@ -117,23 +117,11 @@ class _Hit:
     rank: int = 9  # lower: stronger evidence
 
 
-def _settings(run: RunRead) -> list[tuple[str, dict[str, Any], dict[str, int]]]:
-    """(shown path, flat settings, key -> line) of every settings file and every settings print of a log."""
-    out: list[tuple[str, dict[str, Any], dict[str, int]]] = []
-    for m in run.hparams:
-        if m.data:
-            out.append((m.shown, flatten(m.data), m.lines))
-    for printed in run.log_settings:
-        for found in printed.found:
-            out.append((printed.shown, flatten(found.values), {k: found.line for k in flatten(found.values)}))
-    return out
-
-
 def _last(key: str) -> str:
     return key.rsplit(".", 1)[-1].lower()
 
 
-def _hits(run: RunRead) -> tuple[list[_Hit], dict[str, Any]]:
+def _hits(run: RunRead, settings: list[FlatSettings]) -> tuple[list[_Hit], dict[str, Any]]:
     hits: list[_Hit] = []
     flags: dict[str, Any] = {}
     for m in run.hparams:
@@ -168,7 +156,8 @@ def _hits(run: RunRead) -> tuple[list[_Hit], dict[str, Any]]:
             got = family_of_name(base) if isinstance(base, str) and base else None
             if got:
                 hits.append(_Hit(got[0], str(base), f"{mj.rel} base_model_name_or_path", str(mj.rel), None, 0))
-    for shown, flat, lines in _settings(run):
+    for src in settings:
+        shown, flat, lines = src.shown, src.values, src.lines
         for key, value in flat.items():
             last = _last(key)
             if last in MODEL_KEYS or (last == "type" and key.lower() in ("model.type", "model.backbone.type")):
@@ -318,8 +307,8 @@ def _epochs_logged(run: RunRead) -> float | None:
     return top if math.isfinite(top) and top > 0 else None
 
 
-def family_fact(run: RunRead) -> ModelFamily | None:
-    hits, flags = _hits(run)
+def family_fact(run: RunRead, hits: list[_Hit], flags: dict[str, Any]) -> ModelFamily | None:
+    hits = list(hits)
     if not hits and (flags.get("lora_from") or flags.get("lora_setting")):
         # LoRA settings and no model name: LoRA is trained on large decoders far more than on anything else
         where = flags.get("lora_from") or flags.get("lora_setting")
@@ -347,8 +336,8 @@ def family_fact(run: RunRead) -> ModelFamily | None:
     )
 
 
-def tool_fact(run: RunRead) -> TrainingTool | None:
-    made_by = _tool(run, _hits(run)[1])
+def tool_fact(run: RunRead, flags: dict[str, Any]) -> TrainingTool | None:
+    made_by = _tool(run, flags)
     if made_by is None:
         return None
     return TrainingTool(side=run.side, tool=made_by[0], recognised_from=made_by[1])
@@ -357,7 +346,8 @@ def tool_fact(run: RunRead) -> TrainingTool | None:
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
-        for fact in (family_fact(side), tool_fact(side)):
+        hits, flags = _hits(side, pair.view(side).flat_settings)
+        for fact in (family_fact(side, hits, flags), tool_fact(side, flags)):
             if fact is not None:
                 out.facts.append(fact)
     return out

@@ -35,7 +35,6 @@ from advisor.facts.base import Fact, Source
 from advisor.facts.ops import OpAnomaly, OpComparison, OpComparisonSummary
 from advisor.inventory import InputRecord
 from advisor.read.dumps import Dump, split_name
-from advisor.read.hparams import flatten
 from advisor.read.run import RunRead
 
 #: operator names that look like fused kernels
@@ -116,13 +115,12 @@ def _same_config(pair: RunPair) -> bool | None:
         return None
     flat: list[dict[str, Any]] = []
     for folder in (pair.run, pair.baseline):
-        merged: dict[str, Any] = {}
-        if not folder.hparams:
+        if not folder.hparams or any(f.data is None for f in folder.hparams):
             return None
-        for f in folder.hparams:
-            if f.data is None:
-                return None
-            merged.update({f"{f.rel.name}:{k}": v for k, v in flatten(f.data).items()})
+        merged: dict[str, Any] = {}
+        for src in pair.view(folder).flat_settings:
+            if not src.printed:
+                merged.update({f"{src.name}:{k}": v for k, v in src.values.items()})
         flat.append(merged)
     return flat[0] == flat[1]
 
