@@ -13,6 +13,8 @@ Members:
   what their reading recorded (inputs, checks);
 - ``flat_settings``: every settings file and every settings print of a log,
   flattened to dotted keys with their lines;
+- ``model``: what the files say of the model (descriptions, compile
+  settings, the task a settings file names, the shape of the labels);
 - ``class_count``: the number of classes the run trains on, and where it was
   read (a class-count key of a settings file, else the labels of a train
   ``.npz``).
@@ -33,6 +35,7 @@ from advisor.read.run import RunRead
 if TYPE_CHECKING:
     from advisor.extract.base import Extraction
     from advisor.extract.hparams import HparamSet
+    from advisor.extract.model_inputs import Found
 
 #: a class count outside this range is not one (a vocabulary size, a typo)
 CLASS_COUNT_RANGE = (2, 1_000_000)
@@ -71,6 +74,16 @@ class RunView:
         """What reading the settings recorded (each source as an input, a cap reached as a check): the
         hyper-parameter extractor reports it, once."""
         return self._settings[1]
+
+    @cached_property
+    def model(self) -> tuple["Found", "Extraction"]:
+        """What the files say of the model (descriptions, compile settings, task settings, labels), and what
+        reading them recorded (advisor/extract/model_inputs.py)."""
+        from advisor.extract.base import Extraction
+        from advisor.extract.model_inputs import read_folder
+
+        records = Extraction()
+        return read_folder(self.run, records), records
 
     @cached_property
     def flat_settings(self) -> list[FlatSettings]:

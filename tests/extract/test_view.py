@@ -69,10 +69,10 @@ def test_flat_settings_hold_files_and_printed_settings(tmp_path):
 
 
 def test_extractors_do_not_interpret_settings_themselves():
-    """The settings table is read through the view: only view.py (and the hyper-parameter extractor, whose
-    collect the view calls) flatten settings files; no extractor runs another's collect. model.py still
-    flattens what it reads for model descriptions (next to move into the view)."""
-    allowed = {"view.py", "hparams.py", "model.py"}
+    """Settings and model descriptions are interpreted through the view: only view.py and the modules it calls
+    (the hyper-parameter extractor's collect, model_inputs.py) flatten settings files or parse model
+    descriptions; no extractor runs another's collect."""
+    allowed = {"view.py", "hparams.py", "model_inputs.py"}
     offenders = []
     for path in sorted(EXTRACT.glob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -80,4 +80,6 @@ def test_extractors_do_not_interpret_settings_themselves():
             offenders.append(f"{path.name}: imports the settings reader")
         if path.name not in ("view.py", "hparams.py") and re.search(r"from advisor\.extract\.hparams import", text):
             offenders.append(f"{path.name}: imports the hyper-parameter extractor's internals")
+        if path.name not in allowed and re.search(r"\bmd\.(parse|find|logged)_|model_desc import (parse|find)", text):
+            offenders.append(f"{path.name}: parses model descriptions")
     assert offenders == []
