@@ -11,7 +11,6 @@ summarises: ``loss_curve`` (train and eval), ``generalization_gap``,
 from __future__ import annotations
 
 import math
-import re
 import numpy as np
 
 from advisor.knowledge.metrics import lower_is_better
@@ -30,7 +29,6 @@ from advisor.extract.curves import (
 from advisor.extract.loss_scale import loss_scale_trend, overflow_events
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
-from advisor.facts.mixed_precision import TrainingCrash
 from advisor.inventory import InputRecord
 from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
@@ -38,13 +36,6 @@ from advisor.read.run import RunRead
 
 
 X_LABEL = {"step": "step", "epoch": "epoch", "index": "logged value #"}
-
-#: what the exception of an API that changed between library versions says (AttributeError, TypeError, Keras 3's
-#: ValueError for a removed argument, ImportError)
-API_CHANGE = re.compile(
-    r"has no attribute|unexpected keyword argument|Argument\(s\) not recognized|cannot import name|"
-    r"is deprecated|was removed|has been removed|no longer supported"
-)
 
 
 def _describe(read: LogRead) -> str:
@@ -577,24 +568,6 @@ def _side_facts(
                     kind="overflow",
                 )
             )
-    # a traceback the run went on logging after (a warning's, a failed optional import's) did not end it
-    crashes = [
-        e
-        for e in merged.events
-        if e.kind == "nonfinite_message"
-        or (e.kind == "traceback" and (not e.followed_by_points or re.search(r"nan|inf|non-finite", e.text, re.I)))
-    ]
-    for e in crashes[:5]:
-        out.facts.append(
-            TrainingCrash(
-                exception=e.text,
-                step=_int(e.step),
-                side=side,
-                is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),
-                is_api_change=bool(API_CHANGE.search(e.text)),
-                source=Source(path=merged.event_paths.get(e.kind, ""), line=e.line),
-            )
-        )
     if side == "run":
         for stage in sorted(stages):
             out.checks.append(CheckRun(stage=stage, inputs=used))
