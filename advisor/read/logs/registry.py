@@ -1,0 +1,166 @@
+"""The families of log lines the text reader knows, in the order they look at a line: ``FAMILIES``.
+
+Each row is one reader of a line: the family's module holds the reader (and its state, if it keeps one); the row
+says which lines it looks at (its cheap trigger) and at what stage of the line loop (``text.py``). For each line,
+``read_text`` tries the rows in this order and stops at the first reader that takes the line (returns True): the
+order is the precedence. A line that no row before it took reaches the last row, the key/value reader, which
+takes every line.
+
+Stages: ``EVERY_LINE`` rows see every line read in full (only colour codes and NUL bytes removed); ``WORDS`` rows
+only lines holding one of ``text.TRIGGER_WORDS`` (the others are skipped there, and remembered as dead lines);
+``SHOWN`` rows those lines as the terminal shows them (the text after the last backspace). Rows are listed in
+stage order.
+
+A family's state is created for each file, one per state class: rows with the same class share it (the Keras bar
+and its ``Test loss:`` line). States that hold lines until the file has been read record them at its end, in the
+order of ``AT_END``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from advisor.read.logs import (
+    bare,
+    caffe,
+    hf_trainer,
+    keras,
+    keyvalue_record,
+    megatron,
+    mindspore,
+    mixed_precision,
+    mxnet,
+    progress_bar,
+    table,
+    timm,
+    tracebacks,
+)
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
+
+#: (reading, the family's state (None without one), line, line lower-cased, line number) -> the line was taken
+LineReader = Callable[["Reading", Any, str, str, int], bool]
+
+EVERY_LINE, WORDS, SHOWN = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Family:
+    """One row of the table: a family's reader of a line and the trigger a line must pass to reach it."""
+
+    name: str
+    read: LineReader
+    #: the line holds one of these (an empty tuple: any line)
+    words: tuple[str, ...] = ()
+    #: ``words`` are looked for in the lower-cased line
+    lower: bool = False
+    #: the line's first character is one of these (None: any)
+    first: Collection[str] | None = None
+    stage: int = SHOWN
+    #: the class of the family's state (one instance per file, shared by the rows naming it); None: no state
+    state: type | None = None
+
+
+FAMILIES: tuple[Family, ...] = (
+    # every line: readers of lines that may hold no trigger word
+    Family("table_row", table.read_row, stage=EVERY_LINE, state=table.TableState),
+    Family("keras_tail", keras.end_tail, stage=EVERY_LINE, state=keras.KerasState),
+    Family("bare", bare.read_line, first=bare.FIRST_CHARS, stage=EVERY_LINE, state=bare.BareState),
+    Family(
+        "validation_bar",
+        progress_bar.read_validation_bar,
+        first=progress_bar.FIRST_CHARS,
+        stage=EVERY_LINE,
+        state=progress_bar.BarState,
+    ),
+    # lines with a trigger word, as written
+    Family("traceback", tracebacks.read_start, first="T", stage=WORDS, state=tracebacks.TracebackState),
+    Family(
+        "exception",
+        tracebacks.read_exception,
+        words=("nan", "inf", "scale"),
+        lower=True,
+        stage=WORDS,
+        state=tracebacks.TracebackState,
+    ),
+    Family("crash_dict", tracebacks.read_crash_dict, words=("{",), stage=WORDS, state=tracebacks.TracebackState),
+    # lines with a trigger word, as the terminal shows them
+    Family("mixed_precision", mixed_precision.read_line, words=("overflow",), lower=True),
+    Family("mindspore_overflow", mindspore.read_overflow_flag, words=("overflow",), lower=True),
+    Family("hf_trainer", hf_trainer.read_line, words=("{",)),
+    Family("keras", keras.read_line, first=keras.FIRST_CHARS, state=keras.KerasState),
+    Family("keras_test", keras.read_test, first="T", state=keras.KerasState),
+    Family("caffe", caffe.read_line, words=("Iteration ", "net output #"), state=caffe.CaffeState),
+    Family("mxnet", mxnet.read_line, words=("Epoch[",)),
+    Family("timm", timm.read_line, words=("Train: ", "Test: ["), state=timm.TimmState),
+    Family("megatron", megatron.read_line, words=("loss at ",)),
+    Family("table", table.read_header, words=(" ", "\t"), state=table.TableState),
+    Family("keyvalue", keyvalue_record.read_line, state=keyvalue_record.KeyValueState),  # (takes every line)
+)
+
+#: the states that hold lines until the end of the file, in the order they record them there (the bare rows last:
+#: they are named by the records near them, all of which must be recorded by then)
+AT_END: tuple[type, ...] = (
+    keras.KerasState,
+    progress_bar.BarState,
+    table.TableState,
+    bare.BareState,
+    tracebacks.TracebackState,
+)
+
+#: a family's row compiled for one file: (first characters, words, lower, reader, state)
+Row = tuple[frozenset[str] | None, tuple[str, ...], bool, LineReader, Any]
+
+
+def new_states() -> dict[type, Any]:
+    """A fresh state of each class the table names, for one file."""
+    return {cls: cls() for cls in dict.fromkeys(f.state for f in FAMILIES if f.state is not None)}
+
+
+def rows(stage: int, states: dict[type, Any]) -> tuple[Row, ...]:
+    """The table's rows of ``stage``, in order, with the file's states."""
+    return tuple(
+        (
+            None if f.first is None else frozenset(f.first),
+            f.words,
+            f.lower,
+            f.read,
+            None if f.state is None else states[f.state],
+        )
+        for f in FAMILIES
+        if f.stage == stage
+    )
+
+
+def taken(chain: tuple[Row, ...], r: Reading, line: str, low: str, lineno: int) -> bool:
+    """Hand the line to the rows of ``chain`` whose trigger it passes, in order, until one takes it."""
+    for first, words, lower, read, state in chain:
+        if first is not None and line[:1] not in first:
+            continue
+        if words:
+            hay = low if lower else line
+            for word in words:
+                if word in hay:
+                    break
+            else:
+                continue
+        if read(r, state, line, low, lineno):
+            return True
+    return False
+
+
+def _check() -> None:
+    """The table's own rules: stages in order, one catch-all row last, every state that holds lines in ``AT_END``."""
+    stages = [f.stage for f in FAMILIES]
+    assert stages == sorted(stages), "rows out of stage order"
+    assert len({f.name for f in FAMILIES}) == len(FAMILIES), "two rows of one name"
+    last = FAMILIES[-1]
+    assert last.stage == SHOWN and not last.words and last.first is None, "the last row must take every line"
+    finishing = {f.state for f in FAMILIES if f.state is not None and hasattr(f.state, "finish")}
+    assert finishing == set(AT_END) and len(AT_END) == len(finishing), "AT_END must list each state with a finish"
+
+
+_check()
