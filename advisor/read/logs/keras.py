@@ -71,13 +71,6 @@ def other_line(state: KerasState) -> None:
         state.phase = "outside"
 
 
-def end_tail(r: Reading, state: KerasState, line: str, low: str, lineno: int) -> bool:
-    """Any line that is not Keras output ends a bar's tail (``other_line``); never takes the line."""
-    if state.phase == "tail" and line[:1] not in FIRST_CHARS:
-        other_line(state)
-    return False
-
-
 def read_line(r: Reading, state: KerasState, line: str, low: str, lineno: int) -> bool:
     """Keras progress output (``parse``); an epoch header and its bar's last line right after it make a template
     (``repeat.learn_keras``): later epochs of that shape are read without the family chain."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from advisor.read.logs import fairseq, metriclogger, mindspore, repeat
 from advisor.read.logs.keyvalue import is_settings_print, parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.progress_bar import BarState
+from advisor.read.logs.records import Split
 from advisor.read.logs.tracebacks import NONFINITE_MSG_RE, nonfinite_message
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def read_line(r: Reading, state: KeyValueState, line: str, low: str, lineno: int
         return True  # the run's arguments (Ultralytics' "engine/trainer: amp=False, epochs=3, iou=0.7, ...")
     if values and " | " in line:
         values = fairseq.simple_record(line, values)  # (its epoch means, its best loss so far)
-    split = None
+    split: Split | None = None
     if pos is not None:
         pstep, pepoch, split, fam = pos
         read.formats.add(fam)

@@ -66,8 +66,6 @@ class Family:
 
 FAMILIES: tuple[Family, ...] = (
     # every line: readers of lines that may hold no trigger word
-    Family("table_row", table.read_row, stage=EVERY_LINE, state=table.TableState),
-    Family("keras_tail", keras.end_tail, stage=EVERY_LINE, state=keras.KerasState),
     Family("bare", bare.read_line, first=bare.FIRST_CHARS, stage=EVERY_LINE, state=bare.BareState),
     Family(
         "validation_bar",
@@ -111,8 +109,11 @@ AT_END: tuple[type, ...] = (
     tracebacks.TracebackState,
 )
 
-#: a family's row compiled for one file: (first characters, words, lower, reader, state)
-Row = tuple[frozenset[str] | None, tuple[str, ...], bool, LineReader, Any]
+#: a row of the table compiled for one file: (words, lower, reader, state); a row without a reader starts the stage
+#: named by its state (``WORDS``, ``SHOWN``)
+Row = tuple[tuple[str, ...], bool, LineReader | None, Any]
+#: the first characters the table's rows name
+_FIRST_CHARS = frozenset(c for f in FAMILIES if f.first is not None for c in f.first)
 
 
 def new_states() -> dict[type, Any]:
@@ -120,36 +121,23 @@ def new_states() -> dict[type, Any]:
     return {cls: cls() for cls in dict.fromkeys(f.state for f in FAMILIES if f.state is not None)}
 
 
-def rows(stage: int, states: dict[type, Any]) -> tuple[Row, ...]:
-    """The table's rows of ``stage``, in order, with the file's states."""
-    return tuple(
-        (
-            None if f.first is None else frozenset(f.first),
-            f.words,
-            f.lower,
-            f.read,
-            None if f.state is None else states[f.state],
-        )
-        for f in FAMILIES
-        if f.stage == stage
-    )
+def chains(states: dict[type, Any]) -> tuple[dict[str, tuple[Row, ...]], tuple[Row, ...]]:
+    """The table compiled for one file, with its states: for each first character a row names, the rows a line
+    starting with it passes through, in order (their first characters tested here, once); and the rows of a line
+    starting with any other character. A row without a reader marks where a stage starts."""
+    compiled: list[tuple[frozenset[str] | None, Row]] = []
+    stage = EVERY_LINE
+    for f in FAMILIES:
+        while stage < f.stage:
+            stage += 1
+            compiled.append((None, ((), False, None, stage)))
+        first = None if f.first is None else frozenset(f.first)  # (a string would hold "": any line's [:1])
+        compiled.append((first, (f.words, f.lower, f.read, None if f.state is None else states[f.state])))
 
+    def passing(c: str) -> tuple[Row, ...]:
+        return tuple(row for first, row in compiled if first is None or c in first)
 
-def taken(chain: tuple[Row, ...], r: Reading, line: str, low: str, lineno: int) -> bool:
-    """Hand the line to the rows of ``chain`` whose trigger it passes, in order, until one takes it."""
-    for first, words, lower, read, state in chain:
-        if first is not None and line[:1] not in first:
-            continue
-        if words:
-            hay = low if lower else line
-            for word in words:
-                if word in hay:
-                    break
-            else:
-                continue
-        if read(r, state, line, low, lineno):
-            return True
-    return False
+    return {c: passing(c) for c in _FIRST_CHARS}, passing("")
 
 
 def _check() -> None:

@@ -139,12 +139,11 @@ def flush(state: TableState, col: Collector | None) -> None:
     state.pending = None
 
 
-def read_row(r: Reading, state: TableState, line: str, low: str, lineno: int) -> bool:
+def row(line: str, lineno: int, col: Collector, state: TableState) -> bool:
     """Read a row of the current table; False (and the table is closed) when the line is not one."""
     cols = state.columns
     if cols is None:
         return False
-    col = r.col
     cells = _cells(line, state.tabs)
     if state.indexed and cells and all(c.strip(".") == "" for c in cells):
         return True  # the rows pandas leaves out of a long frame

@@ -21,12 +21,10 @@ import re
 from pathlib import Path
 from typing import BinaryIO
 
-from advisor.read.logs import registry, template_rows, tracebacks
+from advisor.read.logs import keras, registry, table, template_rows, tracebacks
 from advisor.read.logs.blocks import blocks
-from advisor.read.logs.keras import KerasState
 from advisor.read.logs.reading import Reading
 from advisor.read.logs.records import Collector, LogRead
-from advisor.read.logs.table import TableState
 from advisor.read.safe import clean_log_line
 
 MAX_LINE = 65536
@@ -80,13 +78,13 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     read = col.read
     read.encoding = encoding
     states = registry.new_states()
-    every_line = registry.rows(registry.EVERY_LINE, states)
-    with_words = registry.rows(registry.WORDS, states)
-    shown_rows = registry.rows(registry.SHOWN, states)
-    taken = registry.taken
+    by_first, others = registry.chains(states)
+    # an open traceback and an open table read the next lines themselves (no template takes them), and any line
+    # but Keras output ends a Keras bar at its total: the states of these families are looked at on every line
     tb: tracebacks.TracebackState = states[tracebacks.TracebackState]
-    tstate: TableState = states[TableState]  # (an open table and an open traceback read the next lines themselves)
-    rows = template_rows.Rows(col, states[KerasState])  # lines with the shape of a line read before (repeat.py)
+    tstate: table.TableState = states[table.TableState]
+    kstate: keras.KerasState = states[keras.KerasState]
+    rows = template_rows.Rows(col, kstate)  # lines with the shape of a line read before (repeat.py)
     r = Reading(col, rows, states)
     dead = rows.dead  # lines read in full that hold no trigger word: skipped when seen again
     lineno = 0
@@ -146,21 +144,33 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                 continue
             if "\x1b" in line:
                 line = _ANSI_RE.sub("", line)
+            if tstate.columns is not None and table.row(line, lineno, col, tstate):
+                continue
+            if kstate.phase == "tail" and line[:1] not in keras.FIRST_CHARS:
+                keras.other_line(kstate)  # (a line that is not Keras output: the bar at its total is over)
             low = line.lower()
-            if taken(every_line, r, line, low, lineno):
-                continue
-            for word in TRIGGER_WORDS:
-                if word in low:
+            for words, lower, reader, state in by_first.get(line[:1], others):  # (the family table: registry.py)
+                if reader is None:  # the start of a stage
+                    if state == registry.WORDS:  # (a line without a trigger word: dead)
+                        for word in TRIGGER_WORDS:
+                            if word in low:
+                                break
+                        else:
+                            if len(line) <= MAX_DEAD_CHARS and len(dead) < MAX_DEAD and line is raw:
+                                dead.add(line)  # (nothing of it was read, whatever the state but the Keras tail's)
+                            break
+                    elif "\x08" in line:  # what the terminal shows: the text after the last backspace (Keras 3
+                        line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"  # erases at the end)
+                    continue
+                if words:
+                    hay = low if lower else line
+                    for word in words:
+                        if word in hay:
+                            break
+                    else:
+                        continue
+                if reader(r, state, line, low, lineno):
                     break
-            else:
-                if len(line) <= MAX_DEAD_CHARS and len(dead) < MAX_DEAD and line is raw:
-                    dead.add(line)  # (nothing of it was read, whatever the state but the Keras tail's)
-                continue
-            if taken(with_words, r, line, low, lineno):
-                continue
-            if "\x08" in line:  # what the terminal shows: the text after the last backspace (Keras 3 erases
-                line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"  # at the end)
-            taken(shown_rows, r, line, low, lineno)  # (its last row takes every line)
         rows.flush()
         read.lines = lineno
     for cls in registry.AT_END:
