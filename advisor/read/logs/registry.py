@@ -70,12 +70,20 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "validation_bar",
         progress_bar.read_validation_bar,
+        words=("Validat",),
         first=progress_bar.FIRST_CHARS,
         stage=EVERY_LINE,
         state=progress_bar.BarState,
     ),
     # lines with a trigger word, as written
-    Family("traceback", tracebacks.read_start, first="T", stage=WORDS, state=tracebacks.TracebackState),
+    Family(
+        "traceback",
+        tracebacks.read_start,
+        words=("Traceback",),
+        first="T",
+        stage=WORDS,
+        state=tracebacks.TracebackState,
+    ),
     Family(
         "exception",
         tracebacks.read_exception,
@@ -90,7 +98,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("mindspore_overflow", mindspore.read_overflow_flag, words=("overflow",), lower=True),
     Family("hf_trainer", hf_trainer.read_line, words=("{",)),
     Family("keras", keras.read_line, first=keras.FIRST_CHARS, state=keras.KerasState),
-    Family("keras_test", keras.read_test, first="T", state=keras.KerasState),
+    Family("keras_test", keras.read_test, words=("Test",), first="T", state=keras.KerasState),
     Family("caffe", caffe.read_line, words=("Iteration ", "net output #"), state=caffe.CaffeState),
     Family("mxnet", mxnet.read_line, words=("Epoch[",)),
     Family("timm", timm.read_line, words=("Train: ", "Test: ["), state=timm.TimmState),
@@ -109,22 +117,26 @@ AT_END: tuple[type, ...] = (
     tracebacks.TracebackState,
 )
 
-#: a row of the table compiled for one file: (words, lower, reader, state); a row without a reader starts the stage
-#: named by its state (``WORDS``, ``SHOWN``)
-Row = tuple[tuple[str, ...], bool, LineReader | None, Any]
-#: the first characters the table's rows name
-_FIRST_CHARS = frozenset(c for f in FAMILIES if f.first is not None for c in f.first)
+#: the classes of the families' states, in table order
+STATE_CLASSES: tuple[type, ...] = tuple(dict.fromkeys(f.state for f in FAMILIES if f.state is not None))
+#: a row of the table compiled: (words, lower, reader, slot: where the reader's state is in a file's ``slots``); a
+#: row without a reader marks where the stage named by its slot starts (``WORDS``, ``SHOWN``)
+Row = tuple[tuple[str, ...], bool, LineReader | None, int]
 
 
 def new_states() -> dict[type, Any]:
-    """A fresh state of each class the table names, for one file."""
-    return {cls: cls() for cls in dict.fromkeys(f.state for f in FAMILIES if f.state is not None)}
+    """A fresh state of each class the table names, for one file, in table order."""
+    return {cls: cls() for cls in STATE_CLASSES}
 
 
-def chains(states: dict[type, Any]) -> tuple[dict[str, tuple[Row, ...]], tuple[Row, ...]]:
-    """The table compiled for one file, with its states: for each first character a row names, the rows a line
-    starting with it passes through, in order (their first characters tested here, once); and the rows of a line
-    starting with any other character. A row without a reader marks where a stage starts."""
+def slots(states: dict[type, Any]) -> list[Any]:
+    """The states of a file where the compiled rows find them (slot 0: None, for the rows without a state)."""
+    return [None, *states.values()]
+
+
+def _compile() -> tuple[dict[str, tuple[Row, ...]], tuple[Row, ...]]:
+    """The rows a line passes through, by its first character: for each first character a row names, the rows of
+    a line starting with it, in order (their first characters tested here, once); and the rows of any other line."""
     compiled: list[tuple[frozenset[str] | None, Row]] = []
     stage = EVERY_LINE
     for f in FAMILIES:
@@ -132,12 +144,18 @@ def chains(states: dict[type, Any]) -> tuple[dict[str, tuple[Row, ...]], tuple[R
             stage += 1
             compiled.append((None, ((), False, None, stage)))
         first = None if f.first is None else frozenset(f.first)  # (a string would hold "": any line's [:1])
-        compiled.append((first, (f.words, f.lower, f.read, None if f.state is None else states[f.state])))
+        slot = 0 if f.state is None else STATE_CLASSES.index(f.state) + 1
+        compiled.append((first, (f.words, f.lower, f.read, slot)))
 
     def passing(c: str) -> tuple[Row, ...]:
         return tuple(row for first, row in compiled if first is None or c in first)
 
-    return {c: passing(c) for c in _FIRST_CHARS}, passing("")
+    chars = {c for first, _ in compiled if first is not None for c in first}
+    return {c: passing(c) for c in chars}, passing("")
+
+
+#: the compiled rows of a line by its first character, and of a line starting with any other character
+BY_FIRST, OTHERS = _compile()
 
 
 def _check() -> None:

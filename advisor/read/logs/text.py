@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 from advisor.read.logs import keras, registry, table, template_rows, tracebacks
 from advisor.read.logs.blocks import blocks
-from advisor.read.logs.reading import Reading
+from advisor.read.logs.reading import MAX_CREDIT, Reading
 from advisor.read.logs.records import Collector, LogRead
 from advisor.read.safe import clean_log_line
 
@@ -78,7 +78,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     read = col.read
     read.encoding = encoding
     states = registry.new_states()
-    by_first, others = registry.chains(states)
+    by_first, others, slots = registry.BY_FIRST, registry.OTHERS, registry.slots(states)
     # an open traceback and an open table read the next lines themselves (no template takes them), and any line
     # but Keras output ends a Keras bar at its total: the states of these families are looked at on every line
     tb: tracebacks.TracebackState = states[tracebacks.TracebackState]
@@ -112,7 +112,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
             if not tb.line and tstate.columns is None and (dead or rows.templates):  # (see template_rows.py)
                 nxt, now = rows.take(block, cur, lineno)
                 if nxt != cur:
-                    r.earn(0.05 * (now - lineno))
+                    r.credit = min(MAX_CREDIT, r.credit + 0.05 * (now - lineno))  # (Reading.earn, inline)
                     cur, lineno = nxt, now
                     continue
             end = block.find("\n", cur) + 1 or size
@@ -149,9 +149,16 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
             if kstate.phase == "tail" and line[:1] not in keras.FIRST_CHARS:
                 keras.other_line(kstate)  # (a line that is not Keras output: the bar at its total is over)
             low = line.lower()
-            for words, lower, reader, state in by_first.get(line[:1], others):  # (the family table: registry.py)
-                if reader is None:  # the start of a stage
-                    if state == registry.WORDS:  # (a line without a trigger word: dead)
+            for words, lower, reader, slot in by_first.get(line[:1], others):  # (the family table: registry.py)
+                if words:
+                    hay = low if lower else line
+                    for word in words:
+                        if word in hay:
+                            break
+                    else:
+                        continue
+                elif reader is None:  # the start of a stage
+                    if slot == registry.WORDS:  # (a line without a trigger word: dead)
                         for word in TRIGGER_WORDS:
                             if word in low:
                                 break
@@ -162,14 +169,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                     elif "\x08" in line:  # what the terminal shows: the text after the last backspace (Keras 3
                         line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"  # erases at the end)
                     continue
-                if words:
-                    hay = low if lower else line
-                    for word in words:
-                        if word in hay:
-                            break
-                    else:
-                        continue
-                if reader(r, state, line, low, lineno):
+                if reader(r, slots[slot], line, low, lineno):
                     break
         rows.flush()
         read.lines = lineno
