@@ -169,7 +169,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                     elif "\x08" in line:  # what the terminal shows: the text after the last backspace (Keras 3
                         line = line.rstrip("\r\n").rstrip("\x08").rsplit("\x08", 1)[-1] + "\n"  # erases at the end)
                     continue
-                if reader(r, slots[slot], line, low, lineno):
+                if reader(r, slots[slot], line, low, lineno):  # type: ignore[misc]  # (None: a stage row, above)
                     break
         rows.flush()
         read.lines = lineno
