@@ -1,19 +1,24 @@
 """The families of log lines the text reader knows, in the order they look at a line: ``FAMILIES``.
 
 Each row is one reader of a line: the family's module holds the reader (and its state, if it keeps one); the row
-says which lines it looks at (its cheap trigger) and at what stage of the line loop (``text.py``). For each line,
-``read_text`` tries the rows in this order and stops at the first reader that takes the line (returns True): the
-order is the precedence. A line that no row before it took reaches the last row, the key/value reader, which
-takes every line.
+declares the cheap trigger a line must pass to reach the reader (``words`` it holds, ``first`` characters it may
+start with) and the stage of the line loop (``text.py``) it belongs to. For each line read in full, ``read_text``
+tries the rows in this order and stops at the first reader that takes the line (returns True): the order is the
+precedence. A line no row took before reaches the last row, the key/value reader, which takes every line.
 
-Stages: ``EVERY_LINE`` rows see every line read in full (only colour codes and NUL bytes removed); ``WORDS`` rows
-only lines holding one of ``text.TRIGGER_WORDS`` (the others are skipped there, and remembered as dead lines);
-``SHOWN`` rows those lines as the terminal shows them (the text after the last backspace). Rows are listed in
-stage order.
+Stages: ``EVERY_LINE`` rows see every line read in full (colour codes and NUL bytes removed); ``WORDS`` rows only
+lines holding one of ``text.TRIGGER_WORDS`` (the others are remembered as dead lines and skipped); ``SHOWN`` rows
+those lines as the terminal shows them (the text after the last backspace). Before the first row, the line loop
+itself gives an open traceback its body and an open table its rows, and ends a Keras bar at its total at any
+line that is not Keras output (those states are looked at on every line: a reader call there would cost more than
+the test; the templates must not take those lines either).
 
 A family's state is created for each file, one per state class: rows with the same class share it (the Keras bar
-and its ``Test loss:`` line). States that hold lines until the file has been read record them at its end, in the
-order of ``AT_END``.
+and its ``Test loss:`` line). States that hold lines until the file has been read record them at its end
+(``finish``), in the order of ``AT_END``. The table is compiled once (``TABLE``): the rows a line passes through,
+by its first character.
+
+Adding a family: its module, and one row here (CONTRIBUTING.md, "Adding a log family").
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "exception",
         tracebacks.read_exception,
-        words=("nan", "inf", "scale"),
+        words=("error", "exception"),
         lower=True,
         stage=WORDS,
         state=tracebacks.TracebackState,
@@ -117,56 +122,64 @@ AT_END: tuple[type, ...] = (
     tracebacks.TracebackState,
 )
 
-#: the classes of the families' states, in table order
-STATE_CLASSES: tuple[type, ...] = tuple(dict.fromkeys(f.state for f in FAMILIES if f.state is not None))
 #: a row of the table compiled: (words, lower, reader, slot: where the reader's state is in a file's ``slots``); a
 #: row without a reader marks where the stage named by its slot starts (``WORDS``, ``SHOWN``)
 Row = tuple[tuple[str, ...], bool, LineReader | None, int]
 
 
-def new_states() -> dict[type, Any]:
-    """A fresh state of each class the table names, for one file, in table order."""
-    return {cls: cls() for cls in STATE_CLASSES}
+@dataclass(frozen=True)
+class Compiled:
+    """A table of families compiled for the line loop: the rows a line passes through, by its first character."""
+
+    #: the classes of the families' states, in table order
+    state_classes: tuple[type, ...]
+    #: for each first character a row names, the rows of a line starting with it, in order (their first characters
+    #: tested here, once)
+    by_first: dict[str, tuple[Row, ...]]
+    #: the rows of a line starting with any other character
+    others: tuple[Row, ...]
+    at_end: tuple[type, ...]
+
+    def new_states(self) -> dict[type, Any]:
+        """A fresh state of each class the table names, for one file, in table order."""
+        return {cls: cls() for cls in self.state_classes}
+
+    @staticmethod
+    def slots(states: dict[type, Any]) -> list[Any]:
+        """The states of a file where the compiled rows find them (slot 0: None, for the rows without a state)."""
+        return [None, *states.values()]
 
 
-def slots(states: dict[type, Any]) -> list[Any]:
-    """The states of a file where the compiled rows find them (slot 0: None, for the rows without a state)."""
-    return [None, *states.values()]
-
-
-def _compile() -> tuple[dict[str, tuple[Row, ...]], tuple[Row, ...]]:
-    """The rows a line passes through, by its first character: for each first character a row names, the rows of
-    a line starting with it, in order (their first characters tested here, once); and the rows of any other line."""
+def compile_table(families: tuple[Family, ...], at_end: tuple[type, ...]) -> Compiled:
+    """The table compiled; ValueError when it breaks its rules: rows in stage order, a name once, the last row one
+    that takes every line, ``at_end`` the states with a ``finish``, each once."""
+    if [f.stage for f in families] != sorted(f.stage for f in families):
+        raise ValueError("the rows are not in stage order")
+    if len({f.name for f in families}) != len(families):
+        raise ValueError("two rows of one name")
+    last = families[-1]
+    if last.stage != SHOWN or last.words or last.first is not None:
+        raise ValueError(f"the last row ({last.name}) must take every line")
+    state_classes = tuple(dict.fromkeys(f.state for f in families if f.state is not None))
+    finishing = [cls for cls in state_classes if hasattr(cls, "finish")]
+    if sorted(map(id, finishing)) != sorted(map(id, at_end)):
+        raise ValueError("at_end must list each state class with a finish, once")
     compiled: list[tuple[frozenset[str] | None, Row]] = []
     stage = EVERY_LINE
-    for f in FAMILIES:
+    for f in families:
         while stage < f.stage:
             stage += 1
             compiled.append((None, ((), False, None, stage)))
         first = None if f.first is None else frozenset(f.first)  # (a string would hold "": any line's [:1])
-        slot = 0 if f.state is None else STATE_CLASSES.index(f.state) + 1
+        slot = 0 if f.state is None else state_classes.index(f.state) + 1
         compiled.append((first, (f.words, f.lower, f.read, slot)))
 
     def passing(c: str) -> tuple[Row, ...]:
         return tuple(row for first, row in compiled if first is None or c in first)
 
     chars = {c for first, _ in compiled if first is not None for c in first}
-    return {c: passing(c) for c in chars}, passing("")
+    return Compiled(state_classes, {c: passing(c) for c in chars}, passing(""), at_end)
 
 
-#: the compiled rows of a line by its first character, and of a line starting with any other character
-BY_FIRST, OTHERS = _compile()
-
-
-def _check() -> None:
-    """The table's own rules: stages in order, one catch-all row last, every state that holds lines in ``AT_END``."""
-    stages = [f.stage for f in FAMILIES]
-    assert stages == sorted(stages), "rows out of stage order"
-    assert len({f.name for f in FAMILIES}) == len(FAMILIES), "two rows of one name"
-    last = FAMILIES[-1]
-    assert last.stage == SHOWN and not last.words and last.first is None, "the last row must take every line"
-    finishing = {f.state for f in FAMILIES if f.state is not None and hasattr(f.state, "finish")}
-    assert finishing == set(AT_END) and len(AT_END) == len(finishing), "AT_END must list each state with a finish"
-
-
-_check()
+#: what ``read_text`` reads with
+TABLE = compile_table(FAMILIES, AT_END)

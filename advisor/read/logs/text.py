@@ -6,12 +6,15 @@ Carriage returns end lines too, so progress bars give one line per update. At ea
 line start of a block, runs of lines with the shape of a line read before are taken
 by templates, and lines without a trigger word seen before are skipped
 (``template_rows.py``, ``repeat.py``). Every other line is read in full: its colour
-codes and NUL bytes removed, an open traceback takes its body (``tracebacks.py``),
-then it goes to the family table's rows in their order (``registry.py``: the
-families that see every line; then, for a line holding one of ``TRIGGER_WORDS``,
-the others, a line without one being remembered as dead), until one takes it. The
-families' states are created for each file (``reading.Reading`` holds them, the
-collector and the templates); those that hold lines record them at the end.
+codes and NUL bytes removed, an open traceback takes its body (``tracebacks.py``)
+and an open table its rows (``table.py``); then the line goes to the rows of the
+family table in their order (``registry.py``), until one takes it: the rows that
+see every line; for a line holding one of ``TRIGGER_WORDS`` (a line without any is
+remembered as dead), the others. Each family names its trigger and its reader
+there; this loop knows only the states it looks at on every line (an open traceback,
+an open table, a Keras bar at its total). The families' states are created for each
+file (``reading.Reading`` holds them, the collector and the templates); those that
+hold lines record them at the end.
 """
 
 from __future__ import annotations
@@ -77,8 +80,9 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     col = Collector(shown)
     read = col.read
     read.encoding = encoding
-    states = registry.new_states()
-    by_first, others, slots = registry.BY_FIRST, registry.OTHERS, registry.slots(states)
+    compiled = registry.TABLE
+    states = compiled.new_states()
+    by_first, others, slots = compiled.by_first, compiled.others, compiled.slots(states)
     # an open traceback and an open table read the next lines themselves (no template takes them), and any line
     # but Keras output ends a Keras bar at its total: the states of these families are looked at on every line
     tb: tracebacks.TracebackState = states[tracebacks.TracebackState]
@@ -173,6 +177,6 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                     break
         rows.flush()
         read.lines = lineno
-    for cls in registry.AT_END:
+    for cls in compiled.at_end:
         states[cls].finish(col)
     return read

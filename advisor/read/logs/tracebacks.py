@@ -70,7 +70,7 @@ def read_start(r: Reading, state: TracebackState, line: str, low: str, lineno: i
 def read_exception(r: Reading, state: TracebackState, line: str, low: str, lineno: int) -> bool:
     """An exception line without its traceback that names a non-finite value or a loss scaler that gave up."""
     if (
-        ("error" in low or "exception" in low)
+        ("nan" in low or "inf" in low or "scale" in low)
         and _EXC_RE.match(line)
         and (NONFINITE_MSG_RE.search(line) or _MIN_SCALE_RE.search(line))
     ):
