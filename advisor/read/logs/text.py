@@ -83,6 +83,7 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
     compiled = registry.TABLE
     states = compiled.new_states()
     by_first, others, slots = compiled.by_first, compiled.others, compiled.slots(states)
+    words_stage, trigger_words = registry.WORDS, TRIGGER_WORDS
     # an open traceback and an open table read the next lines themselves (no template takes them), and any line
     # but Keras output ends a Keras bar at its total: the states of these families are looked at on every line
     tb: tracebacks.TracebackState = states[tracebacks.TracebackState]
@@ -162,8 +163,8 @@ def read_text(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO 
                     else:
                         continue
                 elif reader is None:  # the start of a stage
-                    if slot == registry.WORDS:  # (a line without a trigger word: dead)
-                        for word in TRIGGER_WORDS:
+                    if slot == words_stage:  # (a line without a trigger word: dead)
+                        for word in trigger_words:
                             if word in low:
                                 break
                         else:
