@@ -23,9 +23,13 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
 from advisor.read.logs import yolo
 from advisor.read.logs.records import Buffer, Collector, Split, classify_key
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 MAX_CELLS = 8
 #: how far (in lines) a named record may be printed from a row it names
@@ -87,9 +91,13 @@ class BareState:
         self.widths: dict[int, _Rows] = {}
         self.checked: object = None  # the collector's last record already compared with the rows
 
+    def finish(self, col: Collector) -> None:
+        finish(col, self)
 
-def take(line: str, lineno: int, col: Collector, state: BareState) -> bool:
+
+def read_line(r: Reading, state: BareState, line: str, low: str, lineno: int) -> bool:
     """Hold a row of bare numbers (or read a YOLO ``results.txt`` row); True when the line was one."""
+    col = r.col
     if _ROW_RE.match(line) is None:
         return False
     cells = line.split()

@@ -11,9 +11,13 @@ iterations) and the output named ``loss`` of the same iteration are one point, n
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from advisor.read.logs.keyvalue import NUM
-from advisor.read.logs.records import Collector, parse_number
+from advisor.read.logs.records import parse_number
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 _ITER_RE = re.compile(r"\bIteration (\d+)(?: \([^)]*\))?, (loss|lr) = (" + NUM + r")")
 _TESTING_RE = re.compile(r"\bIteration (\d+), Testing net \(#\d+\)")
@@ -27,8 +31,9 @@ class CaffeState:
         self.test_iter: float | None = None
 
 
-def parse(line: str, lineno: int, col: Collector, state: CaffeState) -> bool:
+def read_line(r: Reading, state: CaffeState, line: str, low: str, lineno: int) -> bool:
     """True when the line was a Caffe solver line (recorded, or deliberately not: a repeat of the loss)."""
+    col = r.col
     m = _ITER_RE.search(line)
     if m:
         it, key, val = float(m.group(1)), m.group(2), parse_number(m.group(3))

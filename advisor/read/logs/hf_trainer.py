@@ -16,15 +16,28 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from advisor.read.logs import fairseq
+from advisor.read.logs import fairseq, repeat
 from advisor.read.logs.keyvalue import parse_pairs, split_record
 from advisor.read.logs.records import Collector, LogRead, Split, classify_key, holds_logged_values, parse_number
 from advisor.read.safe import loads_json
 
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
+
 _ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
 MAX_STATE_BYTES = 300_000_000
+
+
+def read_line(r: Reading, state: None, line: str, low: str, lineno: int) -> bool:
+    """A printed metrics dict (``parse_print``); a dict of a plain shape becomes a template (``repeat.learn_dict``)."""
+    record: list[tuple[dict[str, float], float | None, float | None]] = []
+    if not parse_print(line, lineno, r.col, record):
+        return False
+    if record and r.earn(0.005):
+        r.keep(repeat.learn_dict(line, low, *record[0]))
+    return True
 
 
 def parse_print(

@@ -19,9 +19,14 @@ precision.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
+from advisor.read.logs import repeat
 from advisor.read.logs.keyvalue import parse_pairs, split_record
 from advisor.read.logs.records import Collector, LogEvent, parse_number
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 _EPOCH_RE = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
 #: counter, optional bar (``[===>...]`` or Keras 3's ``━━━━``), then ``- ETA``, a time (``2s``) or ``- loss``
@@ -43,6 +48,11 @@ class KerasState:
         #: (values, line, epoch, split) of the latest progress line not yet recorded
         self.pending: tuple[dict[str, float], int, float | None, str | None] | None = None
         self.seen = False  # any Keras output seen (makes "Test loss:" a test point)
+        #: line number and text of the last epoch header read in full (its epoch may become a template)
+        self.header: tuple[int, str] = (0, "")
+
+    def finish(self, col: Collector) -> None:
+        flush(col, self)
 
 
 def flush(col: Collector, state: KerasState) -> None:
@@ -59,6 +69,25 @@ def other_line(state: KerasState) -> None:
     """A line that is not Keras progress: an epoch whose counter reached the total is over."""
     if state.phase == "tail":
         state.phase = "outside"
+
+
+def read_line(r: Reading, state: KerasState, line: str, low: str, lineno: int) -> bool:
+    """Keras progress output (``parse``); an epoch header and its bar's last line right after it make a template
+    (``repeat.learn_keras``): later epochs of that shape are read without the family chain."""
+    if not parse(line, lineno, r.col, state):
+        return False
+    pend = state.pending
+    if pend is None:
+        if state.phase == "fit" and not state.last_n:
+            state.header = (lineno, line)  # (a header, or a bar without values: learn_keras tells)
+    elif pend[1] == lineno and state.header[0] == lineno - 1 and state.phase == "tail" and r.credit >= 1.0:
+        r.keep(repeat.learn_keras(state.header[1], line, pend[0]))
+    return True
+
+
+def read_test(r: Reading, state: KerasState, line: str, low: str, lineno: int) -> bool:
+    """``Test loss: 0.031`` after Keras output (``parse_test``)."""
+    return state.seen and line.startswith("Test") and parse_test(line, lineno, r.col, state)
 
 
 def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:

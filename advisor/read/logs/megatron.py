@@ -11,17 +11,22 @@ loss: 6.5E+00 | ...``) are key/value pairs (``keyvalue``).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from advisor.read.logs.keyvalue import NUM
-from advisor.read.logs.records import Collector, parse_number
+from advisor.read.logs.records import parse_number
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 _HEAD_RE = re.compile(r"\bvalidation loss at (?:iteration (\d+)|the end of training for (\w+) data)")
 #: ``| lm loss value: 6.5E+00`` / ``| lm loss PPL: 6.7E+02``
 _VALUE_RE = re.compile(r"\|\s*([A-Za-z][\w-]*(?: [\w-]+){0,4}) (value|PPL): (" + NUM + r")")
 
 
-def parse(line: str, lineno: int, col: Collector) -> bool:
+def read_line(r: Reading, state: None, line: str, low: str, lineno: int) -> bool:
     """True when the line was Megatron's evaluation print (recorded as evaluation, or test)."""
+    col = r.col
     m = _HEAD_RE.search(line)
     if m is None:
         return False

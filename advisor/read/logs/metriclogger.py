@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from advisor.read.logs.records import Split
+
 _EPOCH_ITER_RE = re.compile(
     r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*,?\s*((?:Step|Iter(?:ation)?|Batch)\s*)?"
     r"\[\s*(\d+)\s*/\s*(\d+)\s*\]"
@@ -35,12 +37,12 @@ _RICH_RE = re.compile(r"\bEpoch (\d+)/\d+ +[━╺╸╾─ ]*?(\d+)/(\d+) +[\d:
 _ITER_RE = re.compile(r"Iter\s*\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 
 
-def position(line: str) -> tuple[float | None, float | None, str | None, str | None] | None:
+def position(line: str) -> tuple[float | None, float | None, Split | None, str] | None:
     """(step, epoch, split, family) from the line's position prefix, or None."""
     m = _EPOCH_ITER_RE.search(line)
     if m:
         mode, epoch, i, n = m.group(1), int(m.group(2)), int(m.group(4)), int(m.group(5))
-        split = "eval" if mode in ("val", "test") else None
+        split: Split | None = "eval" if mode in ("val", "test") else None
         fam = (
             "mmengine"
             if mode

@@ -10,8 +10,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from advisor.read.logs.records import Collector, LogEvent
+from advisor.read.logs.records import LogEvent
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 _FLAG_RE = re.compile(r"\b(?:is_)?overflow(?:ed)?\b\s*(?:[:=]|is)?\s*\(?(true|false|1|0)\b", re.I)
 _LOSS_IS_RE = re.compile(r"\bloss is\b", re.I)
@@ -24,11 +28,12 @@ def is_scale_line(line: str) -> bool:
     return SCALE_RE.search(line) is not None
 
 
-def parse(line: str, lineno: int, col: Collector) -> None:
-    """Record an overflow flag set to true as an ``overflow`` event (the values go to key/value)."""
+def read_overflow_flag(r: Reading, state: None, line: str, low: str, lineno: int) -> bool:
+    """Record an overflow flag set to true as an ``overflow`` event; False: the values are the key/value reader's."""
+    col = r.col
     m = _FLAG_RE.search(line)
-    if m is None:
-        return
-    col.read.formats.add("mindspore")
-    if m.group(1).lower() in ("true", "1"):
-        col.add_event(LogEvent(kind="overflow", line=lineno, text=line.strip()[:200]))
+    if m is not None:
+        col.read.formats.add("mindspore")
+        if m.group(1).lower() in ("true", "1"):
+            col.add_event(LogEvent(kind="overflow", line=lineno, text=line.strip()[:200]))
+    return False

@@ -12,9 +12,13 @@ Each message is one ``overflow`` event; the scale it moves to becomes a point of
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from advisor.read.logs.keyvalue import NUM
 from advisor.read.logs.records import Collector, LogEvent, parse_number
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 _DS_RE = re.compile(r"Attempted loss scale:\s*(" + NUM + r")(?:,\s*reducing to\s*(" + NUM + r"))?", re.I)
 _TO_RE = re.compile(
@@ -25,8 +29,10 @@ _TO_RE = re.compile(
 _SKIP_RE = re.compile(r"overflow.{0,80}skip|skip.{0,80}overflow|overflow detected", re.I)
 
 
-def parse(line: str, lineno: int, col: Collector) -> bool:
+def read_line(r: Reading, state: None, line: str, low: str, lineno: int) -> bool:
     """Read a loss-scaler message; True when the line was one (and holds nothing else to read)."""
+    r.rows.flush()  # (held template rows first: the loss-scale readers look at the series and the last step)
+    col = r.col
     m = _DS_RE.search(line)
     if m:
         before = parse_number(m.group(1))

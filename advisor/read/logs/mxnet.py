@@ -14,9 +14,13 @@ MXNet's ``CrossEntropy`` metric is named ``cross-entropy`` (a loss); ``Perplexit
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from advisor.read.logs.keyvalue import NUM
-from advisor.read.logs.records import Collector, parse_number
+from advisor.read.logs.records import parse_number
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 _BATCH_RE = re.compile(r"\bEpoch\[(\d+)\]\s+Batch\s*\[(?:\d+-)?(\d+)\]")
 _EPOCH_END_RE = re.compile(r"\bEpoch\[(\d+)\]\s+(Train|Validation)-([\w.-]+)=(" + NUM + r")")
@@ -29,8 +33,9 @@ def _name(key: str) -> str:
     return "loss" if key in ("cross-entropy", "ce") else key
 
 
-def parse(line: str, lineno: int, col: Collector) -> bool:
+def read_line(r: Reading, state: None, line: str, low: str, lineno: int) -> bool:
     """True when the line was an MXNet training line (recorded, or deliberately not: ``Time cost``)."""
+    col = r.col
     m = _EPOCH_END_RE.search(line)
     if m:
         val = parse_number(m.group(4))

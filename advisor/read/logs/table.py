@@ -27,6 +27,7 @@ that repeats the position (step or epoch) of the previous row replaces it (a pro
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from advisor.read.logs import yolo
 from advisor.read.logs.records import (
@@ -36,6 +37,9 @@ from advisor.read.logs.records import (
     classify_key,
     parse_number,
 )
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 #: a column name (``mAP@.5:.95`` holds a colon; ``key: value`` has a blank after it)
 _WORD_RE = re.compile(r"^[A-Za-z][\w.\-()/@:]*$")
@@ -55,6 +59,9 @@ class TableState:
         self.indexed = False  # a pandas DataFrame print: an index column before the header's
         self.tabs = False  # cells separated by tabs (a notebook's table, copied)
 
+    def finish(self, col: Collector) -> None:
+        flush(self, col)
+
 
 def _head(line: str) -> str:
     """The line without a progress bar after it (``640: 100%|███| 10/10 [00:05<00:00, 1.9it/s]``,
@@ -72,6 +79,11 @@ def _cells(line: str, tabs: bool = False) -> list[str]:
     if tabs:
         return [c.strip() for c in line.strip().split("\t")]
     return _head(line).split()
+
+
+def read_header(r: Reading, state: TableState, line: str, low: str, lineno: int) -> bool:
+    """A table's header line (``header``); not a line of ``key: value`` pairs, unless a progress bar follows it."""
+    return (": " not in line or "%|" in line or "% " in line) and header(line, state)
 
 
 def header(line: str, state: TableState) -> bool:

@@ -11,9 +11,13 @@ result, at the epoch just trained; the other batches are not points.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from advisor.read.logs.keyvalue import NUM
-from advisor.read.logs.records import Collector, parse_number
+from advisor.read.logs.records import parse_number
+
+if TYPE_CHECKING:
+    from advisor.read.logs.reading import Reading
 
 _TRAIN_RE = re.compile(r"\bTrain: (\d+) \[\s*(\d+)/(\d+)")
 _TEST_RE = re.compile(r"\bTest: \[\s*(\d+)/(\d+)\]")
@@ -27,8 +31,9 @@ class TimmState:
         self.steps = 0.0  # x of the last training line
 
 
-def parse(line: str, lineno: int, col: Collector, state: TimmState) -> bool:
+def read_line(r: Reading, state: TimmState, line: str, low: str, lineno: int) -> bool:
     """True when the line was a timm training or validation line."""
+    col = r.col
     m = _TRAIN_RE.search(line)
     if m:
         epoch, i, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
