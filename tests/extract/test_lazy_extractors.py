@@ -18,7 +18,17 @@ from pathlib import Path
 import pytest
 
 from advisor.extract import EXTRACTORS, extract_facts
-from advisor.extract import data_stats, dynamics, evaluation, hparams, loss_curve, model, model_family, op_compare
+from advisor.extract import (
+    crashes,
+    data_stats,
+    dynamics,
+    evaluation,
+    hparams,
+    loss_curve,
+    model,
+    model_family,
+    op_compare,
+)
 from advisor.extract.base import RunPair
 from advisor.inventory import RunFolder
 from advisor.read.run import read_run
@@ -28,6 +38,7 @@ EAGER = (
     ("hparams", hparams.extract),
     ("data_stats", data_stats.extract),
     ("loss_curve", loss_curve.extract),
+    ("crashes", crashes.extract),
     ("op_compare", op_compare.extract),
     ("dynamics", dynamics.extract),
     ("model", model.extract),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from advisor.diagnosis import diagnose
 from advisor.extract.base import RunPair
+from advisor.extract.crashes import extract as crash_extract
 from advisor.extract.loss_curve import extract
 from advisor.inventory import RunFolder
 from advisor.read.logs import read_file
@@ -50,7 +51,7 @@ def test_a_metrics_dict_with_a_split_of_its_own_keeps_it(tmp_path):
 
 
 def test_loss_monitor_stop_at_the_first_step_is_a_crash_at_step_1():
-    facts = extract(RunPair(RunFolder.scan(SAMPLES / "mindspore_unscaled_digits"))).facts
+    facts = crash_extract(RunPair(RunFolder.scan(SAMPLES / "mindspore_unscaled_digits"))).facts
     crashes = [f for f in facts if f.kind == "training_crash" and f.step is not None]
     assert [(c.step, c.is_nonfinite) for c in crashes] == [(1, True)]
 

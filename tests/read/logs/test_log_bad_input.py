@@ -6,6 +6,7 @@ import codecs
 import math
 
 from advisor.extract.base import RunPair
+from advisor.extract.crashes import extract as crash_extract
 from advisor.extract.loss_curve import curve_xy, extract
 from advisor.inventory import RunFolder
 from advisor.read.logs import tensorboard
@@ -105,8 +106,8 @@ def test_crash_message_marks_the_curve_diverged(tmp_path):
     (tmp_path / "train.log").write_text("".join(f"iter: {i}  total_loss: {1.0 - i * 0.001:.4f}\n" for i in range(0, 200, 20))
                                         + "Traceback (most recent call last):\n  File \"x.py\", line 1\n"
                                         + "FloatingPointError: Loss became infinite or NaN at iteration=207!\n")
-    ex = extract(RunPair(run=RunFolder.scan(tmp_path)))
-    curve = next(f for f in ex.facts if f.kind == "loss_curve")
+    pair = RunPair(run=RunFolder.scan(tmp_path))
+    curve = next(f for f in extract(pair).facts if f.kind == "loss_curve")
     assert curve.diverged and curve.first_nonfinite_step == 207
-    crash = next(f for f in ex.facts if f.kind == "training_crash" and f.is_nonfinite)
+    crash = next(f for f in crash_extract(pair).facts if f.kind == "training_crash" and f.is_nonfinite)
     assert crash.exception.startswith("FloatingPointError")

@@ -20,6 +20,7 @@ import pytest
 
 from advisor.extract.base import RunPair
 from advisor.extract.curves import CurveThresholds
+from advisor.extract import crashes
 from advisor.extract.loss_curve import curve_xy, extract, primary_loss
 from advisor.inventory import RunFolder
 from advisor.read.logs import read_file
@@ -49,7 +50,8 @@ def _facts(tmp_path, text: str, name: str = "train.log"):
     run = tmp_path / "run"
     run.mkdir(exist_ok=True)
     (run / name).write_text(text, encoding="utf-8")
-    return extract(RunPair(run=RunFolder.scan(run, "run"))).facts
+    pair = RunPair(run=RunFolder.scan(run, "run"))
+    return extract(pair).facts + crashes.extract(pair).facts  # the curves, and the exceptions the log shows
 
 
 # -- produced by the real libraries ----------------------------------------------------------------
