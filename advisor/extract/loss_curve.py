@@ -26,12 +26,12 @@ from advisor.extract.curves import (
     running_median,
     shape,
 )
-from advisor.extract.loss_scale import loss_scale_trend, overflow_events
+from advisor.extract.curve_pick import curve_xy, primary_loss  # noqa: F401 (tests import them from here)
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
 from advisor.inventory import InputRecord
 from advisor.read.logs.merge import MergedRun
-from advisor.read.logs.records import LOSS_NAMES, LogRead, MetricSeries
+from advisor.read.logs.records import LogRead, MetricSeries
 from advisor.read.run import RunRead
 
 
@@ -84,44 +84,6 @@ def _read_side(run: RunRead, out: Extraction) -> tuple[MergedRun, list[str]]:
 
 
 # -- picking series ------------------------------------------------------------------
-def primary_loss(merged: MergedRun, split: str) -> MetricSeries | None:
-    """The main loss of a split: the best-named loss series, else the first component loss logged."""
-    cands = [s for s in merged.series.values() if s.key.split == split]
-    for agg in (False, True):
-        for name in LOSS_NAMES:
-            for s in cands:
-                if s.key.metric == "loss" and s.key.base == name and s.name.endswith("@epoch") == agg:
-                    return s
-    parts = sorted(
-        (s for s in cands if s.key.metric == "loss_part" and not s.name.endswith("@epoch")), key=lambda s: s.order
-    )
-    return parts[0] if parts else None
-
-
-def curve_xy(s: MetricSeries) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, int]:
-    """(x, y, lines, x unit, index where the last run starts) of a series, in file order."""
-    steps, epochs, vals, lines = s.buf.arrays()
-    have = np.isfinite(steps)
-    if have.all() and steps.size:
-        x, unit = steps, "step"
-    elif steps.size and have.mean() >= 0.5:
-        idx = np.where(have, np.arange(steps.size), 0)
-        np.maximum.accumulate(idx, out=idx)
-        x, unit = steps[idx], "step"
-        if not have[0]:
-            x[: int(np.argmax(have))] = steps[have][0]
-    elif epochs.size and np.isfinite(epochs).all():
-        x, unit = epochs, "epoch"
-        if s.epoch_map is not None:
-            me, ms = s.epoch_map
-            if epochs.min() >= me[0] and epochs.max() <= me[-1]:
-                x, unit = np.interp(epochs, me, ms), "step"
-    else:
-        x, unit = np.arange(vals.size, dtype=np.float64), "index"
-    start = s.restarts[-1] if s.restarts else 0
-    return x, vals, lines, unit, start
-
-
 def _int(v: float | None) -> int | None:
     return None if v is None or not math.isfinite(v) else int(round(v))
 
@@ -444,16 +406,6 @@ def _series(out: Extraction, s: MetricSeries, chart: str, label: str, side: str,
     )
 
 
-def _span(merged: MergedRun) -> tuple[float, float] | None:
-    s = primary_loss(merged, "train")
-    if s is None:
-        return None
-    x, _, _, unit, _ = curve_xy(s)
-    if unit != "step" or x.size < 2:
-        return None
-    return float(x.min()), float(x.max())
-
-
 def _updates(curve: LossCurve, steps_per_epoch: int | None) -> int | None:
     """Optimizer updates up to the curve's last point, when the log says: its step, or epochs x steps per epoch."""
     if curve.last_step is None or curve.is_window:
@@ -540,34 +492,6 @@ def _side_facts(
                 out.facts.append(lr)
         elif name == "train/grad_norm":
             out.facts.append(grad_norm_trend(s, side))
-    span = _span(merged)
-    scale = merged.series.get("train/loss_scale")
-    if scale is not None:
-        trend = loss_scale_trend(scale, span, th, side)
-        if trend is not None:
-            out.facts.append(trend)
-            stages.add("floating_point_exceptions")
-    n_over = merged.event_counts.get("overflow", 0)
-    if n_over or scale is not None:
-        events = [e for e in merged.events if e.kind == "overflow"]
-        out.facts.append(
-            overflow_events(
-                events, n_over, merged.event_paths.get("overflow", scale.path if scale else ""), span, th, side
-            )
-        )
-        stages.add("floating_point_exceptions")
-        first_at = next((e.step for e in events if e.step is not None), None)
-        if first_at is None and events and span is not None:
-            first_at = span[0]  # printed before the first logged step
-        if side == "run" and first_at is not None:
-            out.markers.append(
-                Marker(
-                    chart="loss_scale" if scale is not None else "loss",
-                    x=float(first_at),
-                    label=f"first of {n_over} overflows",
-                    kind="overflow",
-                )
-            )
     if side == "run":
         for stage in sorted(stages):
             out.checks.append(CheckRun(stage=stage, inputs=used))

@@ -1,12 +1,19 @@
-"""Loss-scale history and overflow messages -> ``loss_scale_trend`` / ``overflow_events`` facts. No causes."""
+"""Loss-scale history and overflow messages -> ``loss_scale_trend`` / ``overflow_events`` facts. No causes.
+
+An extractor of its own (the floating-point-exception stage); its loss-scale series is drawn with the other
+logged metrics by the loss-curve extractor."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from advisor.chart_data import Marker
+from advisor.extract.base import CheckRun, Extraction, RunPair
+from advisor.extract.curve_pick import train_span
 from advisor.extract.curves import CurveThresholds
 from advisor.facts.base import Source
 from advisor.facts.mixed_precision import LossScaleTrend, OverflowEvents
+from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import LogEvent, MetricSeries
 
 
@@ -65,3 +72,47 @@ def overflow_events(
         side=side,
         source=Source(path=path, line=first.line if first else None, line_end=events[-1].line if events else None),
     )
+
+
+def side_facts(merged: MergedRun, side: str, th: CurveThresholds, out: Extraction) -> bool:
+    """The loss-scale trend and overflow facts of one side, and the run's first-overflow marker; True when any."""
+    found = False
+    span = train_span(merged)
+    scale = merged.series.get("train/loss_scale")
+    if scale is not None:
+        trend = loss_scale_trend(scale, span, th, side)
+        if trend is not None:
+            out.facts.append(trend)
+            found = True
+    n_over = merged.event_counts.get("overflow", 0)
+    if n_over or scale is not None:
+        events = [e for e in merged.events if e.kind == "overflow"]
+        out.facts.append(
+            overflow_events(
+                events, n_over, merged.event_paths.get("overflow", scale.path if scale else ""), span, th, side
+            )
+        )
+        found = True
+        first_at = next((e.step for e in events if e.step is not None), None)
+        if first_at is None and events and span is not None:
+            first_at = span[0]  # printed before the first logged step
+        if side == "run" and first_at is not None:
+            out.markers.append(
+                Marker(
+                    chart="loss_scale" if scale is not None else "loss",
+                    x=float(first_at),
+                    label=f"first of {n_over} overflows",
+                    kind="overflow",
+                )
+            )
+    return found
+
+
+def extract(pair: RunPair) -> Extraction:
+    out = Extraction()
+    th = CurveThresholds.from_options(pair.options)
+    for side in pair.sides():
+        if side_facts(side.merged_logs, side.side, th, out) and side.side == "run":
+            used = [log.shown for log in side.logs if log.is_used]
+            out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=used))
+    return out

@@ -23,13 +23,22 @@ import logs_gen  # noqa: E402
 
 from advisor.diagnosis import diagnose  # noqa: E402
 from advisor.extract.base import RunPair  # noqa: E402
-from advisor.extract.loss_curve import curve_xy, extract, primary_loss  # noqa: E402
+from advisor.extract import crashes, loss_curve, loss_scale  # noqa: E402
+from advisor.extract.loss_curve import curve_xy, primary_loss  # noqa: E402
 from advisor.inventory import RunFolder  # noqa: E402
 from advisor.read.logs import read_file  # noqa: E402
 from advisor.read.logs.merge import merge_reads  # noqa: E402
 
 train = functools.lru_cache(maxsize=None)(logs_gen.train)
 
+
+
+def extract(pair):
+    """The log extractors together: curves, loss scale and overflows, crashes."""
+    ex = loss_curve.extract(pair)
+    ex.merge(loss_scale.extract(pair))
+    ex.merge(crashes.extract(pair))
+    return ex
 
 def _run(tmp_path: Path, kind: str, fmt: str) -> Path:
     return logs_gen.write_run(train(kind), fmt, tmp_path / f"{kind}__{fmt}")

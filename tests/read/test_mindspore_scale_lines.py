@@ -7,9 +7,17 @@ scale): the LossMonitor-style loss line, then ``overflow is True, loss scale is 
 from __future__ import annotations
 
 from advisor.extract.base import RunPair
-from advisor.extract.loss_curve import extract
+from advisor.extract import crashes, loss_curve, loss_scale
 from advisor.inventory import RunFolder
 
+
+
+def extract(pair):
+    """The log extractors together: curves, loss scale and overflows, crashes."""
+    ex = loss_curve.extract(pair)
+    ex.merge(loss_scale.extract(pair))
+    ex.merge(crashes.extract(pair))
+    return ex
 
 def test_scale_lines_of_their_own_form_the_loss_scale_history(tmp_path):
     lines, scale = [], 65536.0

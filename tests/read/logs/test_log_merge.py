@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from advisor.extract.base import RunPair
-from advisor.extract.loss_curve import extract
+from advisor.extract import crashes, loss_curve, loss_scale
 from advisor.inventory import RunFolder
 
+
+
+def extract(pair):
+    """The log extractors together: curves, loss scale and overflows, crashes."""
+    ex = loss_curve.extract(pair)
+    ex.merge(loss_scale.extract(pair))
+    ex.merge(crashes.extract(pair))
+    return ex
 
 def _train_log(n: int) -> str:
     return "".join(f"step {i} loss {2.0 / (1 + 0.1 * i):.5f} lr 0.01\n" for i in range(n))
