@@ -115,6 +115,16 @@ def _scheduler(address: str) -> str:
     return address
 
 
+def _diagnose_options(args: argparse.Namespace) -> dict:
+    """The extractor options of diagnose's flags: --threshold, --baseline-kind, --scheduler."""
+    options = _params(args.threshold, "--threshold")
+    if args.baseline_kind != "auto":
+        options["compare.baseline_kind"] = args.baseline_kind
+    if args.scheduler:
+        options["op_compare.scheduler"] = _scheduler(args.scheduler)
+    return options
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from advisor.cli_sweep import diagnose_many
 
@@ -160,11 +170,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     for path in args.rules or ():
         if not Path(path).exists():
             raise _Usage(f"--rules '{path}': no such rule file or folder")
-    options = _params(args.threshold, "--threshold")
-    if args.baseline_kind != "auto":
-        options["compare.baseline_kind"] = args.baseline_kind
-    if args.scheduler:
-        options["op_compare.scheduler"] = _scheduler(args.scheduler)
+    options = _diagnose_options(args)
     engine = _engine(args)
     try:
         report = diagnose(

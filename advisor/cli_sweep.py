@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from advisor.cli import _Usage, _check_output, _engine, _fmt_from_path, _long_lived_imports, _params, _scheduler, _write
+from advisor.cli import (
+    _Usage,
+    _check_output,
+    _diagnose_options,
+    _engine,
+    _fmt_from_path,
+    _long_lived_imports,
+    _params,
+    _write,
+)
 from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 from advisor.read.safe import shown
 from advisor.rulebase.schema import SEVERITIES
@@ -30,11 +39,7 @@ def diagnose_many(args: argparse.Namespace) -> int:
     _check_output(args.output, [(r, "run") for r in runs] + [(args.baseline, "baseline")])
     if not 0.0 <= args.min_confidence <= 1.0:
         raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
-    options = _params(args.threshold, "--threshold")
-    if args.baseline_kind != "auto":
-        options["compare.baseline_kind"] = args.baseline_kind
-    if args.scheduler:
-        options["op_compare.scheduler"] = _scheduler(args.scheduler)
+    options = _diagnose_options(args)
     engine, params = _engine(args), _params(args.param)
     rows: list[dict] = []
     failed = found = False
