@@ -34,7 +34,7 @@ from advisor.read.run import RunRead
 
 if TYPE_CHECKING:
     from advisor.extract.base import Extraction
-    from advisor.extract.hparams import HparamSet
+    from advisor.extract.hparam_set import HparamSet
     from advisor.extract.model_inputs import Found
 
 #: a class count outside this range is not one (a vocabulary size, a typo)
@@ -59,7 +59,7 @@ class RunView:
     @cached_property
     def _settings(self) -> tuple["HparamSet", "Extraction"]:
         from advisor.extract.base import Extraction
-        from advisor.extract.hparams import collect
+        from advisor.extract.hparam_set import collect
 
         records = Extraction()
         return collect(self.run, records), records

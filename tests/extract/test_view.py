@@ -24,16 +24,16 @@ def _pair(tmp_path: Path, config: dict) -> RunPair:
 
 
 def test_settings_are_collected_once_and_shared(tmp_path, monkeypatch):
-    from advisor.extract import hparams
+    from advisor.extract import hparam_set
 
     calls = []
-    real = hparams.collect
+    real = hparam_set.collect
 
     def counting(run, out):
         calls.append(run.side)
         return real(run, out)
 
-    monkeypatch.setattr(hparams, "collect", counting)
+    monkeypatch.setattr(hparam_set, "collect", counting)
     (tmp_path / "data").mkdir()  # the data extractor needs the settings' sample count too
     np.savez(tmp_path / "data" / "train.npz", x=np.random.default_rng(0).normal(size=(40, 3)), y=np.arange(40) % 2)
     pair = _pair(tmp_path, {"lr": 0.1, "optimizer": "sgd", "nb_classes": 10, "num_train_samples": 40})
@@ -70,15 +70,15 @@ def test_flat_settings_hold_files_and_printed_settings(tmp_path):
 
 def test_extractors_do_not_interpret_settings_themselves():
     """Settings and model descriptions are interpreted through the view: only view.py and the modules it calls
-    (the hyper-parameter extractor's collect, model_inputs.py) flatten settings files or parse model
+    (hparam_set.py's collect, model_inputs.py) flatten settings files or parse model
     descriptions; no extractor runs another's collect."""
-    allowed = {"view.py", "hparams.py", "model_inputs.py"}
+    allowed = {"view.py", "hparam_set.py", "model_inputs.py"}
     offenders = []
     for path in sorted(EXTRACT.glob("*.py")):
         text = path.read_text(encoding="utf-8")
         if path.name not in allowed and re.search(r"from advisor\.read(\.hparams import| import hparams)", text):
             offenders.append(f"{path.name}: imports the settings reader")
-        if path.name not in ("view.py", "hparams.py") and re.search(r"from advisor\.extract\.hparams import", text):
+        if path.name not in ("view.py", "hparams.py") and re.search(r"from advisor\.extract\.hparam_set import", text):
             offenders.append(f"{path.name}: imports the hyper-parameter extractor's internals")
         if path.name not in allowed and re.search(r"\bmd\.(parse|find|logged)_|model_desc import (parse|find)", text):
             offenders.append(f"{path.name}: parses model descriptions")
