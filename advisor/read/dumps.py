@@ -1,6 +1,7 @@
 """Per-operator dumps -> tensor records (no judgement, no comparison).
 
-Two layouts (docs/run-layout.md, docs/comparing-dumps.md):
+The layouts (docs/run-layout.md, docs/comparing-dumps.md); msprobe's and MindSpore's own readers are in
+``dumps_msprobe.py`` and ``dumps_mindspore.py``, on the records and helpers defined here:
 
 - the plain layout: a folder of ``.npy`` files, one per tensor, with an
   optional ``manifest.json`` (a list of ``{"name", "file", "op_type"}`` in
@@ -39,7 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from advisor.read.safe import UnsafeInput, finite_float, loads_json, resolve, resolve_within
+from advisor.read.safe import UnsafeInput, loads_json, resolve, resolve_within
 
 MAX_JSON_BYTES = 200_000_000
 MAX_DUMP_JSON_DEPTH = 200  # dump.json nests lists of tensors of lists; never this deep
@@ -161,6 +162,13 @@ def _dtype_name(text: str | None) -> str | None:
 
 
 # -- discovery ------------------------------------------------------------
+
+#: ``{op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{slot}.{format}.{dtype}.npy``
+#: (MindSpore's synchronous dump with ``file_format: npy``, in ``rank_{id}/{net_name}/{graph_id}/{iteration}/``)
+MS_DUMP_FILE = re.compile(
+    r"^(?P<type>[A-Za-z0-9_]+)\.(?P<name>.+?)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d+)\."
+    r"(?P<role>input|output)\.(?P<slot>\d+)\.(?P<fmt>[A-Za-z0-9_]+)\.(?P<dtype>[A-Za-z0-9_]+)\.npy$"
+)
 
 
 def is_dump_json(path: Path) -> bool:
@@ -414,231 +422,17 @@ def open_npy(path: Path) -> np.ndarray:
     return arr
 
 
-# -- the msprobe layout ---------------------------------------------------
-
-
-def read_msprobe_dump(root: Path) -> Dump:
-    """``dump.json`` (+ ``dump_tensor_data/`` in tensor mode)."""
-    meta = _read_json(root / "dump.json")
-    if not isinstance(meta, dict) or not isinstance(meta.get("data"), dict):
-        raise DumpReadError("dump.json has no 'data' mapping of API calls")
-    task = str(meta.get("task") or "statistics").lower()
-    mode: Literal["tensor", "statistics"] = "tensor" if task == "tensor" else "statistics"
-    dump = Dump(
-        root=root, layout="msprobe", mode=mode, framework=_text(meta.get("framework")), device=_text(meta.get("device"))
-    )
-    data_dir = root / "dump_tensor_data"  # dump_data_dir in the json is the writer's path: not trusted
-    _check_count(len(meta["data"]), "operator calls")
-    for order, (op, entry) in enumerate(meta["data"].items()):
-        if not isinstance(entry, dict):
-            continue
-        op_type = msprobe_op_type(op)
-        for key, role in (("input_args", "input"), ("input", "input"), ("input_kwargs", "input"), ("output", "output")):
-            items = entry.get(key)
-            if isinstance(items, dict):
-                pairs = [(str(k), v) for k, v in items.items()]
-            elif isinstance(items, list):
-                pairs = [(str(i), v) for i, v in enumerate(items)]
-            else:
-                continue
-            for index, item in pairs:
-                if key in ("input_args", "input_kwargs"):
-                    value = _scalar_arg(item)
-                    if value is not _NOT_SCALAR:
-                        dump.args.setdefault(op, {})[f"arg{index}" if key == "input_args" else index] = value
-                for sub_index, rec_json in _tensor_items(index, item):
-                    dump.records.append(
-                        _msprobe_record(op, role, sub_index, order, op_type, rec_json, mode, data_dir, root)
-                    )
-    return dump
-
-
-_NOT_SCALAR = object()
-_SCALAR_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
-
-
-def _scalar_arg(item: Any) -> Any:
-    """The value of a non-tensor argument record (``{"type": "int", "value": 1}``), else ``_NOT_SCALAR``."""
-    if not isinstance(item, dict) or "value" not in item or "Tensor" in str(item.get("type", "")):
-        return _NOT_SCALAR
-    value = item["value"]
-    if value is None or isinstance(value, (int, float, bool, str)):
-        return value[:200] if isinstance(value, str) else value
-    return _NOT_SCALAR
-
-
-def _tensor_items(index: str, item: Any) -> list[tuple[str, dict]]:
-    """Tensor records of one argument (lists and tuples of tensors are flattened as index.k)."""
-    if isinstance(item, dict):
-        return [(index, item)] if "Tensor" in str(item.get("type", "")) or "data_name" in item else []
-    if isinstance(item, list):
-        out: list[tuple[str, dict]] = []
-        for k, sub in enumerate(item):
-            out.extend(_tensor_items(f"{index}.{k}", sub))
-        return out
-    return []
-
-
-def _msprobe_record(
-    op: str, role: str, index: str, order: int, op_type: str | None, item: dict, mode: str, data_dir: Path, root: Path
-) -> TensorRecord:
-    shape = item.get("shape")
-    stats = {}
-    for k in ("Max", "Min", "Mean", "Norm"):
-        v = item.get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            stats[k] = finite_float(v)  # an integer of 400 digits is +-inf, not an OverflowError
-        elif isinstance(v, str) and v.lower() in ("nan", "inf", "-inf"):
-            stats[k] = float(v)
-    rec = TensorRecord(
-        name=f"{op}.{role}.{index}",
-        op=op,
-        role=role,
-        index=index,
-        order=order,  # type: ignore[arg-type]
-        op_type=op_type,
-        dtype=_dtype_name(item.get("dtype")),
-        shape=tuple(int(s) for s in shape)
-        if isinstance(shape, list)
-        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**62 for s in shape)
-        else None,
-        stats=stats or None,
-    )
-    name = item.get("data_name")
-    if mode == "tensor" and isinstance(name, str) and name not in ("-1", ""):
-        rec.rel_file = f"dump_tensor_data/{name}"
-        try:  # inside the dump's own folder: a dump_tensor_data that is a link out of it is not followed
-            rec.file = _within(data_dir.parent, f"{data_dir.name}/{name}")
-        except DumpReadError as exc:
-            rec.problem = str(exc)
-            return rec
-        if not rec.file.is_file():
-            rec.problem = "tensor file named in dump.json is missing"
-    return rec
-
-
 def read_dump(root: Path) -> Dump:
     """Any layout, by what the folder holds. Raises DumpReadError when nothing can be read."""
     if (root / "dump.json").is_file():
+        from advisor.read.dumps_msprobe import read_msprobe_dump
+
         return read_msprobe_dump(root)
     if any(MS_DUMP_FILE.match(p.name) for p in root.glob("*.npy")):
+        from advisor.read.dumps_mindspore import read_mindspore_dump
+
         return read_mindspore_dump(root)
     return read_npy_dump(root)
-
-
-# -- MindSpore's native synchronous dump ------------------------------------
-
-#: ``{op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{slot}.{format}.{dtype}.npy``
-#: (MindSpore's synchronous dump with ``file_format: npy``, in ``rank_{id}/{net_name}/{graph_id}/{iteration}/``)
-MS_DUMP_FILE = re.compile(
-    r"^(?P<type>[A-Za-z0-9_]+)\.(?P<name>.+?)\.(?P<task>\d+)\.(?P<stream>\d+)\.(?P<ts>\d+)\."
-    r"(?P<role>input|output)\.(?P<slot>\d+)\.(?P<fmt>[A-Za-z0-9_]+)\.(?P<dtype>[A-Za-z0-9_]+)\.npy$"
-)
-
-
-def _ms_order(root: Path) -> list[str]:
-    """Kernels in execution order, full names with scope (``Default/fc1-Dense/MatMul-op0``), from the
-    ``execution_order/ms_execution_order_graph_{graph}.csv`` MindSpore writes beside the net's folder."""
-    graph = root.parent.name
-    rank = root.parent.parent.parent
-    try:  # inside the rank's folder: an execution_order that is a link out of it is not followed
-        csv_path = _within(rank, f"execution_order/ms_execution_order_graph_{graph}.csv")
-    except DumpReadError:
-        return []
-    if not csv_path.is_file() or csv_path.stat().st_size > MAX_JSON_BYTES:
-        return []
-    try:
-        lines = csv_path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [ln.split(",")[-1].strip() for ln in lines[1:] if "/" in ln]
-
-
-def _ms_scope(full: str) -> tuple[list[str], str | None, str]:
-    """``Default/block-Block/fc1-Dense/MatMul-op0`` -> (["block", "fc1"], "Dense", "MatMul-op0")."""
-    parts = full.split("/")
-    modules = [p for p in parts[1:-1] if p]
-    names = [m.split("-", 1)[0] for m in modules]
-    cls = modules[-1].split("-", 1)[1] if modules and "-" in modules[-1] else None
-    return names, cls, parts[-1]
-
-
-def read_mindspore_dump(root: Path) -> Dump:
-    """One iteration folder of MindSpore's synchronous dump (one .npy per kernel input/output).
-
-    Two views of the same files: each kernel as ``<module path>.<kernel>.forward`` (op type: the kernel's,
-    e.g. MatMul), and each module of the net's scope (``fc1.forward``, op type its Cell class, e.g. Dense)
-    with the first kernel's input 0 and the last kernel's output 0 -- the names a PyTorch module dump
-    uses, so a port's dumps match module by module. Parameter files are not operators and are skipped.
-    """
-    dump = Dump(root=root, layout="mindspore", mode="tensor", framework="mindspore")
-    files: dict[str, list[tuple[re.Match, str]]] = {}
-    for p in sorted(root.glob("*.npy"), key=lambda p: p.name):
-        m = MS_DUMP_FILE.match(p.name)
-        if m is None or m.group("type") == "Parameter":
-            continue
-        files.setdefault(m.group("name"), []).append((m, p.name))
-    if not files:
-        raise DumpReadError("no MindSpore dump files (TYPE.NAME.TASK.STREAM.TIME.input|output.SLOT.FORMAT.DTYPE.npy)")
-    order = _ms_order(root)
-    flat = {full.replace("/", "_"): full for full in order}
-    first_ts = {name: min(int(m.group("ts")) for m, _ in recs) for name, recs in files.items()}
-    kernels = [flat[n] for n in (f.replace("/", "_") for f in order) if n in files]
-    kernels += [n for n in sorted(files, key=lambda n: first_ts[n]) if n not in flat]  # without the csv: by time
-    op_index = 0
-    opened: set[tuple[str, ...]] = set()
-    scopes: dict[tuple[str, ...], list[str]] = {}
-    classes: dict[tuple[str, ...], str | None] = {}
-    for full in kernels:
-        name = full.replace("/", "_")
-        modules, cls, kernel = _ms_scope(full) if "/" in full else ([], None, full)
-        for depth in range(1, len(modules) + 1):
-            key = tuple(modules[:depth])
-            scopes.setdefault(key, []).append(name)
-            if key not in opened:  # a module's record comes before its kernels' (execution order of its start)
-                opened.add(key)
-                classes[key] = cls if depth == len(modules) else None
-                scopes[key].insert(0, str(op_index))
-                op_index += 1
-        op = ".".join(modules + [kernel]) + ".forward"
-        for m, fname in sorted(files[name], key=lambda x: (x[0].group("role") != "input", int(x[0].group("slot")))):
-            rec = TensorRecord(
-                name=f"{op}.{m.group('role')}.{m.group('slot')}",
-                op=op,
-                role=m.group("role"),  # type: ignore[arg-type]
-                index=m.group("slot"),
-                order=op_index,
-                op_type=m.group("type"),
-                dtype=_dtype_name(m.group("dtype")),
-                rel_file=fname,
-                file=root / fname,
-            )
-            _fill_npy_header(rec)
-            dump.records.append(rec)
-        op_index += 1
-    for key, members in scopes.items():
-        order_of, kernel_names = int(members[0]), members[1:]
-        op = ".".join(key) + ".forward"
-        for role, kernel_name, slot in (("input", kernel_names[0], "0"), ("output", kernel_names[-1], "0")):
-            hit = next((f for m, f in files[kernel_name] if m.group("role") == role and m.group("slot") == slot), None)
-            if hit is None:
-                continue
-            m = MS_DUMP_FILE.match(hit)
-            rec = TensorRecord(
-                name=f"{op}.{role}.0",
-                op=op,
-                role=role,
-                index="0",
-                order=order_of,  # type: ignore[arg-type]
-                op_type=classes.get(key),
-                dtype=_dtype_name(m.group("dtype")) if m else None,
-                rel_file=hit,
-                file=root / hit,
-            )
-            _fill_npy_header(rec)
-            dump.records.append(rec)
-    dump.records.sort(key=lambda r: (r.order, r.role != "input", r.index))
-    return dump
 
 
 # -- loading tensors ------------------------------------------------------

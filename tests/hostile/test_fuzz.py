@@ -177,7 +177,8 @@ _read_manifest.setup = _manifest_folder  # type: ignore[attr-defined]
 
 
 def _read_dump_json(path):
-    from advisor.read.dumps import DumpReadError, read_msprobe_dump
+    from advisor.read.dumps import DumpReadError
+    from advisor.read.dumps_msprobe import read_msprobe_dump
 
     try:
         dump = read_msprobe_dump(path.parent)
