@@ -19,7 +19,6 @@ import math
 from collections.abc import Sequence
 
 from advisor.facts.base import Fact
-from advisor.knowledge.metrics import ACCURACY, OVERLAP
 from advisor.facts.benchmark import BenchmarkGap
 from advisor.facts.evaluation import AccuracyLossBound, EvalScore, TrainScore
 from advisor.facts.hparams import Hyperparameter
@@ -28,122 +27,42 @@ from advisor.facts.mixed_precision import LossScaleTrend, TrainingCrash
 from advisor.facts.model import LossSetup, Task
 from advisor.facts.symptom import SYMPTOM_IDS, Symptom, SymptomSummary
 
-#: a loss level within this share of ln(C) is "at chance"
-CHANCE_BAND = 0.05
-#: a curve that removed less than this share of its start level has levelled off where it started
-FLAT_DROP = 0.1
-#: a levelled loss above ln(C), up to this many times it, is stuck at or worse than chance (further up, the loss
-#: blew up: loss_explodes and the rules that read the ratio)
-ABOVE_CHANCE_MAX = 3.0
-#: the lowest value within [1, this] x the double-softmax floor, never below it, is "at that floor"
-FLOOR_BAND = 1.2
-#: an accuracy at most this many times 1/C (or within this absolute distance of the majority share) is at chance
-SCORE_CHANCE_FACTOR = 1.25
-MAJORITY_BAND = 0.02
-#: a train loss this many times Fano's bound on the label entropy that the eval accuracy allows is at a floor
-FANO_RATIO = 2.0
-#: a train loss this many times the eval loss (or with dropout, which raises the train loss, this many), while
-#: still this share of ln(C) or more, levels off above what the held-out labels allow
-TRAIN_OVER_EVAL = 1.5
-TRAIN_OVER_EVAL_WITH_DROPOUT = 2.5
-TRAIN_FLOOR_CHANCE_RATIO = 0.3
-#: the probability clips of the cross-entropies users train with, and -ln of each: Keras 2+/tf.keras
-#: (backend.epsilon() = 1e-7; 1 - (1 - 1e-7) is 1.19e-7 in float32), Keras 0.x (1e-15 in objectives.py),
-#: PyTorch BCELoss (log clamped at -100)
-PROBABILITY_CLIPS = (
-    ("1e-7", -math.log(1e-7), "Keras"),
-    ("1e-7, in float32", -math.log(1.1920929e-07), "Keras"),
-    ("1e-15", -math.log(1e-15), "early Keras"),
-    ("log >= -100", 100.0, "PyTorch BCELoss"),
+from advisor.extract.symptoms_base import (
+    ABOVE_CHANCE_MAX,
+    CEILING_ACCURACY,
+    CHANCE_BAND,
+    FLAT_DROP,
+    FLOOR_BAND,
+    GRAD_NORM_GROWTH,
+    GRAD_NORM_HUGE,
+    HEALTHY_ACCURACY,
+    HEALTHY_CHANCE_RATIO,
+    HEALTHY_DROP,
+    JUMP_OVER_FIRST,
+    LOSS_HUGE,
+    NOISE_OF_END,
+    NOISE_OF_START,
+    OSCILLATION_MIN_POINTS,
+    PEAK_OVER_START,
+    RISE_OVER_INITIAL_EVAL,
+    _frozen,
+    _is_accuracy,
+    _num,
+    _on,
+    _run,
+    _updates_before,
+    _where,
 )
-#: a loss within this share of error x -ln(clip)
-CLIP_BAND = 0.015
-#: oscillation: noise at least this share of the end level, and at least NOISE_OF_START of the start level
-NOISE_OF_END = 0.5
-NOISE_OF_START = 0.1
-OSCILLATION_MIN_POINTS = 8
-#: explosion: a peak this many times the start, a gradient norm this large or grown this much, a loss this large
-PEAK_OVER_START = 100.0
-GRAD_NORM_HUGE = 1e6
-GRAD_NORM_GROWTH = 1e3
-LOSS_HUGE = 1e6
-#: a train loss that ends this many times its first value rose and did not come back
-JUMP_OVER_FIRST = 10.0
-#: a train loss this many times the initial eval loss (evaluated before training) rose far above its start
-RISE_OVER_INITIAL_EVAL = 2.0
-#: eval worse than train: the eval loss rose this share above its best over at least EVALS_AFTER evaluations
-EVAL_RISE = 0.5
-EVALS_AFTER = 3
-#: or the held-out accuracy ends this far below the training accuracy
-SCORE_GAP = 0.15
-#: a training that plainly works: a held-out accuracy this high, a classifier's loss this low in units of ln(C),
-#: or a loss that lost this share of its start level
-HEALTHY_ACCURACY = 0.9
-HEALTHY_CHANCE_RATIO = 0.2
-HEALTHY_DROP = 0.9
-#: a held-out accuracy this high has nothing left to gain: training longer or faster cannot raise it
-CEILING_ACCURACY = 0.99
-#: an accuracy below this share of chance (1/C), or below NEAR_ZERO_SCORE when C is unknown, contradicts a loss
-BELOW_CHANCE_SHARE = 0.5
-NEAR_ZERO_SCORE = 0.02
-#: a stated target missed by more than this relative share
-TARGET_BAND = 0.01
-
-#: an overlap score whose best stays below this finds almost nothing: the weakest detectors published on COCO
-#: score 0.2 mAP@.5:.95 and more (YOLOv5n 0.28, SSD300 0.23: the YOLOv5 README, Liu et al. 2016), and a
-#: segmentation model that predicts one class everywhere scores a mean IoU of 1/C of the classes' share
-NEAR_ZERO_OVERLAP = 0.05
-#: a run that logged less than this share of its planned epochs is too early to judge by its score (a detector
-#: from scratch scores 0 for its first epochs)
-EARLY_SHARE = 0.1
-
-
-def _num(x: float) -> str:
-    """A value as a report shows it: 4 significant digits."""
-    return f"{x:.4g}"
-
-
-def _where(curve: LossCurve, step: float | None) -> str:
-    """' at step 51', ' at epoch 3', or ' at its 6th logged value' (a log without steps counts from 0)."""
-    if step is None:
-        return ""
-    if curve.x_unit == "index":
-        n = int(step) + 1
-        suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-        return f" at its {n}{suffix} logged value"
-    return f" at {curve.x_unit} {step:g}"
-
-
-def _on(curve: LossCurve, name: str, text: str, **more: object) -> Symptom:
-    """A symptom seen on a curve: its split, logged key and source are the curve's."""
-    return Symptom(
-        name=name,  # type: ignore[arg-type]
-        text=text,
-        split=curve.split,
-        metric_name=curve.metric_name,
-        source=curve.source,
-        **more,  # type: ignore[arg-type]
-    )
-
-
-def _updates_before(curve: LossCurve, step: int) -> int | None:
-    """Optimizer updates made before the value logged at ``step`` was computed (None when the log cannot say).
-
-    A loss logged at step s is the forward pass of the weights after the updates before it: s - 1 of them when
-    the log counts steps from 1, s when it counts from 0 (detectron2's iter 19 is the 20th step).
-    """
-    if curve.x_unit != "step" or curve.first_step is None:
-        return None
-    base = 0 if curve.first_step == 0 else 1
-    return max(step - base, 0)
-
-
-def _is_accuracy(score: EvalScore) -> bool:
-    return score.is_higher_better and score.metric.lower() in ACCURACY and 0.0 <= score.last_value <= 1.0
-
-
-def _run(facts: Sequence[Fact], cls):
-    return [f for f in facts if isinstance(f, cls) and f.side == "run"]
+from advisor.extract.symptoms_eval import (
+    _above_label_entropy,
+    _baseline,
+    _early,
+    _eval_worse,
+    _saturated,
+    _score,
+    _target,
+    _train_above_eval,
+)
 
 
 def _nonfinite(curves: list[LossCurve], crashes: list[TrainingCrash]) -> list[Symptom]:
@@ -291,22 +210,14 @@ def _explodes(curves: list[LossCurve], grads: list[GradNormTrend], task: Task | 
     return []
 
 
-def _frozen(curve: LossCurve) -> bool:
-    """Every logged value is the same (at the logged precision), over at least three points."""
-    if curve.is_frozen_from_start:
-        return True
-    return (
-        curve.points >= 3
-        and curve.first_value is not None
-        and curve.first_value == curve.last_value == curve.min_value
-        and curve.nonfinite_count == 0
-    )
+#: ln of the most classes a chance level is read for (a loss of 1e4 is no ln(C), and exp of it overflows)
+MAX_CHANCE_LEVEL = math.log(1_000_000)
 
 
 def _chance_of_level(curve: LossCurve, score: EvalScore | None) -> int | None:
     """C when a curve that never moved sits at ln(C) and the accuracy beside it is 1/C (no class count stated)."""
     level = curve.end_level if curve.end_level is not None else curve.last_value
-    if level is None or level <= 0.5 or score is None or not _is_accuracy(score):
+    if level is None or level <= 0.5 or level > MAX_CHANCE_LEVEL or score is None or not _is_accuracy(score):
         return None
     k = round(math.exp(level))
     if k < 2 or abs(level - math.log(k)) > 0.01 * math.log(k):
@@ -416,82 +327,6 @@ def _stuck(
     return out
 
 
-def _above_label_entropy(bounds: list[AccuracyLossBound], curves: list[LossCurve]) -> list[Symptom]:
-    """A train loss levelled off far above the label entropy that the eval accuracy allows (Fano's bound)."""
-    train = next((c for c in curves if c.split == "train" and not c.is_still_falling and not c.diverged), None)
-    b = next((b for b in bounds if b.train_to_bound_ratio >= FANO_RATIO), None)
-    if train is None or b is None:
-        return []
-    return [
-        _on(
-            train,
-            name="loss_at_floor",
-            text=f"The train loss levels off at {_num(b.train_end_level)} while the eval accuracy is "
-            f"{_num(b.eval_accuracy)}: {_num(b.train_to_bound_ratio)}x the most uncertainty ({_num(b.bound_loss)} "
-            f"nats) that labels predicted that well can hold.",
-            level=b.train_end_level,
-            reference=b.bound_loss,
-        )
-    ]
-
-
-def _train_above_eval(gaps: list[GeneralizationGap], n_classes: int | None, dropout: bool) -> list[Symptom]:
-    """A train loss levelled off well above the eval loss of the same model, and far from zero in units of ln(C):
-    the held-out labels are predicted better than the training labels, which carry what the model cannot fit."""
-    g = next((g for g in gaps if g.train_last is not None and g.eval_last and g.eval_points >= EVALS_AFTER), None)
-    if g is None or g.train_last is None or not g.eval_last or g.eval_last <= 0 or not n_classes or n_classes < 2:
-        return []
-    ratio = g.train_last / g.eval_last
-    of_chance = g.train_last / math.log(n_classes)
-    needed = TRAIN_OVER_EVAL_WITH_DROPOUT if dropout else TRAIN_OVER_EVAL
-    if ratio < needed or of_chance < TRAIN_FLOOR_CHANCE_RATIO:
-        return []
-    return [
-        Symptom(
-            name="loss_at_floor",
-            text=f"The train loss levels off at {_num(g.train_last)}, {_num(ratio)}x the eval loss of the same model "
-            f"({_num(g.eval_last)}) and {of_chance:.2f} x ln({n_classes}): the training labels hold something the "
-            "model cannot fit and the held-out labels do not.",
-            split="train",
-            level=g.train_last,
-            reference=g.eval_last,
-            source=g.source,
-        )
-    ]
-
-
-def _saturated(curves: list[LossCurve], scores: list[EvalScore], train_scores: list[TrainScore]) -> list[Symptom]:
-    """A cross-entropy equal to the error rate times -ln of a framework's probability clip: every prediction is a
-    hard 0 or 1, right ones cost nothing and each wrong one costs exactly the clip (PROBABILITY_CLIPS)."""
-    train = next((c for c in curves if c.split == "train" and c.last_value is not None), None)
-    acc: float | None = None
-    name = ""
-    score = next((s for s in train_scores), None)
-    if score is not None:
-        acc, name = score.last_value, score.name
-    else:
-        ev = next((s for s in scores if _is_accuracy(s) and s.train_last_value is not None), None)
-        if ev is not None and ev.train_last_value is not None:
-            acc, name = ev.train_last_value, f"training {ev.metric}"
-    if train is None or train.last_value is None or acc is None or not 0.0 < 1.0 - acc < 1.0:
-        return []
-    per_error = train.last_value / (1.0 - acc)
-    for clip, log_clip, who in sorted(PROBABILITY_CLIPS, key=lambda c: abs(per_error / c[1] - 1.0)):
-        if abs(per_error / log_clip - 1.0) <= CLIP_BAND:
-            return [
-                _on(
-                    train,
-                    name="predictions_saturated",
-                    text=f"The train loss ({train.metric_name or 'loss'}) {_num(train.last_value)} is the error rate "
-                    f"{_num(1.0 - acc)} (1 - {name} {_num(acc)}) times {_num(log_clip)}, the cost of one wrong "
-                    f"prediction at the probability clip of {who} ({clip}): every output is a hard 0 or 1.",
-                    level=train.last_value,
-                    reference=(1.0 - acc) * log_clip,
-                )
-            ]
-    return []
-
-
 def _oscillates(curves: list[LossCurve]) -> list[Symptom]:
     train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is None), None)
     if train is None or train.points < OSCILLATION_MIN_POINTS or train.noise_ratio is None:
@@ -509,128 +344,6 @@ def _oscillates(curves: list[LossCurve]) -> list[Symptom]:
             level=train.noise_ratio,
         )
     ]
-
-
-def _eval_worse(gaps: list[GeneralizationGap], scores: list[EvalScore]) -> list[Symptom]:
-    for g in gaps:
-        rising = g.is_eval_rising or (
-            (g.eval_rise_ratio or 0) >= EVAL_RISE
-            and g.evals_after_min >= EVALS_AFTER
-            and (g.train_drop_after_turn_ratio or 0) > 0
-        )
-        if rising and g.eval_last is not None and g.eval_min is not None:
-            return [
-                Symptom(
-                    name="eval_worse_than_train",
-                    text=f"The eval loss rose {g.eval_rise_ratio or 0:.0%} above its best ({_num(g.eval_min)}"
-                    + (f" at {g.eval_min_step}" if g.eval_min_step is not None else "")
-                    + f") to {_num(g.eval_last)} while the train loss kept falling.",
-                    split="eval",
-                    step=g.eval_min_step,
-                    level=g.eval_last,
-                    reference=g.eval_min,
-                    source=g.source,
-                )
-            ]
-    for s in scores:
-        if _is_accuracy(s) and s.eval_minus_train is not None and s.eval_minus_train <= -SCORE_GAP:
-            return [
-                Symptom(
-                    name="eval_worse_than_train",
-                    text=f"{s.name} ends at {_num(s.last_value)}, {-s.eval_minus_train:.0%} below the training "
-                    f"accuracy ({_num(s.train_last_value or 0.0)}).",
-                    split="eval",
-                    metric_name=s.name,
-                    level=s.last_value,
-                    reference=s.train_last_value,
-                    source=s.source,
-                )
-            ]
-    return []
-
-
-def _score(
-    scores: list[EvalScore],
-    curves: list[LossCurve],
-    n_classes: int | None,
-    majority: float | None,
-    already: set[str],
-    early: bool = False,
-) -> list[Symptom]:
-    acc = next((s for s in scores if _is_accuracy(s)), None)
-    if acc is None:
-        return _overlap_near_zero(scores, early) if not already & {"loss_at_chance", "loss_stuck"} else []
-    chance = 1.0 / n_classes if n_classes and n_classes >= 2 else None
-    train = next((c for c in curves if c.split == "train"), None)
-    moving = train is not None and not _frozen(train) and train.points >= 2
-    low = BELOW_CHANCE_SHARE * chance if chance is not None else NEAR_ZERO_SCORE
-    if acc.best_value < low and moving:
-        ref = f" (chance is {_num(chance)})" if chance is not None else ""
-        return [
-            Symptom(
-                name="metric_inconsistent",
-                text=f"{acc.name} stays at {_num(acc.best_value)} or below{ref} while the loss moves: no classifier "
-                "scores below chance, so the metric does not measure what the loss trains.",
-                metric_name=acc.name,
-                level=acc.best_value,
-                reference=chance,
-                source=acc.source,
-            )
-        ]
-    if already & {"loss_at_chance", "loss_stuck"}:
-        return []  # a loss at chance already says the score is
-    if chance is not None and acc.best_value <= SCORE_CHANCE_FACTOR * chance:
-        return [
-            Symptom(
-                name="score_at_chance",
-                text=f"{acc.name} is {_num(acc.last_value)} (best {_num(acc.best_value)}), about chance for "
-                f"{n_classes} classes ({_num(chance)}).",
-                metric_name=acc.name,
-                level=acc.last_value,
-                reference=chance,
-                source=acc.source,
-            )
-        ]
-    if majority is not None and majority >= 0.6 and abs(acc.last_value - majority) <= MAJORITY_BAND:
-        return [
-            Symptom(
-                name="score_at_chance",
-                text=f"{acc.name} is {_num(acc.last_value)}, the share of the most common class in the labels "
-                f"({_num(majority)}): what predicting that class for every input scores.",
-                metric_name=acc.name,
-                level=acc.last_value,
-                reference=majority,
-                source=acc.source,
-            )
-        ]
-    return []
-
-
-def _early(curves: list[LossCurve], hparams: list[Hyperparameter]) -> bool:
-    """Whether the run logged less than EARLY_SHARE of the epochs it planned (``epochs`` in its settings)."""
-    planned = next((h.value for h in hparams if h.name == "epochs" and isinstance(h.value, (int, float))), None)
-    seen = max((c.last_step for c in curves if c.x_unit == "epoch" and c.last_step is not None), default=None)
-    return bool(planned) and seen is not None and seen < EARLY_SHARE * float(planned)  # type: ignore[arg-type]
-
-
-def _overlap_near_zero(scores: list[EvalScore], early: bool) -> list[Symptom]:
-    """A detection or segmentation score that never left 0: the model finds almost nothing (not a symptom yet in
-    a run that logged a few of its planned epochs: a detector from scratch scores 0 for its first ones)."""
-    for s in scores if not early else ():
-        if s.is_higher_better and s.metric.lower() in OVERLAP and 0.0 <= s.best_value < NEAR_ZERO_OVERLAP:
-            after = f" after {s.points} evaluations" if s.points > 1 else ""
-            return [
-                Symptom(
-                    name="score_near_zero",
-                    text=f"{s.name} is {_num(s.last_value)} (best {_num(s.best_value)}){after}: a model at this "
-                    "level finds almost nothing (its chance level is about 0).",
-                    metric_name=s.name,
-                    level=s.last_value,
-                    reference=0.0,
-                    source=s.source,
-                )
-            ]
-    return []
 
 
 def _eval_loss_zero(curves: list[LossCurve]) -> list[Symptom]:
@@ -723,62 +436,6 @@ def _crash(crashes: list[TrainingCrash], already: set[str]) -> list[Symptom]:
             source=c.source,
         )
     ]
-
-
-def _baseline(gaps: list[BenchmarkGap]) -> list[Symptom]:
-    g = next((g for g in gaps if g.is_worse), None)
-    if g is None:
-        return []
-    what = (g.text or "").removeprefix("the run is worse than its baseline: ")
-    return [
-        Symptom(
-            name="baseline_gap",
-            text="The run is worse than its baseline" + (f": {what}." if what else "."),
-            step=g.first_departure_step,
-            x_unit="step" if g.first_departure_step is not None else None,
-            level=g.worst_rel_gap,
-            source=g.source,
-        )
-    ]
-
-
-def _target(hparams: list[Hyperparameter], scores: list[EvalScore], curves: list[LossCurve]) -> list[Symptom]:
-    out: list[Symptom] = []
-    by_name = {h.name: h for h in hparams if isinstance(h.value, (int, float)) and not isinstance(h.value, bool)}
-    target = by_name.get("target_accuracy")
-    acc = next((s for s in scores if _is_accuracy(s)), None)
-    if target is not None and acc is not None:
-        goal = float(target.value)  # type: ignore[arg-type]
-        if goal > 1.0 and acc.best_value <= 1.0:
-            goal /= 100.0  # a target written in percent
-        if acc.best_value < goal * (1 - TARGET_BAND):
-            out.append(
-                Symptom(
-                    name="target_gap",
-                    text=f"{acc.name} reaches {_num(acc.best_value)} at best, below the stated target "
-                    f"{_num(goal)} ({target.raw_key}).",
-                    metric_name=acc.name,
-                    level=acc.best_value,
-                    reference=goal,
-                    source=acc.source,
-                )
-            )
-    target_loss = by_name.get("target_loss")
-    train = next((c for c in curves if c.split == "train" and c.min_value is not None), None)
-    if target_loss is not None and train is not None and train.min_value is not None:
-        goal = float(target_loss.value)  # type: ignore[arg-type]
-        if train.min_value > goal * (1 + TARGET_BAND):
-            out.append(
-                _on(
-                    train,
-                    name="target_gap",
-                    text=f"The train loss gets no lower than {_num(train.min_value)}, above the stated target "
-                    f"{_num(goal)} ({target_loss.raw_key}).",
-                    level=train.min_value,
-                    reference=goal,
-                )
-            )
-    return out[:1]
 
 
 def _slow(curves: list[LossCurve]) -> list[Symptom]:

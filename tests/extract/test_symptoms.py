@@ -190,3 +190,12 @@ def test_a_pasted_detection_row_with_a_near_zero_map_is_a_symptom(tmp_path):
     assert _shown(low) == ["score_near_zero"] and low.summary.verdict != "nothing_found"
     (tmp_path / "train.log").write_text(head + row.format("all", 306, 551, 0.71, 0.62, 0.66, 0.41))
     assert _shown(advisor.diagnose(tmp_path)) == []
+
+
+def test_a_loss_stuck_far_above_any_chance_level_is_stuck_not_an_internal_error(tmp_path):
+    """exp(5000) overflows: the chance level of a frozen curve is only read for levels up to ln(10^6)."""
+    lines = [f"step {i} loss 5000.0 accuracy 0.1" for i in range(1, 60)] + ["epoch 1 val_loss 5000.0 val_accuracy 0.1"]
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = advisor.diagnose(tmp_path)
+    assert not [i for i in report.inputs if "internal error" in (i.why or "")]
+    assert [s.id for s in report.summary.symptoms] == ["loss_stuck"]
