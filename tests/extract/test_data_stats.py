@@ -17,7 +17,10 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wi
 
 import advisor
 from advisor.extract.base import RunPair
-from advisor.extract.data_stats import compare_pipeline_arrays, extract, feature_stats, knn_label_noise
+from advisor.extract.data_compare import compare_pipeline_arrays
+from advisor.extract.data_features import feature_stats
+from advisor.extract.data_labels import knn_label_noise
+from advisor.extract.data_stats import extract
 from advisor.inventory import RunFolder
 from advisor.read.samples import ArraySource, find_samples
 
@@ -274,7 +277,7 @@ def test_chunked_statistics_equal_numpy_on_images(tmp_path):
     x[7, 1, 2, 3] = np.nan
     np.save(tmp_path / "x_train.npy", x)
     (s,) = find_samples(RunFolder.scan(tmp_path)).sets
-    import advisor.extract.data_stats as ds
+    import advisor.extract.data_features as ds
 
     old = ds.CHUNK_BYTES
     ds.CHUNK_BYTES = 64 * 8 * 3 * 10  # about 10 rows per chunk
