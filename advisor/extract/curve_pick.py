@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from advisor.read.logs.merge import MergedRun
-from advisor.read.logs.records import LOSS_NAMES, MetricSeries
+from advisor.read.logs.records import MetricSeries
+from advisor.read.logs.keys import LOSS_NAMES
 
 
 def primary_loss(merged: MergedRun, split: str) -> MetricSeries | None:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.read.logs.records import holds_logged_values
+from advisor.read.logs.keys import holds_logged_values
 
 #: only the start of a log is searched: settings are printed before training
 HEAD_BYTES = 4_000_000

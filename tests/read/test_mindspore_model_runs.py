@@ -14,11 +14,11 @@ from pathlib import Path
 from advisor.diagnosis import diagnose
 from advisor.extract.base import RunPair
 from advisor.extract.crashes import extract as crash_extract
-from advisor.extract.loss_curve import extract
 from advisor.inventory import RunFolder
 from advisor.read.logs import read_file
 from advisor.read.logs.keyvalue import parse_pairs
-from advisor.read.logs.records import Collector, parse_number
+from advisor.read.logs.records import Collector
+from advisor.read.logs.keys import parse_number
 
 SAMPLES = Path(__file__).parent / "logs" / "samples"
 

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.read.logs import fairseq, repeat
 from advisor.read.logs.keyvalue import parse_pairs, split_record
-from advisor.read.logs.records import Collector, LogRead, Split, classify_key, holds_logged_values, parse_number
+from advisor.read.logs.records import Collector, LogRead
+from advisor.read.logs.keys import Split, classify_key, holds_logged_values, parse_number
 from advisor.read.safe import loads_json
 
 if TYPE_CHECKING:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from advisor.read.logs import repeat
 from advisor.read.logs.keyvalue import parse_pairs, split_record
-from advisor.read.logs.records import Collector, LogEvent, parse_number
+from advisor.read.logs.records import Collector, LogEvent
+from advisor.read.logs.keys import parse_number
 
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, classify_key, parse_number
+from advisor.read.logs.keys import EPOCH_KEYS, STEP_KEYS, classify_key, parse_number
 
 NUM = (
     r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[nN][aA][nN](?:\([iI][nN][dD]\))?"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from advisor.read.logs import fairseq, metriclogger, mindspore, repeat
 from advisor.read.logs.keyvalue import is_settings_print, parse_pairs, split_record, unreadable_loss
 from advisor.read.logs.progress_bar import BarState
-from advisor.read.logs.records import Split
+from advisor.read.logs.keys import Split
 from advisor.read.logs.tracebacks import NONFINITE_MSG_RE, nonfinite_message
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.read.logs.records import Buffer, KeyInfo, LogEvent, LogRead, MetricSeries
+from advisor.read.logs.records import Buffer, LogEvent, LogRead, MetricSeries
+from advisor.read.logs.keys import KeyInfo
 from advisor.read.logs.tensorboard import join_folders
 
 _X_RANK = {"step": 2, "epoch": 1, "index": 0}

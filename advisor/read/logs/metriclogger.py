@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.read.logs.records import Split
+from advisor.read.logs.keys import Split
 
 _EPOCH_ITER_RE = re.compile(
     r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*,?\s*((?:Step|Iter(?:ation)?|Batch)\s*)?"

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from advisor.read.bounded import MAX_CSV_LINE, bounded_lines
-from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead, parse_number
+from advisor.read.logs.records import Collector, LogRead
+from advisor.read.logs.keys import EPOCH_KEYS, STEP_KEYS, parse_number
 
 
 def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO | None = None) -> LogRead:

@@ -9,7 +9,8 @@ import io
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from advisor.read.logs.records import EPOCH_KEYS, STEP_KEYS, Collector, LogRead
+from advisor.read.logs.records import Collector, LogRead
+from advisor.read.logs.keys import EPOCH_KEYS, STEP_KEYS
 from advisor.read.bounded import numbered_bounded_lines
 from advisor.read.safe import loads_json
 

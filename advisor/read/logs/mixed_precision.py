@@ -15,7 +15,8 @@ import re
 from typing import TYPE_CHECKING
 
 from advisor.read.logs.keyvalue import NUM
-from advisor.read.logs.records import Collector, LogEvent, parse_number
+from advisor.read.logs.records import Collector, LogEvent
+from advisor.read.logs.keys import parse_number
 
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading

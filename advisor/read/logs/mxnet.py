@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from advisor.read.logs.keyvalue import NUM
-from advisor.read.logs.records import parse_number
+from advisor.read.logs.keys import parse_number
 
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading

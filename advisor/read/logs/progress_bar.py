@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from advisor.read.logs.records import Collector, classify_key
+from advisor.read.logs.records import Collector
+from advisor.read.logs.keys import classify_key
 
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading

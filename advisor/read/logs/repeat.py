@@ -46,7 +46,7 @@ from typing import Literal
 
 from advisor.read.logs import hf_trainer, metriclogger
 from advisor.read.logs.keyvalue import _PHRASES, KV_RE, _role
-from advisor.read.logs.records import Split, parse_number
+from advisor.read.logs.keys import Split, parse_number
 
 #: the longest line a template is learned from or matched on (the text reader rewrites digit runs of more
 #: than 320 characters; a line this short cannot hold one)

@@ -30,13 +30,8 @@ import re
 from typing import TYPE_CHECKING
 
 from advisor.read.logs import yolo
-from advisor.read.logs.records import (
-    EPOCH_KEYS,
-    STEP_KEYS,
-    Collector,
-    classify_key,
-    parse_number,
-)
+from advisor.read.logs.records import Collector
+from advisor.read.logs.keys import EPOCH_KEYS, STEP_KEYS, classify_key, parse_number
 
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading

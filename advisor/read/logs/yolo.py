@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 
-from advisor.read.logs.records import Collector, parse_number
+from advisor.read.logs.records import Collector
+from advisor.read.logs.keys import parse_number
 
 #: the training table's loss columns (lower-cased header cell -> key)
 HEADER_NAMES = {"giou": "giou_loss", "box": "box_loss", "obj": "obj_loss", "cls": "cls_loss", "total": "total_loss"}
