@@ -19,6 +19,7 @@ from advisor.inventory import InputRecord
 from advisor.knowledge.datasets import dataset_classes
 from advisor.knowledge.settings import CLASS_COUNT_KEYS
 from advisor.read import model_desc as md
+from advisor.read import model_text as mt
 from advisor.read.hparams import HPARAM_FILE_NAMES, flatten
 from advisor.read.run import MappingFile, ModelJson, RunRead
 from advisor.read.samples import SampleReadError
@@ -175,9 +176,9 @@ def read_folder(folder: RunRead, out: Extraction) -> Found:
     for head in folder.model_texts:
         text = head.text
         where = head.rel.as_posix()
-        descs = md.parse_module_repr(text, where) + md.parse_keras_summary(text, where)
-        comp = md.find_compile_settings(text, where)
-        names = md.logged_metric_names(text)
+        descs = mt.parse_module_repr(text, where) + mt.parse_keras_summary(text, where)
+        comp = mt.find_compile_settings(text, where)
+        names = mt.logged_metric_names(text)
         for n in names:
             found.metrics.setdefault(n, where)
         if descs or comp:

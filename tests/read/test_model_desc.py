@@ -13,6 +13,7 @@ import pytest
 from tests.optional import importorskip
 
 from advisor.read import model_desc as md
+from advisor.read import model_text as mt
 
 
 def _layers(desc):
@@ -32,7 +33,7 @@ def test_torch_repr_nested_sequential():
             self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.25), nn.Linear(288, 3), nn.Softmax(dim=1))
 
     text = "epoch 0 loss 1.2\n" + str(Net()) + "\nepoch 1 loss 1.0\n"
-    [desc] = md.parse_module_repr(text, "train.log")
+    [desc] = mt.parse_module_repr(text, "train.log")
     assert torch is not None
     assert desc.format == "torch_repr" and desc.architecture == "Net" and desc.line == 2
     assert _layers(desc) == [("Conv2d", "conv", 8, None, None), ("BatchNorm2d", "norm", None, None, None),
@@ -56,7 +57,7 @@ def test_mindspore_repr_with_fused_activation():
         def construct(self, x):
             return self.fc2(self.drop(self.fc1(x)))
 
-    [desc] = md.parse_module_repr(str(Net()), "model.txt")
+    [desc] = mt.parse_module_repr(str(Net()), "model.txt")
     assert desc.format == "mindspore_repr" and desc.framework == "mindspore"
     assert _layers(desc) == [("Dense", "dense", 32, "relu", None), ("Dropout", "dropout", None, None, 0.2),
                              ("Dense", "dense", 10, None, None)]
@@ -66,7 +67,7 @@ def test_mindspore_angle_bracket_repr():
     # the print(net) layout of MindSpore 1.x / 2.0 (Cell.__repr__ with '<' '>')
     text = ("Net<\n  (fc1): Dense<input_channels=64, output_channels=32, has_bias=True, activation=ReLU<>>\n"
             "  (fc2): Dense<input_channels=32, output_channels=10, has_bias=True>\n  (sm): Softmax<>\n  >\n")
-    [desc] = md.parse_module_repr(text)
+    [desc] = mt.parse_module_repr(text)
     assert desc.framework == "mindspore"
     assert _layers(desc) == [("Dense", "dense", 32, "relu", None), ("Dense", "dense", 10, None, None),
                              ("Softmax", "activation", None, "softmax", None)]
@@ -90,7 +91,7 @@ def keras_model():
 @pytest.mark.slow
 def test_keras_summary(keras_model):
     _, text = keras_model
-    [desc] = md.parse_keras_summary("Epoch 1/2\n" + text)
+    [desc] = mt.parse_keras_summary("Epoch 1/2\n" + text)
     assert desc.format == "keras_summary" and not desc.activations_known and desc.total_params == 2410
     assert _layers(desc) == [("Dense", "dense", 32, None, None), ("Dropout", "dropout", None, None, None),
                              ("Dense", "dense", 10, None, None)]
@@ -99,7 +100,7 @@ def test_keras_summary(keras_model):
 @pytest.mark.slow
 def test_keras_compile_config_printed_in_a_log(keras_model):
     _, text = keras_model
-    comp = md.find_compile_settings(text, "train.log")
+    comp = mt.find_compile_settings(text, "train.log")
     assert comp is not None
     assert (comp.loss, comp.from_logits, comp.metrics, comp.optimizer) == (
         "SparseCategoricalCrossentropy", True, ["accuracy"], "Adam")
@@ -162,8 +163,8 @@ def test_hidden_sizes_do_not_describe_the_output_layer():
 
 def test_loss_spelled_in_a_torch_log_and_metric_names():
     text = "criterion: CrossEntropyLoss()\nepoch 1 step 5 loss 0.9 lr 0.01\nepoch 1 val_loss 0.8 val_acc 0.7\n"
-    comp = md.find_compile_settings(text)
+    comp = mt.find_compile_settings(text)
     assert comp is not None and comp.loss == "CrossEntropyLoss" and comp.line == 1
-    assert md.logged_metric_names(text) == ["val_acc"]
+    assert mt.logged_metric_names(text) == ["val_acc"]
     # a numeric 'loss: 0.23' of a training line is a value, not a loss name
-    assert md.find_compile_settings("45/45 - 0s - accuracy: 0.9 - loss: 0.23\n") is None
+    assert mt.find_compile_settings("45/45 - 0s - accuracy: 0.9 - loss: 0.23\n") is None
