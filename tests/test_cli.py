@@ -263,7 +263,8 @@ def test_a_skipped_stage_names_its_unreadable_input(tmp_path, capsys):
 def test_files_no_extractor_reads_are_listed_as_ignored(tmp_path):
     import shutil
 
-    from advisor.diagnosis import MAX_UNREAD_LISTED, diagnose
+    from advisor.diagnosis import diagnose
+    from advisor.report_assembly import MAX_UNREAD_LISTED
 
     run = tmp_path / "run"
     shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "gelu_port" / "run", run)
