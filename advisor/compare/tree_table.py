@@ -67,25 +67,8 @@ def tree_text(tree: TreeResult, limit: int = 30) -> str:
         lines.append(f"no run counterpart: baseline {leaf.rel}")
     lines.append("")
     lines.append(f"{'step':>5} {'rank':>5} {'errors':>6} {'cosine':>9}  first deviating operator (kind)")
-    steps: dict[int | None, list] = {}
-    for c in tree.cells:
-        steps.setdefault(c.step, []).append(c)
-    shown_rows = 0
-    for step, cells in steps.items():
-        odd = [c for c in cells if c.problem or c.first_op]
-        label = "" if step is None else str(step)
-        if not odd:
-            lines.append(f"{label:>5} {'':>5} {'':>6} {'':>9}  all {len(cells)} ranks match")
-            continue
-        for c in odd[: max(limit - shown_rows, 1)]:
-            rank = "" if c.rank is None else str(c.rank)
-            what = f"not compared: {c.problem}" if c.problem else f"{c.first_op} ({c.first_kind})"
-            lines.append(f"{label:>5} {rank:>5} {c.errors:>6} {_fmt(c.cosine):>9}  {what}")
-            shown_rows += 1
-        if len(odd) > max(limit - shown_rows, 1) and shown_rows >= limit:
-            lines.append(f"{'':>5} {'':>5} ... {len(odd)} pairs of this step deviate (-o FILE.csv lists them all)")
-        if len(cells) > len(odd):
-            lines.append(f"{label:>5} {'':>5} {'':>6} {'':>9}  the other {len(cells) - len(odd)} ranks match")
+    rows = _step_rows(tree, limit)
+    lines.extend(rows)
     table = shown_table(tree)
     res = tree.shown_pair()
     if table is not None and res is not None:
@@ -93,6 +76,66 @@ def tree_text(tree: TreeResult, limit: int = 30) -> str:
         lines.append(f"detail of {res.run.label}:")
         lines.append(summary_text(table, limit).rstrip("\n"))
     return "\n".join(lines) + "\n"
+
+
+#: pairs of one step that deviate at the same operator are shown as one line from this many on
+GROUP_FROM = 4
+
+
+def rank_span(ranks: list[int]) -> str:
+    """[0, 1, 2, 3, 5, 7, 8] -> '0-3, 5, 7-8'."""
+    parts: list[str] = []
+    for r in sorted(ranks):
+        if parts and "-" in parts[-1] and int(parts[-1].split("-")[1]) == r - 1:
+            parts[-1] = f"{parts[-1].split('-')[0]}-{r}"
+        elif parts and "-" not in parts[-1] and int(parts[-1]) == r - 1:
+            parts[-1] = f"{parts[-1]}-{r}"
+        else:
+            parts.append(str(r))
+    return ", ".join(parts)
+
+
+def _step_rows(tree: TreeResult, limit: int) -> list[str]:
+    """Per step: 'all N ranks match', or the deviating pairs (those at one operator on many ranks as one
+    line), then how many match; at most ``limit`` rows of pairs."""
+    out: list[str] = []
+    steps: dict[int | None, list[Cell]] = {}
+    for c in tree.cells:
+        steps.setdefault(c.step, []).append(c)
+    shown_rows = 0
+    for step, cells in steps.items():
+        label = "" if step is None else str(step)
+        odd = [c for c in cells if c.problem or c.first_op]
+        if not odd:
+            out.append(f"{label:>5} {'':>5} {'':>6} {'':>9}  all {len(cells)} ranks match")
+            continue
+        groups: dict[tuple[str | None, str | None], list[Cell]] = {}
+        for c in odd:
+            groups.setdefault((c.problem, None) if c.problem else (c.first_op, c.first_kind), []).append(c)
+        for (what, kind), members in groups.items():
+            if shown_rows >= limit:
+                out.append(f"{'':>5} {'':>5} ... more deviating pairs (-o FILE.csv lists every pair)")
+                return out
+            ranks = [c.rank for c in members if c.rank is not None]
+            text = f"not compared: {what}" if kind is None and members[0].problem else f"{what} ({kind})"
+            if len(members) >= GROUP_FROM and len(ranks) == len(members):
+                errors = sum(c.errors for c in members)
+                cosines = [c.cosine for c in members if c.cosine is not None]
+                low = _fmt(min(cosines)) if cosines else ""
+                out.append(
+                    f"{label:>5} {'*':>5} {errors:>6} {low:>9}  {text} on {len(members)} ranks: {rank_span(ranks)}"
+                )
+                shown_rows += 1
+                continue
+            for c in members:
+                if shown_rows >= limit:
+                    break
+                rank = "" if c.rank is None else str(c.rank)
+                out.append(f"{label:>5} {rank:>5} {c.errors:>6} {_fmt(c.cosine):>9}  {text}")
+                shown_rows += 1
+        if len(cells) > len(odd):
+            out.append(f"{label:>5} {'':>5} {'':>6} {'':>9}  the other {len(cells) - len(odd)} ranks match")
+    return out
 
 
 def write_tree(tree: TreeResult, path: str) -> None:

@@ -254,3 +254,12 @@ def test_diagnose_on_a_local_cluster(trees, tmp_path, capsys):
     main([*argv, "--scheduler", "local"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["causes"][0]["id"] == "hardware_fault"
+
+
+def test_many_ranks_at_one_operator_are_one_line(trees, capsys):
+    from advisor.compare.tree_table import rank_span
+
+    assert rank_span([0, 1, 2, 3, 5, 7, 8]) == "0-3, 5, 7-8" and rank_span([4]) == "4"
+    assert _compare([str(trees["operator"]), str(trees["base"])]) == 1
+    out = capsys.readouterr().out
+    assert "act.forward (compute) on 8 ranks: 0-7" in out and out.count("act.forward (compute)") == 3  # one per step
