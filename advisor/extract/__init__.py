@@ -51,6 +51,7 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("hparams", hparams.extract),
     ("data_stats", _when("advisor.extract.data_stats", lambda pair: any(map(_has_samples, pair.sides())))),
     ("loss_curve", loss_curve.extract),
+    ("benchmark_gap", _when("advisor.extract.benchmark_gap", lambda pair: pair.baseline is not None)),
     ("loss_scale", _when("advisor.extract.loss_scale", lambda pair: any(side.logs for side in pair.sides()))),
     ("crashes", _when("advisor.extract.crashes", lambda pair: any(side.logs for side in pair.sides()))),
     ("op_compare", _when("advisor.extract.op_compare", lambda pair: bool(pair.run.dumps))),

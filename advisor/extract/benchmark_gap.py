@@ -1,4 +1,5 @@
-"""The run against its baseline as a whole -> one ``benchmark_gap`` fact (the routine's starting symptom).
+"""The run against its baseline as a whole -> one ``benchmark_gap`` fact (the routine's starting symptom); an
+extractor of its own (the pre-check stage).
 
 Built from the loss deviations (``baseline_deviation``: curves aligned by step,
 a noise band from the baseline's own noise) and the final eval scores of both
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.benchmark import BenchmarkGap, GapMetric
 from advisor.facts.loss_curve import BaselineDeviation
@@ -97,3 +99,36 @@ def benchmark_gap(
 
 
 __all__ = ["SCORE_BAND", "FinalScore", "benchmark_gap"]
+
+
+def extract(pair: RunPair) -> Extraction:
+    """The benchmark gap of a run with a baseline: its loss deviations and both sides' final eval scores."""
+    from advisor.extract.baseline_curves import baseline_deviation
+    from advisor.extract.curve_pick import final_score, primary_loss
+    from advisor.extract.curves import CurveThresholds
+
+    out = Extraction()
+    if pair.baseline is None:
+        return out
+    th = CurveThresholds.from_options(pair.options)
+    run, base = pair.run.merged_logs, pair.baseline.merged_logs
+    devs = []
+    for split in ("train", "eval"):
+        r, b = primary_loss(run, split), primary_loss(base, split)
+        if r is not None and b is not None:
+            dev = baseline_deviation(r, b, split, th)
+            if dev is not None:
+                devs.append(dev)
+    gap = benchmark_gap(
+        devs, final_score(run), final_score(base), float(pair.options.get("benchmark.score_band", SCORE_BAND))
+    )
+    if gap is not None:
+        out.facts.append(gap)
+        out.checks.append(
+            CheckRun(
+                stage="pre_check",
+                inputs=[gap.source.path] if gap.source else [],
+                note="the run against its baseline: " + gap.text,
+            )
+        )
+    return out

@@ -6,10 +6,10 @@ not a crash, unless it speaks of NaN/Inf; a "loss became NaN" message always is.
 
 from __future__ import annotations
 
-import math
 import re
 
 from advisor.extract.base import Extraction, RunPair
+from advisor.extract.curve_pick import step_int
 from advisor.facts.base import Source
 from advisor.facts.mixed_precision import TrainingCrash
 from advisor.read.logs.merge import MergedRun
@@ -22,10 +22,6 @@ API_CHANGE = re.compile(
 )
 #: crashes kept per side (the first ones: later ones are usually the same failure again)
 MAX_CRASHES = 5
-
-
-def _step(v: float | None) -> int | None:
-    return None if v is None or not math.isfinite(v) else int(round(v))
 
 
 def crash_facts(merged: MergedRun, side: str) -> list[TrainingCrash]:
@@ -41,7 +37,7 @@ def crash_facts(merged: MergedRun, side: str) -> list[TrainingCrash]:
         out.append(
             TrainingCrash(
                 exception=e.text,
-                step=_step(e.step),
+                step=step_int(e.step),
                 side=side,
                 is_nonfinite=bool(re.search(r"nan|inf|non-finite", e.text, re.I)),
                 is_api_change=bool(API_CHANGE.search(e.text)),

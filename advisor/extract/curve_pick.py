@@ -6,8 +6,12 @@ functions pick the main loss of a split and give any series as (x, y) along step
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from advisor.extract.benchmark_gap import FinalScore
+from advisor.knowledge.metrics import lower_is_better
 from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import MetricSeries
 from advisor.read.logs.keys import LOSS_NAMES
@@ -60,3 +64,31 @@ def train_span(merged: MergedRun) -> tuple[float, float] | None:
     if unit != "step" or x.size < 2:
         return None
     return float(x.min()), float(x.max())
+
+
+def step_int(v: float | None) -> int | None:
+    return None if v is None or not math.isfinite(v) else int(round(v))
+
+
+def final_score(merged: MergedRun) -> FinalScore | None:
+    """The last finite value of the first eval score logged (accuracy, f1, wer ...), with its direction."""
+    score = next(
+        (
+            s
+            for s in sorted(merged.series.values(), key=lambda s: s.order)
+            if s.key.split == "eval" and s.key.metric == "score"
+        ),
+        None,
+    )
+    if score is None:
+        return None
+    _, y, _, _, start = curve_xy(score)
+    y = y[start:][np.isfinite(y[start:])]
+    if not y.size:
+        return None
+    return FinalScore(
+        name=score.raw_key,
+        last=float(y[-1]),
+        path=score.path,
+        lower_better=lower_is_better(score.key.base),
+    )

@@ -15,20 +15,18 @@ import numpy as np
 
 from advisor.knowledge.metrics import lower_is_better
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
-from advisor.extract.benchmark_gap import SCORE_BAND, FinalScore, benchmark_gap
+from advisor.extract.baseline_curves import baseline_deviation
 from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
 from advisor.extract.curves import (
     CurveThresholds,
-    align,
     diff_sigma,
     downsample,
-    first_sustained,
     running_median,
     shape,
 )
-from advisor.extract.curve_pick import curve_xy, primary_loss  # noqa: F401 (tests import them from here)
+from advisor.extract.curve_pick import curve_xy, primary_loss, step_int  # noqa: F401 (tests import them from here)
 from advisor.facts.base import Source
-from advisor.facts.loss_curve import BaselineDeviation, GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
+from advisor.facts.loss_curve import GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
 from advisor.inventory import InputRecord
 from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import LogRead, MetricSeries
@@ -84,10 +82,6 @@ def _read_side(run: RunRead, out: Extraction) -> tuple[MergedRun, list[str]]:
 
 
 # -- picking series ------------------------------------------------------------------
-def _int(v: float | None) -> int | None:
-    return None if v is None or not math.isfinite(v) else int(round(v))
-
-
 # -- facts ----------------------------------------------------------------------------
 def is_window(x: np.ndarray, unit: str) -> bool:
     """Whether a curve starts mid-run: its first step (or epoch) lies well past where logging starts, i.e.
@@ -136,8 +130,10 @@ def summarize(
             is_stagnant=sh.is_stagnant,
             is_oscillating=sh.is_oscillating,
             is_slow=sh.is_slow,
-            min_step=_int(float(xf[sh.smooth_min_index])),
-            plateau_start_step=_int(float(xf[sh.plateau_start_index])) if sh.plateau_start_index is not None else None,
+            min_step=step_int(float(xf[sh.smooth_min_index])),
+            plateau_start_step=step_int(float(xf[sh.plateau_start_index]))
+            if sh.plateau_start_index is not None
+            else None,
         )
     window = is_window(xs, unit)
     if window and fields:  # the start of training is not in the log: no "never fell from the start"
@@ -166,15 +162,15 @@ def summarize(
         metric_name=s.raw_key,
         x_unit=unit,
         points=int(s.buf.count),
-        first_step=_int(float(x[0])) if x.size else None,
-        last_step=_int(float(x[-1])) if x.size else None,
+        first_step=step_int(float(x[0])) if x.size else None,
+        last_step=step_int(float(x[-1])) if x.size else None,
         first_value=float(y[np.isfinite(y)][0]) if np.isfinite(y).any() else None,
         last_value=float(y[np.isfinite(y)][-1]) if np.isfinite(y).any() else None,
         min_value=float(np.min(y[np.isfinite(y)])) if np.isfinite(y).any() else None,
-        first_nonfinite_step=_int(first_nf),
+        first_nonfinite_step=step_int(first_nf),
         nonfinite_count=int(s.buf.nonfinite),
         diverged=diverged,
-        divergence_step=_int(div_step),
+        divergence_step=step_int(div_step),
         restarts=len(s.restarts),
         resumes=s.resumes,
         side=side,
@@ -257,7 +253,7 @@ def generalization(
         train_last=t_end,
         eval_last=elast,
         eval_min=emin,
-        eval_min_step=_int(float(ex[imin])),
+        eval_min_step=step_int(float(ex[imin])),
         eval_rise_ratio=rise,
         evals_after_min=after,
         train_drop_after_turn_ratio=drop_after,
@@ -300,7 +296,7 @@ def grad_norm_trend(s: MetricSeries, side: str) -> GradNormTrend:
     common = dict(
         points=int(s.buf.count),
         nonfinite_count=int(s.buf.nonfinite),
-        first_nonfinite_step=_int(float(x[np.flatnonzero(~fin)[0]])) if (~fin).any() else None,
+        first_nonfinite_step=step_int(float(x[np.flatnonzero(~fin)[0]])) if (~fin).any() else None,
         is_nonfinite_at_end=bool(y.size and not fin[-1]),
         side=side,
         source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])) if lines.size else None,
@@ -308,7 +304,7 @@ def grad_norm_trend(s: MetricSeries, side: str) -> GradNormTrend:
     if yf.size == 0:
         return GradNormTrend(**common)
     imax = int(np.argmax(yf))
-    common.update(max_value=float(yf[imax]), max_step=_int(float(xf[imax])))
+    common.update(max_value=float(yf[imax]), max_step=step_int(float(xf[imax])))
     if yf.size < 3:
         return GradNormTrend(**common)
     w = max(3, yf.size // 10)
@@ -338,46 +334,6 @@ def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:
         peak_over_first_ratio=float(peak / y[0]) if y[0] > 0 else None,
         side=side,
         source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])),
-    )
-
-
-def baseline_deviation(
-    run: MetricSeries, base: MetricSeries, split: str, th: CurveThresholds
-) -> BaselineDeviation | None:
-    rx, ry, _, runit, rs = curve_xy(run)
-    bx, by, _, bunit, bs = curve_xy(base)
-    if runit != bunit:
-        return None
-    rx, ry, bx, by = rx[rs:], ry[rs:], bx[bs:], by[bs:]
-    run_nf = bool((~np.isfinite(ry)).any())
-    base_nf = bool((~np.isfinite(by)).any())
-    rf, bf = np.isfinite(ry), np.isfinite(by)
-    rx, ry, bx, by = rx[rf], ry[rf], bx[bf], by[bf]
-    if ry.size < 3 or by.size < 3:
-        return None
-    k = min(max(3, by.size // 20), 101)
-    bsm = running_median(by, k)
-    rsm = running_median(ry, min(max(3, ry.size // 20), 101))
-    x, rv, bv = align(rx, rsm, bx, bsm)
-    if x.size < 3:
-        return None
-    sh = shape(bx, by, th)
-    band = max(3 * sh.noise_ratio if sh else 0.0, th.min_band)
-    dev = (rv - bv) / np.where(np.abs(bv) > 0, np.abs(bv), 1.0)
-    i = first_sustained(np.abs(dev) > band, 3)
-    last = float(dev[-1])
-    return BaselineDeviation(
-        split=split,
-        aligned_points=int(x.size),
-        noise_band_ratio=band,
-        rel_deviation_last=last,
-        rel_deviation_max=float(np.max(np.abs(dev))),
-        first_departure_step=_int(float(x[i])) if i is not None else None,
-        is_above_baseline=bool(last > band),
-        is_below_baseline=bool(last < -band),
-        run_diverged_alone=run_nf and not base_nf,
-        side="run",
-        source=Source(path=run.path),
     )
 
 
@@ -439,7 +395,7 @@ def _side_facts(
             fact = fact.model_copy(update={"updates": updates})
         if split == "train" and crash_steps and fact.first_nonfinite_step is None:
             # "Loss became infinite or NaN at iteration=N": the run stopped before logging the value
-            at = _int(crash_steps[0]) if crash_steps[0] is not None else fact.last_step
+            at = step_int(crash_steps[0]) if crash_steps[0] is not None else fact.last_step
             fact = fact.model_copy(update=dict(diverged=True, first_nonfinite_step=at, divergence_step=at))
         out.facts.append(fact)
         stages.add("loss_curve")
@@ -530,43 +486,4 @@ def extract(pair: RunPair) -> Extraction:
             band = baseline_band(s, ratios.get(s.label.split()[0]), th.min_band)
             if band is not None:
                 out.series.append(band)
-        gap = benchmark_gap(
-            devs,
-            final_score(merged_by_side["run"]),
-            final_score(merged_by_side["baseline"]),
-            float(pair.options.get("benchmark.score_band", SCORE_BAND)),
-        )
-        if gap is not None:
-            out.facts.append(gap)
-            out.checks.append(
-                CheckRun(
-                    stage="pre_check",
-                    inputs=[gap.source.path] if gap.source else [],
-                    note="the run against its baseline: " + gap.text,
-                )
-            )
     return out
-
-
-def final_score(merged: MergedRun) -> FinalScore | None:
-    """The last finite value of the first eval score logged (accuracy, f1, wer ...), with its direction."""
-    score = next(
-        (
-            s
-            for s in sorted(merged.series.values(), key=lambda s: s.order)
-            if s.key.split == "eval" and s.key.metric == "score"
-        ),
-        None,
-    )
-    if score is None:
-        return None
-    _, y, _, _, start = curve_xy(score)
-    y = y[start:][np.isfinite(y[start:])]
-    if not y.size:
-        return None
-    return FinalScore(
-        name=score.raw_key,
-        last=float(y[-1]),
-        path=score.path,
-        lower_better=lower_is_better(score.key.base),
-    )

@@ -19,6 +19,7 @@ import pytest
 
 from advisor.extract import EXTRACTORS, extract_facts
 from advisor.extract import (
+    benchmark_gap,
     crashes,
     data_stats,
     dynamics,
@@ -39,6 +40,7 @@ EAGER = (
     ("hparams", hparams.extract),
     ("data_stats", data_stats.extract),
     ("loss_curve", loss_curve.extract),
+    ("benchmark_gap", benchmark_gap.extract),
     ("loss_scale", loss_scale.extract),
     ("crashes", crashes.extract),
     ("op_compare", op_compare.extract),
