@@ -291,7 +291,56 @@ def _timestamped_entries(files: list[str], dump: Dump) -> list[tuple[str, str, s
             )
         )
     ordered = sorted(first.items(), key=lambda kv: (kv[1][0], kv[0][1]))
-    return [(f"{op}.output.{slot}", f, None) for (op, slot), (_, f) in ordered]
+    types = caffe_layer_types(dump.root)
+    if types:
+        dump.framework = dump.framework or "caffe"
+    return [(f"{op}.output.{slot}", f, types.get(op)) for (op, slot), (_, f) in ordered]
+
+
+#: a Caffe prototxt larger than this is not read for layer types
+MAX_PROTOTXT_BYTES = 5_000_000
+_PROTO_LAYER = re.compile(r"\b(?:layer|layers)\s*\{")
+_PROTO_FIELD = re.compile(r"""\b(name|type)\s*:\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z_][\w]*))""")
+_NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9_\-]")
+
+
+def caffe_layer_types(root: Path) -> dict[str, str]:
+    """Layer name (as MindStudio's ``op.index.timestamp.npy`` names spell it: ``conv1/7x7_s2`` ->
+    ``conv1_7x7_s2``) -> layer type (``Convolution``), from the Caffe ``*.prototxt`` beside the dump's files;
+    {} without one. The text format is read with a small scanner: each ``layer {`` block's own ``name`` and
+    ``type`` (nested blocks such as ``convolution_param`` hold neither)."""
+    protos = sorted(root.glob("*.prototxt"))[:1]
+    try:  # a link that points out of the dump folder is not followed
+        path = _within(root, protos[0].name) if protos else None
+    except DumpReadError:
+        return {}
+    try:
+        if path is None or not path.is_file() or path.stat().st_size > MAX_PROTOTXT_BYTES:
+            return {}
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for m in _PROTO_LAYER.finditer(text):
+        depth, i, own = 1, m.end(), []
+        while i < len(text) and depth:  # the block's extent, and its depth-1 text
+            ch = text[i]
+            if ch == "#":  # a comment to the end of the line
+                j = text.find("\n", i)
+                i = len(text) if j < 0 else j
+                continue
+            depth += (ch == "{") - (ch == "}")
+            if depth == 1 and ch != "}":
+                own.append(ch)
+            elif depth == 1:
+                own.append(" ")
+            i += 1
+        fields: dict[str, str] = {}
+        for f in _PROTO_FIELD.finditer("".join(own)):
+            fields.setdefault(f.group(1), f.group(2) or f.group(3) or f.group(4) or "")
+        if fields.get("name") and fields.get("type"):
+            out.setdefault(_NOT_IN_FILE_NAME.sub("_", fields["name"]), fields["type"])
+    return out
 
 
 def _name_from_file(rel: str) -> str:

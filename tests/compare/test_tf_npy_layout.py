@@ -67,3 +67,49 @@ def test_other_names_keep_the_plain_reading(tmp_path):
     np.save(folder / "0001_head.forward.output.0.npy", np.ones(2, np.float32))  # not the timestamped naming
     names = [r.name for r in read_dump(folder).records]
     assert "head.forward.output.0" in names and "fc.0.1626144000000000" in names
+
+
+# a Caffe deploy.prototxt as Caffe's text format writes it: layer blocks with nested parameter blocks, comments,
+# a V1-style 'layers' block with an enum type, and a layer whose name holds '/', as GoogLeNet's do
+PROTOTXT = """name: "Net"
+input: "data"
+layer {
+  name: "conv1/7x7_s2"  # the file name spells it conv1_7x7_s2
+  type: "Convolution"
+  bottom: "data"
+  top: "conv1/7x7_s2"
+  convolution_param { num_output: 8 kernel_size: 7 stride: 2 weight_filler { type: "xavier" } }
+}
+layer { name: "bn" type: "BatchNorm" bottom: "conv1/7x7_s2" top: "bn" }
+layers { name: "relu" type: RELU bottom: "bn" top: "bn" }
+layer { name: "fc" type: "InnerProduct" bottom: "bn" top: "fc" inner_product_param { num_output: 3 } }
+"""
+
+
+def test_a_caffe_prototxt_beside_the_dump_gives_each_layer_its_type(tmp_path):
+    folder = tmp_path / "caffe"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for i, op in enumerate(["conv1_7x7_s2", "bn", "relu", "fc"]):
+        np.save(folder / f"{op}.0.{T0 + 10 * i}.npy", rng.standard_normal((2, 3)).astype(np.float32))
+    (folder / "deploy.prototxt").write_text(PROTOTXT, encoding="utf-8")
+    dump = read_dump(folder)
+    assert [(r.op, r.op_type) for r in dump.records] == [
+        ("conv1_7x7_s2", "Convolution"),
+        ("bn", "BatchNorm"),
+        ("relu", "RELU"),
+        ("fc", "InnerProduct"),
+    ]
+    assert dump.framework == "caffe"
+    (folder / "deploy.prototxt").unlink()
+    assert {r.op_type for r in read_dump(folder).records} == {None}  # without it: no types, as before
+
+
+def test_a_prototxt_link_out_of_the_dump_is_not_read(tmp_path):
+    outside = tmp_path / "elsewhere.prototxt"
+    outside.write_text(PROTOTXT, encoding="utf-8")
+    folder = tmp_path / "caffe"
+    folder.mkdir()
+    np.save(folder / f"fc.0.{T0}.npy", np.ones(3, dtype=np.float32))
+    (folder / "deploy.prototxt").symlink_to(outside)
+    assert [r.op_type for r in read_dump(folder).records] == [None]
