@@ -23,12 +23,10 @@ from advisor.rulebase.schema import SEVERITIES
 def diagnose_many(args: argparse.Namespace) -> int:
     """Several RUNs (a sweep, or runs to triage): each diagnosed as ``advisor diagnose RUN`` would (same rules,
     engine and options, the same --baseline for all), then one table: run, what it shows, its top cause and
-    that cause's confidence. A run that cannot be diagnosed gets its error in the table; the others go on."""
-    import json
-
+    that cause's confidence. A run that cannot be diagnosed gets its error in the table; the others go on.
+    With --scheduler, one Dask cluster serves every run."""
     with _long_lived_imports():
-        from advisor.diagnosis import diagnose
-        from advisor.errors import UsageError
+        import advisor.diagnosis  # noqa: F401 (imported once, out of the collector's reach)
 
     runs: list[str] = args.run
     if "-" in runs:
@@ -41,6 +39,26 @@ def diagnose_many(args: argparse.Namespace) -> int:
         raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
     options = _diagnose_options(args)
     engine, params = _engine(args), _params(args.param)
+    if options.get("op_compare.scheduler"):  # one cluster for every run of the sweep
+        from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
+
+        try:
+            options["op_compare.runner"] = DaskRunner(str(options.pop("op_compare.scheduler")), None)
+        except DaskUnavailable as exc:
+            raise _Usage(f"--scheduler: {exc}") from None
+    try:
+        return _sweep_runs(args, runs, fmt, options, engine, params)
+    finally:
+        if options.get("op_compare.runner") is not None:
+            options["op_compare.runner"].close()
+
+
+def _sweep_runs(args: argparse.Namespace, runs: list[str], fmt: str, options: dict, engine: str, params: dict) -> int:
+    import json
+
+    from advisor.diagnosis import diagnose
+    from advisor.errors import UsageError
+
     rows: list[dict] = []
     failed = found = False
     for run in runs:

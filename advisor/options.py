@@ -26,6 +26,7 @@ def unknown_options(options: dict[str, Any]) -> list[str]:
             "op_compare.same_config",
             "op_compare.workers",
             "op_compare.scheduler",
+            "op_compare.runner",
             "compare.kl",
             "compare.kernel",
         }

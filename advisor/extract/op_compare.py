@@ -520,7 +520,9 @@ def extract(pair: RunPair) -> Extraction:
         return out
     base_dumps = _read_side(pair.baseline, out) if pair.baseline is not None else []
     workers = pair.options.get("op_compare.workers")
-    runner = None
+    runner = pair.options.get("op_compare.runner")  # a runner the caller made and closes (a sweep's cluster)
+    if runner is not None:
+        return _extract(pair, out, run_dumps, base_dumps, workers, runner)
     if pair.options.get("op_compare.scheduler"):  # --scheduler: the comparisons on a Dask cluster
         from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
 

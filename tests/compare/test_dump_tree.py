@@ -263,3 +263,18 @@ def test_many_ranks_at_one_operator_are_one_line(trees, capsys):
     assert _compare([str(trees["operator"]), str(trees["base"])]) == 1
     out = capsys.readouterr().out
     assert "act.forward (compute) on 8 ranks: 0-7" in out and out.count("act.forward (compute)") == 3  # one per step
+
+
+def test_a_sweep_on_one_local_cluster(trees, tmp_path, capsys):
+    pytest.importorskip("distributed")
+    import shutil
+
+    from advisor.cli import main
+
+    for fault in ("compute", "rank"):
+        shutil.copytree(trees[fault], tmp_path / fault / "dump")
+    shutil.copytree(trees["base"], tmp_path / "base" / "dump")
+    runs = [str(tmp_path / "compute"), str(tmp_path / "rank")]
+    main(["diagnose", *runs, "--baseline", str(tmp_path / "base"), "--format", "json", "-q", "--scheduler", "local"])
+    rows = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["top_cause"] for r in rows] == ["hardware_fault", "communication_error"]
