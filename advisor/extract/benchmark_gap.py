@@ -104,17 +104,18 @@ __all__ = ["SCORE_BAND", "FinalScore", "benchmark_gap"]
 def extract(pair: RunPair) -> Extraction:
     """The benchmark gap of a run with a baseline: its loss deviations and both sides' final eval scores."""
     from advisor.extract.baseline_curves import baseline_deviation
-    from advisor.extract.curve_pick import final_score, primary_loss
+    from advisor.extract.curve_pick import final_score
     from advisor.extract.curves import CurveThresholds
 
     out = Extraction()
     if pair.baseline is None:
         return out
     th = CurveThresholds.from_options(pair.options)
-    run, base = pair.run.merged_logs, pair.baseline.merged_logs
+    rview, bview = pair.view(pair.run), pair.view(pair.baseline)
+    run, base = rview.curves, bview.curves
     devs = []
     for split in ("train", "eval"):
-        r, b = primary_loss(run, split), primary_loss(base, split)
+        r, b = rview.primary_loss(split), bview.primary_loss(split)
         if r is not None and b is not None:
             dev = baseline_deviation(r, b, split, th)
             if dev is not None:

@@ -50,5 +50,5 @@ def crash_facts(merged: MergedRun, side: str) -> list[TrainingCrash]:
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
-        out.facts.extend(crash_facts(side.merged_logs, side.side))
+        out.facts.extend(crash_facts(pair.view(side).curves, side.side))
     return out

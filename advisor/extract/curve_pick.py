@@ -1,6 +1,6 @@
 """Which logged series is a side's primary loss, and its x axis: shared by the curve and loss-scale extractors.
 
-The merged logs of a side (``RunRead.merged_logs``) hold every series under its normalised key; these pure
+The merged logs of a side (``RunView.curves``) hold every series under its normalised key; these pure
 functions pick the main loss of a split and give any series as (x, y) along steps, epochs or its index.
 """
 

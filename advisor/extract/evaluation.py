@@ -106,7 +106,7 @@ def _train_only(series: dict[str, MetricSeries], side: str) -> TrainScore | None
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
-        merged = side.merged_logs
+        merged = pair.view(side).curves
         score = _score(merged.series)
         if score is None:
             train_only = _train_only(merged.series, side.side)

@@ -47,7 +47,7 @@ def _describe(read: LogRead) -> str:
     return "; ".join(parts)
 
 
-def _read_side(run: RunRead, out: Extraction) -> tuple[MergedRun, list[str]]:
+def _read_side(run: RunRead, merged: MergedRun, out: Extraction) -> tuple[MergedRun, list[str]]:
     used: list[str] = []
     for log in run.logs:
         read, shown, kind = log.read, log.shown, log.kind
@@ -68,9 +68,8 @@ def _read_side(run: RunRead, out: Extraction) -> tuple[MergedRun, list[str]]:
                     )
                 )
             continue
-        used.append(shown)  # log.is_used: merged into run.merged_logs
+        used.append(shown)  # log.is_used: merged into the side's curves
         out.inputs.append(InputRecord(path=shown, kind=kind, status="used", why=_describe(read), side=run.side))
-    merged = run.merged_logs
     for name, dropped, kept in merged.duplicates:
         if name in ("train/loss", "eval/loss"):
             out.checks.append(
@@ -458,7 +457,7 @@ def extract(pair: RunPair) -> Extraction:
     th = CurveThresholds.from_options(pair.options)
     merged_by_side: dict[str, MergedRun] = {}
     for side_read in pair.sides():
-        merged, used = _read_side(side_read, out)
+        merged, used = _read_side(side_read, pair.view(side_read).curves, out)
         merged_by_side[side_read.side] = merged
         _side_facts(side_read, merged, used, th, out, pair.view(side_read).class_count)
     if "baseline" in merged_by_side:

@@ -112,7 +112,7 @@ def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     th = CurveThresholds.from_options(pair.options)
     for side in pair.sides():
-        if side_facts(side.merged_logs, side.side, th, out) and side.side == "run":
+        if side_facts(pair.view(side).curves, side.side, th, out) and side.side == "run":
             used = [log.shown for log in side.logs if log.is_used]
             out.checks.append(CheckRun(stage="floating_point_exceptions", inputs=used))
     return out

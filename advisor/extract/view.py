@@ -15,6 +15,7 @@ Members:
   flattened to dotted keys with their lines;
 - ``model``: what the files say of the model (descriptions, compile
   settings, the task a settings file names, the shape of the labels);
+- ``curves`` and ``primary_loss(split)``: the merged logs and the main loss of a split;
 - ``class_count``: the number of classes the run trains on, and where it was
   read (a class-count key of a settings file, else the labels of a train
   ``.npz``).
@@ -33,6 +34,8 @@ from advisor.read.hparams import flatten
 from advisor.read.run import RunRead
 
 if TYPE_CHECKING:
+    from advisor.read.logs.merge import MergedRun
+    from advisor.read.logs.records import MetricSeries
     from advisor.extract.base import Extraction
     from advisor.extract.hparam_set import HparamSet
     from advisor.extract.model_inputs import Found
@@ -55,6 +58,7 @@ class FlatSettings:
 class RunView:
     def __init__(self, run: RunRead) -> None:
         self.run = run
+        self._primary: dict[str, Any] = {}
 
     @cached_property
     def _settings(self) -> tuple["HparamSet", "Extraction"]:
@@ -74,6 +78,19 @@ class RunView:
         """What reading the settings recorded (each source as an input, a cap reached as a check): the
         hyper-parameter extractor reports it, once."""
         return self._settings[1]
+
+    @property
+    def curves(self) -> "MergedRun":
+        """Every log of the side merged into one set of series and events (read once by ``RunRead``)."""
+        return self.run.merged_logs
+
+    def primary_loss(self, split: str) -> "MetricSeries | None":
+        """The main loss series of a split (``curve_pick.primary_loss``), picked once per split."""
+        if split not in self._primary:
+            from advisor.extract.curve_pick import primary_loss
+
+            self._primary[split] = primary_loss(self.curves, split)
+        return self._primary[split]
 
     @cached_property
     def model(self) -> tuple["Found", "Extraction"]:

@@ -80,6 +80,8 @@ def test_extractors_do_not_interpret_settings_themselves():
             offenders.append(f"{path.name}: imports the settings reader")
         if path.name not in ("view.py", "hparams.py") and re.search(r"from advisor\.extract\.hparam_set import", text):
             offenders.append(f"{path.name}: imports the hyper-parameter extractor's internals")
+        if path.name != "view.py" and ".merged_logs" in text:
+            offenders.append(f"{path.name}: reads the merged logs past the view (RunView.curves)")
         if path.name not in allowed and re.search(r"\b(md|mt)\.(parse|find|logged)_|model_(desc|text) import (parse|find)", text):
             offenders.append(f"{path.name}: parses model descriptions")
     assert offenders == []
