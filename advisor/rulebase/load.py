@@ -8,14 +8,10 @@ checked, the valid rules are returned beside the diagnostics.
 
 from __future__ import annotations
 
-import difflib
 import re
-import types
-import typing
 from pathlib import Path
-from typing import Any, Iterable, Mapping, cast
+from typing import Any, Iterable, Mapping
 
-from pydantic import ValidationError
 
 from advisor.walk import walk
 from advisor.causes import CAUSE_BY_ID
@@ -26,12 +22,13 @@ from advisor.rulebase import schema as S
 from advisor.rulebase.positions import PosDict, PosList
 from advisor.rulebase.evidence import template_env
 
+from advisor.rulebase.check_tests import TestChecks
+from advisor.rulebase.load_common import _suggest
+from advisor.rulebase.check_when import WhenChecks
+
 MAX_RULE_FILE_BYTES = 1_000_000
 MAX_EXPANDED_NODES = 200_000  # values once aliases are expanded (a big rule file has a few thousand)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-ALIAS_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-#: characters `contains` cannot express in the engine's pattern language
-CONTAINS_FORBIDDEN = set("[]\\^")
 
 
 # --------------------------------------------------------------------------- YAML with positions
@@ -47,59 +44,8 @@ def _expanded_size(value: Any, memo: dict[int, int]) -> int:
     return memo[key]
 
 
-# --------------------------------------------------------------------------- field types
-def _type_categories(annotation: Any) -> tuple[set[str], tuple[Any, ...] | None]:
-    """Categories (number/string/bool) a fact field accepts, and its Literal choices if any."""
-    cats: set[str] = set()
-    choices: list[Any] = []
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        for arg in typing.get_args(annotation):
-            c, ch = _type_categories(arg)
-            cats |= c
-            if ch:
-                choices.extend(ch)
-        return cats, tuple(choices) or None
-    if origin is typing.Literal:
-        args = typing.get_args(annotation)
-        for a in args:
-            cats.add("bool" if isinstance(a, bool) else "number" if isinstance(a, (int, float)) else "string")
-        return cats, args
-    if annotation is bool:
-        return {"bool"}, None
-    if annotation in (int, float):
-        return {"number"}, None
-    if annotation is str:
-        return {"string"}, None
-    if annotation is type(None):
-        return set(), None
-    return {"other"}, None
-
-
-def _category(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return type(value).__name__
-
-
-def field_types(kind: str) -> dict[str, tuple[set[str], tuple[Any, ...] | None]]:
-    model = vocabulary.FACT_KINDS[kind]
-    return {
-        name: _type_categories(f.annotation) for name, f in model.model_fields.items() if name not in ("kind", "source")
-    }
-
-
-def _suggest(word: str, options: Iterable[str]) -> str | None:
-    match = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
-    return f"did you mean '{match[0]}'?" if match else None
-
-
 # --------------------------------------------------------------------------- the checker
-class _RuleChecker:
+class _RuleChecker(WhenChecks, TestChecks):
     def __init__(
         self,
         path: str,
@@ -118,42 +64,6 @@ class _RuleChecker:
         self.trusted = trusted
         self.rule_id: str | None = None
         self.errors = 0
-
-    def err(
-        self,
-        pos: S.Pos,
-        message: str,
-        code: str = "rule-schema",
-        expected: str | None = None,
-        hint: str | None = None,
-        severity: str = "error",
-    ) -> None:
-        if severity == "error":
-            self.errors += 1
-        self.diags.append(
-            Diagnostic(
-                path=self.path,
-                line=pos[0],
-                column=pos[1],
-                code=code,
-                message=message,
-                expected=expected,
-                hint=hint,
-                severity=severity,
-                rule=self.rule_id,
-            )
-        )
-
-    # -- helpers
-    def _vpos(self, mapping: Any, key: Any, default: S.Pos | None = None) -> S.Pos:
-        if isinstance(mapping, PosDict) and key in mapping.val_pos:
-            return mapping.val_pos[key]
-        return default or cast(S.Pos, getattr(mapping, "start", (1, 1)))
-
-    def _kpos(self, mapping: Any, key: Any) -> S.Pos:
-        if isinstance(mapping, PosDict) and key in mapping.key_pos:
-            return mapping.key_pos[key]
-        return getattr(mapping, "start", (1, 1))
 
     def check(self) -> S.Rule | None:
         d = self.data
@@ -286,230 +196,6 @@ class _RuleChecker:
         )
 
     # -- when
-    def check_when(self, when: Any) -> tuple[str, list[S.Item]]:
-        if when is None:
-            return "all", []
-        pos = self._vpos(self.data, "when")
-        if not isinstance(when, dict) or len(when) != 1 or next(iter(when)) not in ("all", "any"):
-            self.err(
-                pos,
-                "'when' must hold exactly one of 'all' or 'any'",
-                expected="when: {all: [...]} or when: {any: [...]}",
-            )
-            return "all", []
-        mode = next(iter(when))
-        raw = when[mode]
-        if not isinstance(raw, list) or not raw:
-            self.err(self._vpos(when, mode), f"'{mode}' needs a non-empty list of fact patterns")
-            return mode, []
-        self.aliases: dict[str, S.Pattern] = {}
-        self.pending_refs: list[tuple[S.Ref, S.Pos, str, str]] = []
-        items: list[S.Item] = []
-        for i, item in enumerate(raw):
-            ipos = raw.pos[i] if isinstance(raw, PosList) else pos
-            parsed = self.check_item(item, ipos, top_mode=mode)
-            if parsed is not None:
-                items.append(parsed)
-        for ref, rpos, _kind, _fname in self.pending_refs:
-            target = self.aliases.get(ref.alias)
-            if target is None:
-                self.err(
-                    rpos,
-                    f"ref '{ref.alias}.{ref.field}' names no fact of this rule",
-                    expected="one of: " + ", ".join(sorted(self.aliases)),
-                    hint=_suggest(ref.alias, self.aliases),
-                )
-            elif ref.field not in field_types(target.kind):
-                self.err(
-                    rpos,
-                    f"fact kind '{target.kind}' has no field '{ref.field}'",
-                    hint=_suggest(ref.field, field_types(target.kind)),
-                )
-        if mode == "any" and any(not isinstance(i, S.Pattern) for i in items):
-            self.err(pos, "'any' takes fact patterns only (no 'not' or nested 'any')")
-        return mode, items
-
-    def check_item(self, item: Any, pos: S.Pos, top_mode: str) -> S.Item | None:
-        if not isinstance(item, dict) or not item:
-            self.err(pos, f"a condition must be a mapping like {{loss_curve: {{split: train}}}}, got {item!r}")
-            return None
-        if "not" in item:
-            if len(item) != 1:
-                self.err(pos, "'not' stands alone in its list item")
-            if top_mode != "all":
-                self.err(pos, "'not' is allowed inside 'all' only")
-            pat = self.check_pattern(item["not"], self._vpos(item, "not", pos), negated=True)
-            return S.Not(pat) if pat else None
-        if "any" in item:
-            sub = item["any"]
-            if len(item) != 1 or not isinstance(sub, list) or not sub:
-                self.err(pos, "'any' inside 'all' needs a non-empty list of fact patterns")
-                return None
-            pats = []
-            for j, s in enumerate(sub):
-                p = self.check_pattern(s, sub.pos[j] if isinstance(sub, PosList) else pos)
-                if p:
-                    pats.append(p)
-            return S.AnyOf(pats) if len(pats) == len(sub) else None
-        return self.check_pattern(item, pos)
-
-    def check_pattern(self, item: Any, pos: S.Pos, negated: bool = False) -> S.Pattern | None:
-        if not isinstance(item, dict):
-            self.err(pos, f"a fact pattern must be a mapping like {{loss_curve: {{split: train}}}}, got {item!r}")
-            return None
-        kinds = [k for k in item if k != "as"]
-        if len(kinds) != 1:
-            self.err(
-                pos,
-                f"a fact pattern names exactly one fact kind, got {', '.join(map(str, kinds)) or 'none'}",
-                hint="use a separate list item for each fact",
-            )
-            return None
-        kind = kinds[0]
-        kpos = self._kpos(item, kind)
-        if kind not in vocabulary.FACT_KINDS:
-            self.err(
-                kpos,
-                f"unknown fact kind '{kind}'",
-                expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
-                hint=_suggest(kind, vocabulary.FACT_KINDS),
-            )
-            return None
-        alias = item.get("as", kind)
-        if not isinstance(alias, str) or not ALIAS_RE.match(alias):
-            self.err(self._vpos(item, "as", pos), f"'as' must be a plain name, got {alias!r}")
-            return None
-        fields = item[kind] or {}
-        if not isinstance(fields, dict):
-            self.err(self._vpos(item, kind, pos), f"the fields of '{kind}' must be a mapping of field: condition")
-            return None
-        types_ = field_types(kind)
-        conditions: list[S.Condition] = []
-        for fname, cond in fields.items():
-            fpos = self._kpos(fields, fname)
-            if fname not in types_:
-                self.err(
-                    fpos,
-                    f"fact kind '{kind}' has no field '{fname}'",
-                    expected="one of: " + ", ".join(types_),
-                    hint=_suggest(fname, types_),
-                )
-                continue
-            conditions.extend(self.check_condition(kind, fname, cond, self._vpos(fields, fname, fpos), types_[fname]))
-        pattern = S.Pattern(kind=kind, alias=alias, conditions=conditions, pos=kpos)
-        if not negated:
-            if alias in self.aliases:
-                self.err(
-                    kpos,
-                    f"two facts of kind '{kind}' in one rule need distinct names",
-                    hint=f"add `as: other_{kind}` to one of them",
-                )
-            self.aliases[alias] = pattern
-        return pattern
-
-    def check_value(
-        self, value: Any, pos: S.Pos, cats: set[str], choices: tuple | None, fname: str, kind: str
-    ) -> S.Value | None:
-        if isinstance(value, dict):
-            if set(value) == {"ref"} and isinstance(value["ref"], str) and value["ref"].count(".") == 1:
-                alias, f = value["ref"].split(".")
-                ref = S.Ref(alias, f)
-                self.pending_refs.append((ref, pos, kind, fname))
-                return ref
-            self.err(pos, f"'{fname}' compares with {value!r}", expected="a value, a $param or {ref: alias.field}")
-            return None
-        if isinstance(value, str) and value.startswith("$"):
-            name = value[1:]
-            if name not in self.params:
-                self.err(pos, f"param '{value}' has no default in 'params'", hint=_suggest(name, self.params))
-                return None
-            value_for_check = self.params[name]
-            result: S.Value = S.Param(name)
-        else:
-            value_for_check = value
-            result = S.Literal_(value)
-        cat = _category(value_for_check)
-        if cat not in cats and "other" not in cats:
-            self.err(
-                pos,
-                f"'{fname}' of '{kind}' holds {'/'.join(sorted(cats))}, compared with {cat} {value_for_check!r}",
-                expected=f"a {' or '.join(sorted(cats))} value",
-            )
-            return None
-        if choices and value_for_check not in choices:
-            self.err(
-                pos,
-                f"'{fname}' of '{kind}' is never {value_for_check!r}",
-                expected="one of: " + ", ".join(map(str, choices)),
-                hint=_suggest(value_for_check, map(str, choices)),
-            )
-            return None
-        return result
-
-    def check_condition(
-        self, kind: str, fname: str, cond: Any, pos: S.Pos, types_: tuple[set[str], tuple | None]
-    ) -> list[S.Condition]:
-        cats, choices = types_
-        if not isinstance(cond, dict) or set(cond) == {"ref"}:
-            v = self.check_value(cond, pos, cats, choices, fname, kind)
-            return [S.Condition(fname, "eq", v)] if v is not None else []
-        out: list[S.Condition] = []
-        for op, value in cond.items():
-            opos = self._vpos(cond, op, pos)
-            if op not in S.OPERATORS:
-                self.err(
-                    self._kpos(cond, op),
-                    f"unknown operator '{op}'",
-                    expected="one of: " + ", ".join(S.OPERATORS),
-                    hint=_suggest(op, S.OPERATORS),
-                )
-                continue
-            if op == "exists":
-                if not isinstance(value, bool):
-                    self.err(opos, f"'exists' needs true or false, got {value!r}")
-                    continue
-                out.append(S.Condition(fname, "exists", S.Literal_(value)))
-            elif op in ("in", "between"):
-                if not isinstance(value, list) or (op == "between" and len(value) != 2) or not value:
-                    self.err(
-                        opos,
-                        f"'{op}' needs a list" + (" of two values [low, high]" if op == "between" else ""),
-                        expected="[low, high]" if op == "between" else "[value, ...]",
-                    )
-                    continue
-                vals = [self.check_value(v, opos, cats, choices if op == "in" else None, fname, kind) for v in value]
-                if op == "between" and not cats & {"number"}:
-                    self.err(opos, f"'between' needs a numeric field; '{fname}' holds {'/'.join(sorted(cats))}")
-                    continue
-                if all(v is not None for v in vals):
-                    out.append(S.Condition(fname, op, tuple(v for v in vals if v is not None)))
-            elif op == "contains":
-                if not isinstance(value, str) or not value:
-                    self.err(opos, f"'contains' needs a text, got {value!r}")
-                    continue
-                if "string" not in cats:
-                    self.err(opos, f"'contains' needs a text field; '{fname}' holds {'/'.join(sorted(cats))}")
-                    continue
-                bad = sorted(set(value) & CONTAINS_FORBIDDEN)
-                if bad:
-                    self.err(opos, f"'contains' text cannot hold {' '.join(bad)}")
-                    continue
-                out.append(S.Condition(fname, "contains", S.Literal_(value)))
-            else:
-                if op in ("gt", "ge", "lt", "le") and "number" not in cats:
-                    self.err(
-                        opos, f"'{op}' needs a numeric field; '{fname}' of '{kind}' holds {'/'.join(sorted(cats))}"
-                    )
-                    continue
-                v = self.check_value(value, opos, cats, choices if op in ("eq", "ne") else None, fname, kind)
-                if v is not None:
-                    if op in ("gt", "ge", "lt", "le") and isinstance(v, S.Literal_) and _category(v.value) != "number":
-                        self.err(opos, f"'{op}' needs a number, got {v.value!r}")
-                        continue
-                    out.append(S.Condition(fname, op, v))
-        return out
-
-    # -- evidence
     def check_evidence(self, text: str, items: list[S.Item], pos: S.Pos) -> None:
         from jinja2 import TemplateError, TemplateSyntaxError, meta, nodes  # only when rules are parsed
 
@@ -570,110 +256,6 @@ class _RuleChecker:
                     )
 
     # -- tests
-    def check_tests(self, tests: Any) -> tuple[list[S.TestCase], list[S.TestCase]]:
-        if tests is None:
-            return [], []
-        tpos = self._vpos(self.data, "tests")
-        if not isinstance(tests, dict):
-            self.err(tpos, "'tests' must be a mapping with 'fires' and 'quiet' lists")
-            return [], []
-        for key in tests:
-            if key not in ("fires", "quiet"):
-                self.err(
-                    self._kpos(tests, key),
-                    f"unknown key '{key}' in tests",
-                    expected="fires, quiet",
-                    hint=_suggest(key, ("fires", "quiet")),
-                )
-        out: list[list[S.TestCase]] = []
-        for key in ("fires", "quiet"):
-            cases = tests.get(key)
-            if not isinstance(cases, list) or not cases:
-                self.err(
-                    self._vpos(tests, key, tpos),
-                    f"rule '{self.rule_id}' has no '{key}' test case",
-                    code="rule-tests",
-                    expected=f"tests.{key}: a list of at least one case",
-                )
-                out.append([])
-                continue
-            parsed = []
-            for i, case in enumerate(cases):
-                c = self.check_case(case, cases.pos[i] if isinstance(cases, PosList) else tpos)
-                if c:
-                    parsed.append(c)
-            out.append(parsed)
-        return out[0], out[1]
-
-    def check_case(self, case: Any, pos: S.Pos) -> S.TestCase | None:
-        if not isinstance(case, dict):
-            self.err(pos, "a test case must be a mapping with name and facts")
-            return None
-        for key in case:
-            if key not in S.TEST_CASE_KEYS:
-                self.err(
-                    self._kpos(case, key),
-                    f"unknown key '{key}' in a test case",
-                    expected=", ".join(S.TEST_CASE_KEYS),
-                    hint=_suggest(key, S.TEST_CASE_KEYS),
-                )
-        name = case.get("name")
-        if not isinstance(name, str) or not name:
-            self.err(pos, "a test case needs a 'name'")
-            name = "?"
-        facts_raw = case.get("facts")
-        if not isinstance(facts_raw, list):
-            self.err(self._vpos(case, "facts", pos), f"test case '{name}' needs a list of 'facts'")
-            return None
-        facts = []
-        for i, f in enumerate(facts_raw):
-            fpos = facts_raw.pos[i] if isinstance(facts_raw, PosList) else pos
-            if not isinstance(f, dict) or len(f) != 1:
-                self.err(
-                    fpos, "a test fact is a mapping of one fact kind to its fields, like {loss_curve: {split: train}}"
-                )
-                continue
-            kind, fields = next(iter(f.items()))
-            if kind not in vocabulary.FACT_KINDS:
-                self.err(
-                    self._kpos(f, kind),
-                    f"unknown fact kind '{kind}' in test case '{name}'",
-                    expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
-                    hint=_suggest(kind, vocabulary.FACT_KINDS),
-                )
-                continue
-            fields = fields or {}
-            if not isinstance(fields, dict):
-                self.err(self._vpos(f, kind, fpos), f"the fields of '{kind}' must be a mapping")
-                continue
-            try:
-                facts.append(vocabulary.FACT_KINDS[kind](**dict(fields)))
-            except ValidationError as exc:
-                for e in exc.errors():
-                    loc = e["loc"][0] if e["loc"] else None
-                    epos = (
-                        self._vpos(fields, loc, self._vpos(f, kind, fpos))
-                        if loc in fields
-                        else self._vpos(f, kind, fpos)
-                    )
-                    msg = e["msg"]
-                    if e["type"] == "extra_forbidden":
-                        msg = f"fact kind '{kind}' has no field '{loc}'"
-                    elif e["type"] == "missing":
-                        msg = f"'{kind}' needs field '{loc}'"
-                    self.err(
-                        epos,
-                        f"test case '{name}': {msg}",
-                        code="rule-tests",
-                        hint=_suggest(str(loc), vocabulary.FACT_KINDS[kind].model_fields)
-                        if e["type"] == "extra_forbidden"
-                        else None,
-                    )
-        ev = case.get("evidence_has")
-        if ev is not None and not isinstance(ev, str):
-            self.err(self._vpos(case, "evidence_has", pos), "'evidence_has' must be a text")
-            ev = None
-        return S.TestCase(name=name, facts=facts, evidence_has=ev, pos=pos)
 
 
 # --------------------------------------------------------------------------- entry points
