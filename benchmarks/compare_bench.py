@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from advisor.compare.engine import compare_dumps  # noqa: E402
 from advisor.compare.localise import localise  # noqa: E402
-from advisor.compare.metrics import compiled_kernel, single_threaded_blas  # noqa: E402
+from advisor.compare.kernel_loader import compiled_kernel, single_threaded_blas  # noqa: E402
 from advisor.read.dumps import read_dump  # noqa: E402
 
 MB = 1 << 20

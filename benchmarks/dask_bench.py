@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from advisor.compare.dask_runner import TASK_BYTES, DaskRunner, batches  # noqa: E402
 from advisor.compare.engine import KERNEL_MIN_BYTES  # noqa: E402
-from advisor.compare.metrics import CHUNK, compiled_kernel  # noqa: E402
+from advisor.compare.kernel_loader import compiled_kernel  # noqa: E402
+from advisor.compare.metrics import CHUNK  # noqa: E402
 from advisor.compare.runner import ThreadRunner  # noqa: E402
 from advisor.compare.tree_compare import compare_tree  # noqa: E402
 

@@ -137,7 +137,7 @@ class _Progress:
 def _kernel_hint(comp, option: str) -> None:
     """On stderr: a big comparison ran on the numpy pass because numba is missing."""
     from advisor.compare.engine import KERNEL_MIN_BYTES
-    from advisor.compare.metrics import compiled_kernel
+    from advisor.compare.kernel_loader import compiled_kernel
 
     nbytes = sum(r.nbytes for r in comp.rows if r.mode == "tensor")
     if option == "auto" and comp.kernel == "numpy" and nbytes >= KERNEL_MIN_BYTES and compiled_kernel() is None:

@@ -21,15 +21,13 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from advisor.compare.match import match_records
+from advisor.compare.kernel_loader import compiled_kernel, kernel_loaded
+from advisor.compare.kl import kl_accumulate, minmax_kl
 from advisor.compare.metrics import (
     Accumulator,
     PairMetrics,
     SideAcc,
     accumulate,
-    compiled_kernel,
-    kernel_loaded,
-    kl_accumulate,
-    minmax_kl,
     ranges,
     side_stats,
 )
@@ -130,7 +128,7 @@ def use_compiled(option: str, nbytes: int) -> bool:
         return False
     if option == "compiled":
         if compiled_kernel() is None:
-            from advisor.compare.metrics import KERNEL_PROBLEM
+            from advisor.compare.kernel_loader import KERNEL_PROBLEM
 
             raise ValueError(
                 f'compare.kernel=compiled needs numba: pip install "accuracy-advisor[fast]" ({KERNEL_PROBLEM})'

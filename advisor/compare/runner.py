@@ -13,7 +13,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Protocol
 
-from advisor.compare.metrics import single_threaded_blas
+from advisor.compare.kernel_loader import single_threaded_blas
 from advisor.read.dumps import DumpReadError
 
 Item = Callable[[], Any]

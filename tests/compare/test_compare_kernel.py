@@ -248,16 +248,16 @@ def test_scan_dump_compiled_equals_numpy(tmp_path):
 
 
 def test_auto_uses_the_kernel_for_big_comparisons_or_once_loaded(monkeypatch):
-    from advisor.compare import engine, metrics
+    from advisor.compare import engine, kernel_loader
 
-    assert metrics.compiled_kernel() is kernel
+    assert kernel_loader.compiled_kernel() is kernel
     assert engine.use_compiled("auto", engine.KERNEL_LOADED_MIN_BYTES)  # loaded: its start-up is paid
     assert not engine.use_compiled("auto", engine.KERNEL_LOADED_MIN_BYTES - 1)
-    monkeypatch.setattr(metrics, "_KERNEL", None)  # a fresh process: numba's start-up still to pay
+    monkeypatch.setattr(kernel_loader, "_KERNEL", None)  # a fresh process: numba's start-up still to pay
     assert not engine.use_compiled("auto", engine.KERNEL_MIN_BYTES - 1)
     assert engine.use_compiled("auto", engine.KERNEL_MIN_BYTES)
     assert not engine.use_compiled("numpy", 1 << 40) and engine.use_compiled("compiled", 1)
-    monkeypatch.setattr(metrics, "_KERNEL", False)  # numba missing or unusable
+    monkeypatch.setattr(kernel_loader, "_KERNEL", False)  # numba missing or unusable
     assert not engine.use_compiled("auto", 1 << 40)
     with pytest.raises(ValueError, match=r"accuracy-advisor\[fast\]"):
         engine.use_compiled("compiled", 1)
