@@ -270,8 +270,9 @@ def _compare(args: argparse.Namespace, run_dir: Path, base_dir: Path, options: d
     from advisor.compare.tree import find_leaves
     from advisor.read.dumps import DumpReadError, read_dump
 
-    if len(find_leaves(run_dir)) > 1 or len(find_leaves(base_dir)) > 1:
-        return _compare_tree(args, run_dir, base_dir, options, runner)
+    leaves = find_leaves(run_dir), find_leaves(base_dir)
+    if len(leaves[0]) > 1 or len(leaves[1]) > 1:
+        return _compare_tree(args, run_dir, base_dir, options, runner, leaves)
     try:
         run, base = read_dump(run_dir), read_dump(base_dir)
     except DumpReadError as exc:
@@ -299,11 +300,13 @@ def _written(write_it, output: str) -> bool:
         return False
 
 
-def _compare_tree(args: argparse.Namespace, run_dir: Path, base_dir: Path, options: dict, runner) -> int:
+def _compare_tree(args: argparse.Namespace, run_dir: Path, base_dir: Path, options: dict, runner, leaves) -> int:
     from advisor.compare.tree_compare import compare_tree
     from advisor.compare.tree_table import tree_text, write_tree
 
-    tree = compare_tree(run_dir, base_dir, options, workers=args.workers, runner=runner, progress=_Progress())
+    tree = compare_tree(
+        run_dir, base_dir, options, workers=args.workers, runner=runner, progress=_Progress(), leaves=leaves
+    )
     if not tree.pairing.pairs:
         print(
             shown(

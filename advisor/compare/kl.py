@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from advisor.compare.metrics import CHUNK, Accumulator, _dot, _real_part, float_chunk  # noqa: F401
+from advisor.compare.metrics import CHUNK, Accumulator, _dot, float_chunk
 
 
 def kl_accumulate(

@@ -40,12 +40,17 @@ class TreeResult:
     divergence: Divergence | None = None
 
     def shown_pair(self) -> PairResult | None:
-        """The pair a detail table shows: the first deviating one (first step, lowest rank), else the first."""
-        for res in self.results:
-            if self.divergence and res.cell.deviates and res.cell.step == self.divergence.first_step:
-                if not self.divergence.ranks_deviating or res.cell.rank == self.divergence.ranks_deviating[0]:
-                    return res
-        return self.results[0] if self.results else None
+        """The pair a detail table shows (``shown_pair``)."""
+        return shown_pair(self.results, self.divergence)
+
+
+def shown_pair(results: list[PairResult], div: Divergence | None) -> PairResult | None:
+    """The first deviating pair (first step, lowest deviating rank), else the first pair."""
+    for res in results:
+        if div and res.cell.deviates and res.cell.step == div.first_step:
+            if not div.ranks_deviating or res.cell.rank == div.ranks_deviating[0]:
+                return res
+    return results[0] if results else None
 
 
 def compare_leaf_pairs(
@@ -92,9 +97,12 @@ def compare_tree(
     workers: int | None = None,
     runner: Runner | None = None,
     progress: Callable[[int, int], None] | None = None,
+    leaves: tuple[list[Leaf], list[Leaf]] | None = None,
 ) -> TreeResult:
+    """``leaves``: the run's and the baseline's, when the caller has found them already."""
     run_root, base_root = run_root.absolute(), base_root.absolute()  # cluster workers may start elsewhere
-    pairing = pair_leaves(find_leaves(run_root), find_leaves(base_root))
+    run_leaves, base_leaves = leaves or (find_leaves(run_root), find_leaves(base_root))
+    pairing = pair_leaves(run_leaves, base_leaves)
     read: dict[tuple[str, str], Dump | str] = {}
 
     def index(root: Path, side: str, leaf: Leaf) -> Dump | str:
@@ -113,4 +121,4 @@ def compare_tree(
     return out
 
 
-__all__ = ["PairResult", "TreeResult", "compare_tree", "compare_leaf_pairs"]
+__all__ = ["PairResult", "TreeResult", "compare_tree", "compare_leaf_pairs", "shown_pair"]

@@ -24,7 +24,7 @@ from advisor.extract.curves import (
     running_median,
     shape,
 )
-from advisor.extract.curve_pick import curve_xy, primary_loss, step_int  # noqa: F401 (tests import them from here)
+from advisor.extract.curve_pick import curve_xy, primary_loss, step_int
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
 from advisor.inventory import InputRecord

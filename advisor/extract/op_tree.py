@@ -17,7 +17,7 @@ from advisor.compare.engine import Comparison
 from advisor.compare.localise import Localisation
 from advisor.compare.ranks import divergence
 from advisor.compare.tree import Leaf, leaf_of, pair_leaves
-from advisor.compare.tree_compare import compare_leaf_pairs
+from advisor.compare.tree_compare import compare_leaf_pairs, shown_pair
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.ops import RankDivergence
@@ -48,16 +48,7 @@ def tree_facts(
     results, cells = compare_leaf_pairs(pairs, pair.options, workers, runner)
     div = divergence(cells)
     unpaired = len(pairing.unpaired_run) + len(pairing.unpaired_baseline)
-    shown_res = next(
-        (
-            res
-            for res in results
-            if res.cell.deviates
-            and res.cell.step == div.first_step
-            and (not div.ranks_deviating or res.cell.rank == div.ranks_deviating[0])
-        ),
-        results[0] if results else None,
-    )
+    shown_res = shown_pair(results, div)
     where = run[shown_res.run][0] if shown_res else run_dumps[0][0]
     out.facts.append(
         RankDivergence(
