@@ -9,7 +9,8 @@ import pytest
 from advisor.causes import CAUSE_BY_ID
 from advisor.facts.symptom import SYMPTOM_IDS
 from advisor.knowledge.cause_checks import CHECK_SOURCES, CHECKS
-from advisor.knowledge.symptom_priors import BASIS, COUNTS, PRIORS, SOURCE_BY_KEY, SOURCES
+from advisor.knowledge.prior_sources import SOURCE_BY_KEY, SOURCES
+from advisor.knowledge.symptom_priors import BASIS, COUNTS, PRIORS
 
 
 def test_every_symptom_has_a_prior_and_no_other_key():

@@ -3,7 +3,7 @@
 A differential names the symptom, the two or three candidate causes in order, and for each the check below:
 one sentence, imperative, something that takes minutes on the user's own code and data. ``CHECK_SOURCES`` names
 where the practice is documented, for the checks that have such a source (the keys of
-``advisor.knowledge.symptom_priors.SOURCES``, followed by the part of that source the check comes from); a check
+``advisor.knowledge.prior_sources.SOURCES``, followed by the part of that source the check comes from); a check
 without an entry is a direct test of the cause's definition in docs/causes.md.
 """
 
@@ -163,7 +163,7 @@ CHECKS: dict[str, str] = {
     ),
 }
 
-#: cause -> where the practice behind its check is documented (symptom_priors.SOURCES key: the part used)
+#: cause -> where the practice behind its check is documented (prior_sources.SOURCES key: the part used)
 CHECK_SOURCES: dict[str, str] = {
     "lr_too_high": "tuning_playbook: 'any workload will become unstable if the learning rate is too large'; lr sweep",
     "lr_too_low": "tuning_playbook: learning-rate sweep; autotrainer: its notes name a too-small rate first",
