@@ -32,6 +32,7 @@ from advisor.knowledge.setting_values import (
     lookup,
     optimizer_name,
     precision_name,
+    pure_half,
     scheduler_name,
     squash,
 )
@@ -65,7 +66,16 @@ _CHOICE_PARENTS = {
     "initializer": "weight_init",
     "weight_init": "weight_init",
 }
-_CHOICE_KEYS = {"type", "name", "_target_", "class", "class_name", "cls", "policy"}
+_CHOICE_KEYS = {
+    "type",
+    "name",
+    "_target_",
+    "class",
+    "class_name",
+    "cls",
+    "policy",
+    "class_path",
+}  # class_path: jsonargparse
 _BN_HINT = re.compile(r"(^|[._])(bn|batchnorm|batch_norm|norm_layer|norm_cfg|norm)([._]|$)|batchnorm|batch_norm")
 _LN_HINT = re.compile(r"(^|[._])(ln|layernorm|layer_norm)([._]|$)|layernorm|layer_norm")
 
@@ -262,6 +272,8 @@ def _collect_file(flat: dict[str, Any], path: str, hp: HparamSet, dialect: str |
                 hp.put("precision", precision_name(value), key, path)
         elif name in ("precision", "amp_level"):
             hp.put("precision", precision_name(value), key, path)
+            if pure_half(value, key):
+                hp.put("half_weights", True, key, path)
         elif name == "loss_scale":
             if isinstance(value, str) and value.strip().lower() == "dynamic":
                 hp.put("loss_scale_mode", "dynamic", key, path)

@@ -14,6 +14,10 @@ learning rate). For the run side:
 - **LoRA**: the update is scaled by alpha / r, so the step an adapter takes goes as lr x alpha / r (Hu et al.
   2021: tuning alpha is roughly tuning the learning rate); that product is compared with the recipe's.
 - **precision**: fp16 for a family whose recipe says it overflows in fp16 (T5).
+- **warm-up**: none, for a family whose recipe ramps the rate up at any batch (BERT, ViT, GPT, LLaMA-style
+  fine-tuning, detectors, YOLO): every warm-up setting the run states is 0, or, with none stated, the
+  logged rate starts at its peak. A ResNet's warm-up is for large batches only; its rule is
+  ``large-batch-without-warmup``.
 """
 
 from __future__ import annotations
@@ -268,6 +272,53 @@ def _lora_check(
     )
 
 
+_WARMUP_KEYS = ("warmup_steps", "warmup_ratio", "warmup_epochs")
+#: a logged rate whose first value is at least this share of its peak starts at full rate (no ramp logged)
+FULL_START = 0.95
+#: points a logged rate needs before its start says anything about a warm-up
+WARMUP_POINTS = 5
+
+
+def _warmup_check(
+    fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter], sched: LrSchedule | None
+) -> RecipeCheck | None:
+    if not recipe.warmup or not recipe.warmup_always:
+        return None
+    if isinstance(hp.get("lr_scheduler"), Hyperparameter) and "warmup" in str(hp["lr_scheduler"].value).lower():
+        return None
+    stated = [n for n in _WARMUP_KEYS if n in hp and not hp[n].is_default and isinstance(hp[n].value, (int, float))]
+    if any(float(hp[n].value or 0) > 0 for n in stated):
+        return None
+    ramp_logged = (
+        sched is not None
+        and sched.points >= WARMUP_POINTS
+        and sched.first_value is not None
+        and sched.max_value is not None
+        and sched.max_value > 0
+        and sched.first_value < FULL_START * sched.max_value
+    )
+    if ramp_logged:
+        return None
+    if stated:
+        origin = ", ".join(f"{_where(hp, n)} = {float(hp[n].value or 0):g}" for n in stated)
+    elif sched is not None and sched.points >= WARMUP_POINTS and sched.first_value and sched.max_value:
+        origin = f"the logged learning rate starts at its peak ({sched.first_value:.3g})"
+    else:
+        return None
+    text = f"no learning-rate warm-up ({origin}); the {fam.title} recipe warms up over {recipe.warmup} [{recipe.title}]"
+    return _check(
+        fam,
+        recipe,
+        setting="warmup",
+        value=0.0,
+        origin=origin,
+        direction="below",
+        text=text,
+        run_text="none",
+        recipe_text=recipe.warmup,
+    )
+
+
 _FP16_KEYS = ("fp16", "amp", "precision", "amp_level")
 
 
@@ -327,6 +378,7 @@ def recipe_checks(facts: Sequence[Fact]) -> list[Fact]:
         _epochs_check(fam, recipe, hp),
         _lora_check(fam, recipe, hp, sched),
         _precision_check(fam, recipe, hp),
+        _warmup_check(fam, recipe, hp, sched),
     ):
         if check is not None:
             out.append(check)

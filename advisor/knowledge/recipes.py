@@ -38,6 +38,8 @@ class Recipe:
     #: the config's per-device batch, for a run that states its device count only (detection configs)
     per_device_batch: float | None = None
     warmup: str | None = None
+    #: the recipe warms up at any batch (False: only for large batches, as ResNet's Goyal et al. warm-up)
+    warmup_always: bool = True
     schedule: str | None = None
     #: epochs the recipe trains for (fine-tuning: the upper end of the published range)
     epochs: float | None = None
@@ -98,6 +100,7 @@ RECIPES: tuple[Recipe, ...] = (
         "linear",
         (_HE, _GOYAL),
         warmup="5 epochs when the batch is large (Goyal et al.)",
+        warmup_always=False,
         schedule="step (x0.1 at epochs 30, 60, 80) or cosine",
         epochs=90,
         weight_decay=1e-4,

@@ -205,3 +205,22 @@ def precision_name(value: Any) -> str | None:
     if "32" in s or s in ("no", "none", "o0", "full", "float"):
         return "fp32"
     return None
+
+
+#: precisions that keep the weights, gradients and optimizer state in float16 (no fp32 master copy): Lightning's
+#: ``16-true``, a Keras ``float16`` dtype policy (``mixed_float16`` is the mixed one), apex ``O3``
+_PURE_HALF = {"16-true", "fp16-true", "float16-true", "half-true"}
+_POLICY_KEYS = {"dtype_policy", "policy", "mixed_precision_policy", "floatx"}
+_OPT_LEVEL_KEYS = {"opt_level", "fp16_opt_level"}
+
+
+def pure_half(value: Any, key: str) -> bool:
+    """Whether a precision setting (``value`` under the raw ``key``) trains the weights themselves in float16."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    s, last = str(value).strip().lower(), key.lower().rpartition(".")[2]
+    if s in _PURE_HALF:
+        return True
+    if last in _POLICY_KEYS and s in ("float16", "fp16", "half"):
+        return True
+    return last in _OPT_LEVEL_KEYS and s == "o3"
