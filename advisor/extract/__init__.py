@@ -13,7 +13,16 @@ from typing import cast
 
 import numpy as np
 
-from advisor.extract import baseline_comparability, chance, hparams, loss_curve, model_family, recipe_check, symptoms
+from advisor.extract import (
+    baseline_comparability,
+    chance,
+    hparams,
+    library_versions,
+    loss_curve,
+    model_family,
+    recipe_check,
+    symptoms,
+)
 from advisor.extract import model as model_desc
 from advisor.extract.base import Extraction, Extractor, RunPair
 from advisor.facts.base import Fact
@@ -58,6 +67,7 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("dynamics", _when("advisor.extract.dynamics", lambda pair: any(side.tensor_files for side in pair.sides()))),
     ("model", model_desc.extract),
     ("model_family", model_family.extract),
+    ("library_versions", library_versions.extract),
     ("evaluation", _when("advisor.extract.evaluation", lambda pair: any(side.logs for side in pair.sides()))),
 )
 

@@ -32,6 +32,7 @@ MODULES = (
     "evaluation",
     "recipe",
     "symptom",
+    "environment",
 )
 
 #: kind name -> pydantic model (built on first use; see the module's doc)
