@@ -27,11 +27,18 @@ MAX_CRASHES = 5
 def crash_facts(merged: MergedRun, side: str) -> list[TrainingCrash]:
     out: list[TrainingCrash] = []
     # a traceback the run went on logging after (a warning's, a failed optional import's) did not end it
+    # a traceback whose exception is a "loss is NaN" message read on its own (MindSpore LossMonitor's ValueError)
+    # is that one crash: the message names the step of the non-finite loss, the traceback only the last step logged
+    messages = {e.text for e in merged.events if e.kind == "nonfinite_message"}
     crashes = [
         e
         for e in merged.events
         if e.kind == "nonfinite_message"
-        or (e.kind == "traceback" and (not e.followed_by_points or re.search(r"nan|inf|non-finite", e.text, re.I)))
+        or (
+            e.kind == "traceback"
+            and e.text not in messages
+            and (not e.followed_by_points or re.search(r"nan|inf|non-finite", e.text, re.I))
+        )
     ]
     for e in crashes[:MAX_CRASHES]:
         out.append(

@@ -38,6 +38,7 @@ HPARAM_FILE_NAMES = (
     "*_config.yml",
     "ds_config*.json",
     "deepspeed*.json",
+    "*.summary.*_lineage",  # MindSpore SummaryCollector's lineage (read.mindinsight)
 )
 
 #: reading order: what the framework held (advisor's capture) first, files named for hyper-parameters next, model
@@ -126,6 +127,14 @@ def load_mapping(
     if size > MAX_BYTES:
         raise HparamReadError(f"file is {size} bytes, larger than the {MAX_BYTES}-byte limit for a config file")
     data_bytes = path.read_bytes() if raw is None else raw
+    if path.name.endswith("_lineage") and ".summary." in path.name:
+        from advisor.read.mindinsight import lineage_settings
+        from advisor.read.protobuf_wire import WireError
+
+        try:
+            return lineage_settings(data_bytes)
+        except WireError as exc:
+            raise HparamReadError(f"not a MindSpore lineage file: {exc}") from None
     if path.suffix.lower() == ".bin":
         from advisor.read.pickled_settings import PickledSettingsError, read_training_args
 

@@ -47,6 +47,7 @@ from advisor.read.logs.merge import MergedRun, merge_reads
 from advisor.read.logs.records import LogRead
 from advisor.read.safe import file_problem
 from advisor.read.samples import Found, find_samples
+from advisor.read.mindinsight import Histogram, histogram_records, is_lineage, is_summary, read_summary
 from advisor.read.tensors import MAX_RECORDS, TensorReadLog, iter_tensor_records
 
 # -- which files hold what ---------------------------------------------------------------------------
@@ -64,6 +65,7 @@ LOG_PATTERNS = (
     "scalars.json",
     "trainer_state.json",
     "events.out.tfevents.*",
+    "*.summary.*",  # MindSpore SummaryCollector (read.mindinsight); its *_lineage companion is a settings file
 )
 #: files of other kinds, or that are never logs
 LOG_SKIP_NAMES = {"tensors.jsonl", "requirements.txt", "manifest.json", "dump.json", "license.txt", "readme.txt"}
@@ -177,6 +179,20 @@ class TensorsFile:
 
 
 @dataclass
+class SummaryTensors(TensorsFile):
+    """The weight histograms of a MindSpore summary file, read with its scalars (read.mindinsight), as
+    tensor-statistics records."""
+
+    histograms: list[Histogram] = field(default_factory=list)
+
+    def records(self, log: TensorReadLog, max_records: int = MAX_RECORDS) -> Iterator[dict]:
+        for rec in histogram_records(self.histograms[:max_records]):
+            log.records += 1
+            log.lines = rec["line"]
+            yield rec
+
+
+@dataclass
 class RunRead:
     """What was read of one folder (run or baseline). Built by ``read_run``."""
 
@@ -197,6 +213,8 @@ class RunRead:
     _json: dict[Path, tuple[bytes, dict[str, Any] | None]] = field(default_factory=dict, repr=False)
     #: trainer_state.json files parsed while the logs were read
     _states: dict[Path, MappingFile] = field(default_factory=dict, repr=False)
+    #: the weight histograms of MindSpore summary files, read with their scalars
+    _summary_tensors: list[TensorsFile] = field(default_factory=list, repr=False)
     #: the first bytes of text logs, read by the log reader's open (for the settings and model searches)
     _heads: dict[Path, bytes] = field(default_factory=dict, repr=False)
     _samples: Found | Exception | None = field(default=None, repr=False)
@@ -290,6 +308,7 @@ def read_run(folder: RunFolder) -> RunRead:
         except Exception as exc:  # noqa: BLE001 - a bug of ours in one reader must not stop the others
             run.problems.append(InputRecord.internal(f"<reader {what}>", exc, folder.side))
     run.tensor_files = [TensorsFile(rel, run.shown(rel), folder.abs(rel)) for rel in folder.glob(["tensors.jsonl"])]
+    run.tensor_files += run._summary_tensors
     run.npz_files = folder.glob(["*.npz"])
     return run
 
@@ -302,6 +321,14 @@ def _read_logs(run: RunRead) -> None:
         shown = run.shown(rel)
         kind = "log" if rel.suffix.lower() in TEXT_SUFFIXES else "metrics"
         path = run.folder.abs(rel)
+        if is_lineage(rel.name):
+            continue  # settings (read with the hyper-parameter files)
+        if is_summary(rel.name):  # scalars and weight histograms in one read
+            summary, hists = read_summary(path, shown)
+            run.logs.append(LogFile(rel, shown, kind, extra, summary))
+            if hists:
+                run._summary_tensors.append(SummaryTensors(rel, shown, path, hists))
+            continue
         raw = _whole(path, MAX_STATE_BYTES) if rel in states else None
         if raw is None:
             # a text log searched for settings and models too: its head comes from the same open

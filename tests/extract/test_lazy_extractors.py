@@ -25,6 +25,7 @@ from advisor.extract import (
     dynamics,
     evaluation,
     hparams,
+    library_versions,
     loss_curve,
     loss_scale,
     model,
@@ -47,6 +48,7 @@ EAGER = (
     ("dynamics", dynamics.extract),
     ("model", model.extract),
     ("model_family", model_family.extract),
+    ("library_versions", library_versions.extract),
     ("evaluation", evaluation.extract),
 )
 RUNS = [

@@ -40,11 +40,14 @@ def read_file_head(
             return pre, None
     from advisor.read.logs import metrics_csv, metrics_jsonl, tensorboard
     from advisor.read.logs import hf_trainer, text
+    from advisor.read.mindinsight import is_summary, read_summary
 
     shown = shown or path.name
     head: bytes | None = None
     stream: BinaryIO | None = None
     try:
+        if is_summary(path.name):  # MindSpore summary events: binary records, never sniffed as text
+            return read_summary(path, shown)[0], None
         if path.name.startswith("events.out.tfevents"):
             kind = sniff(path)
         elif data is not None:
