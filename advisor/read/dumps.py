@@ -74,6 +74,8 @@ class TensorRecord:
     #: an .npy file's header as read when the dump was indexed: (dtype, fortran order, data offset), so that
     #: loading it does not parse the header again
     npy_layout: tuple[np.dtype, bool, int] | None = field(default=None, repr=False, compare=False)
+    #: a tensor inside a record of a tfdbg2 file: (offset, length, output index) of its DebugEvent (read.dumps_tfdbg)
+    blob: tuple[int, int, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def direction(self) -> str:
@@ -90,7 +92,7 @@ class Dump:
     """One dump folder of one side."""
 
     root: Path  # the folder holding dump.json / the .npy files
-    layout: Literal["npy", "msprobe", "mindspore"]
+    layout: Literal["npy", "msprobe", "mindspore", "tfdbg"]
     mode: Literal["tensor", "statistics"]
     records: list[TensorRecord] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file shown to the user, why)
@@ -171,6 +173,10 @@ MS_DUMP_FILE = re.compile(
 )
 
 
+#: the files of a tfdbg2 dump that advisor reads (read.dumps_tfdbg)
+TFDBG_FILE = re.compile(r"^tfdbg_events\.\d+\..+\.(metadata|graphs|execution|graph_execution_traces)$")
+
+
 def is_dump_json(path: Path) -> bool:
     return path.name == "dump.json"
 
@@ -179,6 +185,7 @@ def find_dump_roots(files: list[Path]) -> list[Path]:
     """Relative folders that hold a dump: those with a dump.json, and folders of .npy files
     named ``dump`` (or below one) that are not inside a msprobe dump."""
     msprobe = sorted({p.parent for p in files if is_dump_json(p)}, key=lambda p: p.as_posix())
+    tfdbg = sorted({p.parent for p in files if TFDBG_FILE.match(p.name)}, key=lambda p: p.as_posix())
     mindspore = sorted(
         {p.parent for p in files if MS_DUMP_FILE.match(p.name) and not any(p.is_relative_to(m) for m in msprobe)},
         key=lambda p: p.as_posix(),
@@ -197,7 +204,7 @@ def find_dump_roots(files: list[Path]) -> list[Path]:
     for p in files:
         if p.name == "manifest.json" and any(d.is_relative_to(p.parent) for d in npy_dirs):
             npy_dirs = {d for d in npy_dirs if not d.is_relative_to(p.parent)} | {p.parent}
-    return msprobe + mindspore + sorted(npy_dirs, key=lambda p: p.as_posix())
+    return msprobe + tfdbg + mindspore + sorted(npy_dirs, key=lambda p: p.as_posix())
 
 
 # -- the plain .npy layout ------------------------------------------------
@@ -477,6 +484,10 @@ def read_dump(root: Path) -> Dump:
         from advisor.read.dumps_msprobe import read_msprobe_dump
 
         return read_msprobe_dump(root)
+    if any(TFDBG_FILE.match(p.name) for p in root.glob("tfdbg_events.*")):
+        from advisor.read.dumps_tfdbg import read_tfdbg_dump
+
+        return read_tfdbg_dump(root)
     if any(MS_DUMP_FILE.match(p.name) for p in root.glob("*.npy")):
         from advisor.read.dumps_mindspore import read_mindspore_dump
 
@@ -524,6 +535,10 @@ def load_tensor(rec: TensorRecord) -> np.ndarray:
         raise DumpReadError(rec.problem)
     if rec.file is None:
         raise DumpReadError("no tensor file (statistics only)")
+    if rec.blob is not None:
+        from advisor.read.dumps_tfdbg import load_tfdbg_tensor
+
+        return load_tfdbg_tensor(rec)
     suffix = rec.file.suffix.lower()
     if suffix == ".npy":
         return _load_indexed_npy(rec) if rec.npy_layout is not None else open_npy(rec.file)

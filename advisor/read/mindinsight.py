@@ -32,6 +32,7 @@ from typing import Any
 from advisor.read import protobuf_wire as pb
 from advisor.read.logs.records import Collector, LogRead
 from advisor.read.tensors import NUMERIC
+from advisor.read.tfrecord import FramingError, framed
 
 #: a record longer than this is skipped unread (an image or a graph; scalars and histograms are small)
 MAX_RECORD_BYTES = 16 << 20
@@ -51,26 +52,12 @@ def is_lineage(name: str) -> bool:
 
 def records(path: Path, notes: list[str]) -> Iterator[tuple[int, bytes]]:
     """(index, data) of each framed record; a record over MAX_RECORD_BYTES is skipped, a truncated end noted."""
-    with path.open("rb") as fh:
-        index = 0
-        while True:
-            head = fh.read(12)
-            if not head:
-                return
-            if len(head) < 12:
-                notes.append(f"the file ends inside record {index + 1}'s header (a truncated write)")
-                return
-            (length,) = struct.unpack("<Q", head[:8])
-            index += 1
-            if length > MAX_RECORD_BYTES:
-                fh.seek(length + 4, 1)
-                continue
-            data = fh.read(length)
-            fh.read(4)
-            if len(data) < length:
-                notes.append(f"the file ends inside record {index} (a truncated write)")
-                return
-            yield index, data
+    try:
+        for index, _off, data in framed(path, MAX_RECORD_BYTES):
+            if data is not None:
+                yield index, data
+    except FramingError as exc:
+        notes.append(str(exc))
 
 
 def tag_name(tag: str) -> str:
