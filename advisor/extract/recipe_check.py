@@ -323,7 +323,7 @@ _FP16_KEYS = ("fp16", "amp", "precision", "amp_level")
 
 
 def _precision_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparameter]) -> RecipeCheck | None:
-    if not recipe.precision or "fp16" not in recipe.precision:
+    if not recipe.overflows_fp16:
         return None
     fp16 = None
     for name in _FP16_KEYS:

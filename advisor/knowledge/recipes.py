@@ -47,6 +47,8 @@ class Recipe:
     epochs_low: float | None = None
     weight_decay: float | None = None
     precision: str | None = None
+    #: the family's activations are known to overflow float16 (the precision check names an fp16 run)
+    overflows_fp16: bool = False
     #: the usual LoRA alpha / r scale (LoRA rows)
     lora_scale: float | None = None
 
@@ -229,6 +231,7 @@ RECIPES: tuple[Recipe, ...] = (
         (_T5, _T5_FP16),
         schedule="constant",
         precision="bf16 or fp32: T5-family activations overflow fp16 (NaN losses)",
+        overflows_fp16=True,
     ),
     Recipe(
         "rcnn",
