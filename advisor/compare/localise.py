@@ -50,6 +50,11 @@ from dataclasses import dataclass, field
 from advisor.compare.engine import Row
 
 FP16_MAX = 65504.0
+#: an operator whose float output's largest |value| is at least this many times its float inputs' largest grows
+#: activations by orders of magnitude in one step (below the overflow limit, a precursor of it)
+GROWTH_FACTOR = 1000.0
+#: inputs whose largest |value| is below this are too close to zero for a growth ratio to mean anything
+GROWTH_INPUT_FLOOR = 1e-3
 #: smallest normal value of the half-precision types: below it a value is subnormal, and kernels that flush
 #: subnormals to zero (the usual mode on GPUs and NPUs) return 0 (IEEE 754 binary16; bfloat16 keeps float32's range)
 HALF_MIN_NORMAL = {"float16": 6.103515625e-05, "bfloat16": 1.1754943508222875e-38}
@@ -117,6 +122,9 @@ class Localisation:
     #: no operator after the nonfinite source outputs NaN/Inf (e.g. a -inf attention mask that softmax absorbs)
     nonfinite_absorbed: bool = False
     fp16_overflow: OpView | None = None
+    #: the first operator whose finite float output is GROWTH_FACTOR x its float inputs or more, within fp16's range
+    growth: OpView | None = None
+    growth_ratio: float | None = None
     integer_valued: OpView | None = None
     #: the first operator whose half-precision output is all zero where the baseline's is nonzero but below the
     #: half type's smallest normal value: underflow, not truncation
@@ -134,6 +142,20 @@ def group_ops(rows: list[Row]) -> list[OpView]:
 
 def _finite_known(rows: list[Row]) -> bool:
     return all(r.run_side.has_nonfinite is False for r in rows)
+
+
+def _growth(v: OpView) -> float | None:
+    """Output / input largest |value| of an operator that grows its activations by GROWTH_FACTOR or more while
+    staying finite and within fp16's range (None otherwise, or when its float inputs are not known)."""
+    ins = [r.run_side.abs_max for r in v.inputs if r.is_float and r.run_side.abs_max is not None]
+    outs = [r.run_side.abs_max for r in v.outputs if r.is_float and r.run_side.abs_max is not None]
+    if not ins or not outs or any(r.run_side.has_nonfinite for r in v.outputs):
+        return None
+    x_in, x_out = max(ins), max(outs)
+    if x_in < GROWTH_INPUT_FLOOR or x_out > FP16_MAX:
+        return None
+    ratio = x_out / x_in
+    return ratio if ratio >= GROWTH_FACTOR else None
 
 
 def _within_fp16(rows: list[Row]) -> bool:
@@ -299,6 +321,10 @@ def localise(rows: list[Row], has_baseline: bool = True) -> Localisation:
             and _within_fp16(v.inputs)
         ):
             loc.fp16_overflow = v
+        if loc.growth is None:
+            ratio = _growth(v)
+            if ratio is not None:
+                loc.growth, loc.growth_ratio = v, ratio
         if loc.integer_valued is None and _truncates(v, has_baseline):
             loc.integer_valued = v
         if loc.underflow is None and has_baseline and any(flushed_to_zero(v, r) for r in v.outputs):

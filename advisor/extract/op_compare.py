@@ -407,6 +407,7 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
     for anomaly, v in (
         ("nonfinite_from_finite", loc.nonfinite_source),
         ("beyond_fp16_range", loc.fp16_overflow),
+        ("grows_by_orders", loc.growth),
         ("integer_valued_output", loc.integer_valued),
         ("underflow_to_zero", loc.underflow),
     ):
@@ -415,7 +416,7 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
         outs = v.outputs
         if anomaly == "nonfinite_from_finite":
             w = next(r for r in outs if r.run_side.has_nonfinite)
-        elif anomaly == "beyond_fp16_range":
+        elif anomaly in ("beyond_fp16_range", "grows_by_orders"):
             w = max(outs, key=lambda r: r.run_side.abs_max or 0.0)
         elif anomaly == "underflow_to_zero":
             w = next(r for r in outs if flushed_to_zero(v, r))
@@ -443,6 +444,7 @@ def anomaly_facts(loc: Localisation, source: Source) -> list[Fact]:
                 compute_dtype=half_dtype(v, w) if anomaly == "underflow_to_zero" else None,
                 is_absorbed=anomaly == "nonfinite_from_finite" and loc.nonfinite_absorbed,
                 ops_affected=loc.nonfinite_ops if anomaly == "nonfinite_from_finite" else None,
+                growth_ratio=_num(loc.growth_ratio) if anomaly == "grows_by_orders" else None,
                 source=source,
             )
         )

@@ -154,13 +154,14 @@ class OpAnomaly(Fact):
     """The first operator (in execution order) showing one kind of numerical anomaly in the run's dump."""
 
     kind: Literal["op_anomaly"] = "op_anomaly"
-    anomaly: Literal["nonfinite_from_finite", "beyond_fp16_range", "integer_valued_output", "underflow_to_zero"] = (
-        Field(
-            description="nonfinite_from_finite: NaN/Inf out of finite inputs; beyond_fp16_range: |x| > 65504 out of "
-            "inputs within it; integer_valued_output: float output of whole numbers from non-integer inputs (or, from a normaliser, from a wider range of whole numbers); "
-            "underflow_to_zero: a float16/bfloat16 output all zero where the baseline's is nonzero but "
-            "below that type's smallest normal value"
-        )
+    anomaly: Literal[
+        "nonfinite_from_finite", "beyond_fp16_range", "grows_by_orders", "integer_valued_output", "underflow_to_zero"
+    ] = Field(
+        description="nonfinite_from_finite: NaN/Inf out of finite inputs; beyond_fp16_range: |x| > 65504 out of "
+        "inputs within it; grows_by_orders: a finite output at least 1000x its inputs' largest |value| and within "
+        "fp16's range (the first operator that does so); integer_valued_output: float output of whole numbers from non-integer inputs (or, from a normaliser, from a wider range of whole numbers); "
+        "underflow_to_zero: a float16/bfloat16 output all zero where the baseline's is nonzero but "
+        "below that type's smallest normal value"
     )
     op: str = Field(description="the operator call, e.g. Functional.div.0.forward")
     op_type: str | None = Field(default=None, description="operator type")
@@ -196,6 +197,9 @@ class OpAnomaly(Fact):
         default=False,
         description="nonfinite_from_finite only: no later operator outputs NaN/Inf "
         "(e.g. a -inf attention mask absorbed by softmax)",
+    )
+    growth_ratio: float | None = Field(
+        default=None, description="grows_by_orders: the output's largest |value| over its inputs'"
     )
     ops_affected: int | None = Field(
         default=None,
