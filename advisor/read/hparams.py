@@ -127,14 +127,15 @@ def load_mapping(
     if size > MAX_BYTES:
         raise HparamReadError(f"file is {size} bytes, larger than the {MAX_BYTES}-byte limit for a config file")
     data_bytes = path.read_bytes() if raw is None else raw
-    if path.name.endswith("_lineage") and ".summary." in path.name:
-        from advisor.read.mindinsight import lineage_settings
+    if path.name.endswith("_lineage"):  # the reader is imported only for such a file
+        from advisor.read.mindinsight import is_lineage, lineage_settings
         from advisor.read.protobuf_wire import WireError
 
-        try:
-            return lineage_settings(data_bytes)
-        except WireError as exc:
-            raise HparamReadError(f"not a MindSpore lineage file: {exc}") from None
+        if is_lineage(path.name):
+            try:
+                return lineage_settings(data_bytes)
+            except WireError as exc:
+                raise HparamReadError(f"not a MindSpore lineage file: {exc}") from None
     if path.suffix.lower() == ".bin":
         from advisor.read.pickled_settings import PickledSettingsError, read_training_args
 

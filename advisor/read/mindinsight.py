@@ -41,13 +41,19 @@ MAX_HISTOGRAMS = 200_000
 _TAG_SUFFIX = re.compile(r"(/auto|\[:\w+\])$")
 
 
+#: MindSpore's summary file names: ``{prefix}.out.events.summary.{time}.{pid}.{host}{suffix}`` (SummaryRecord's
+#: file_prefix, default "events", and file_suffix, default "_MS"; the lineage and explain files end in _lineage and
+#: _explain); a text file called ``model.summary.txt`` is not one
+SUMMARY_NAME = re.compile(r"\.out\.events\.summary\.\d+\.")
+
+
 def is_summary(name: str) -> bool:
     """A MindSpore summary event file (not its lineage or explain companion)."""
-    return ".summary." in name and not name.endswith(("_lineage", "_explain"))
+    return bool(SUMMARY_NAME.search(name)) and not name.endswith(("_lineage", "_explain"))
 
 
 def is_lineage(name: str) -> bool:
-    return ".summary." in name and name.endswith("_lineage")
+    return bool(SUMMARY_NAME.search(name)) and name.endswith("_lineage")
 
 
 def records(path: Path, notes: list[str]) -> Iterator[tuple[int, bytes]]:

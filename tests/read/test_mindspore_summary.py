@@ -35,6 +35,7 @@ def test_file_names() -> None:
     assert is_lineage("events.out.events.summary.1796429242.0.vm_lineage")
     assert not is_summary("events.out.events.summary.1796429242.0.vm_lineage")
     assert not is_summary("events.out.tfevents.1700000000.host")
+    assert not is_summary("model.summary.txt") and not is_lineage("keras.summary.txt_lineage")
 
 
 def test_the_summary_holds_the_loss_lossmonitor_printed_once_per_step() -> None:
