@@ -32,7 +32,7 @@ import numpy as np
 
 from advisor.read import protobuf_wire as pb
 from advisor.read.tfrecord import FramingError, framed
-from advisor.read.dumps import TFDBG_FILE, Dump, DumpReadError, TensorRecord, _check_count
+from advisor.read.dumps import Dump, DumpReadError, TensorRecord, _check_count
 
 #: ops that compute nothing a comparison needs
 SKIPPED_TYPES = frozenset(
@@ -63,10 +63,6 @@ _COUNTER = re.compile(r"^(.*)_(\d+)$")
 FULL_TENSOR = 7
 
 
-def is_tfdbg_root(root: Path) -> bool:
-    return any(TFDBG_FILE.match(p.name) for p in root.iterdir() if p.is_file())
-
-
 def _framed(path: Path) -> Iterator[tuple[int, bytes]]:
     """(offset of the data, data) of each record of a tfdbg file."""
     try:
@@ -78,32 +74,11 @@ def _framed(path: Path) -> Iterator[tuple[int, bytes]]:
         raise DumpReadError(f"{path.name}: {exc}") from None
 
 
-def _wall_time(data: bytes) -> float:
-    for n, _w, raw in pb.fields(data):
-        if n == 1:
-            return pb.double(raw)
-    return 0.0
-
-
-def _event_part(data: bytes, number: int) -> bytes | None:
-    for n, _w, raw in pb.fields(data):
-        if n == number:
-            return pb.sub(raw)
-    return None
-
-
 def _tensor_header(proto: bytes) -> tuple[int, tuple[int, ...]]:
-    dtype, dims = 0, []
-    for n, _w, raw in pb.fields(proto):
-        if n == 1:
-            dtype = pb.int64(raw)
-        elif n == 2:
-            for n2, _w2, r2 in pb.fields(pb.sub(raw)):
-                if n2 == 2:
-                    for n3, _w3, r3 in pb.fields(pb.sub(r2)):
-                        if n3 == 1:
-                            dims.append(pb.int64(r3))
-    return dtype, tuple(dims)
+    """(DataType enum, shape) of a TensorProto."""
+    f = pb.message(proto, {1: "int", 2: "bytes"})
+    dims = pb.message(f.get(2, b""), {2: "all"}).get(2, [])
+    return f.get(1, 0), tuple(pb.message(pb.sub(d), {1: "int"}).get(1, 0) for d in dims)
 
 
 def decode_tensor(proto: bytes) -> np.ndarray:
@@ -162,21 +137,14 @@ def _repeated(n: int, wire: int, raw: int | bytes) -> list[float | int]:
 
 
 def _op_types(root: Path) -> dict[tuple[str, str], str]:
+    """(graph id, op name) -> op type, from the GraphOpCreation events of the .graphs files."""
     out: dict[tuple[str, str], str] = {}
     for path in sorted(root.glob("tfdbg_events.*.graphs")):
         for _off, data in _framed(path):
-            op = _event_part(data, 7)
-            if op is None:
-                continue
-            kind = name = graph = ""
-            for n, _w, raw in pb.fields(op):
-                if n == 1:
-                    kind = pb.text(raw, 200)
-                elif n == 2:
-                    name = pb.text(raw, 1000)
-                elif n == 4:
-                    graph = pb.text(raw, 200)
-            out[(graph, name)] = kind
+            op = pb.message(data, {7: "bytes"}).get(7)
+            if op is not None:
+                f = pb.message(op, {1: "text", 2: "text", 4: "text"})
+                out[(f.get(4, ""), f.get(2, ""))] = f.get(1, "")
     return out
 
 
@@ -196,59 +164,42 @@ def _module_paths(names: list[str]) -> dict[str, list[str]]:
 def read_tfdbg_dump(root: Path) -> Dump:
     dump = Dump(root=root, layout="tfdbg", mode="tensor", framework="tensorflow")
     types = _op_types(root)
-    #: (wall time, name, slot, type, file, offset, length): graph ops traced, eager ops executed
-    graph_ops: list[tuple[float, str, int, str | None, Path, int, int]] = []
-    eager: list[tuple[float, str, int, str, Path, int, int]] = []
+    #: (wall time, name, slot, type, file, offset, length, tensor header): graph ops traced, eager ops executed
+    graph_ops: list[tuple[float, str, int, str | None, Path, int, int, Header]] = []
+    eager: list[tuple[float, str, int, str | None, Path, int, int, Header]] = []
     modes: set[int] = set()
     for path in sorted(root.glob("tfdbg_events.*.graph_execution_traces")):
         for off, data in _framed(path):
-            trace = _event_part(data, 10)
-            if trace is None:
+            event = pb.message(data, {1: "double", 10: "bytes"})
+            if 10 not in event:
                 continue
-            graph = name = ""
-            slot, mode, has_tensor = 0, 0, False
-            for n, _w, raw in pb.fields(trace):
-                if n == 1:
-                    graph = pb.text(raw, 200)
-                elif n == 2:
-                    name = pb.text(raw, 1000)
-                elif n == 3:
-                    slot = pb.int64(raw)
-                elif n == 4:
-                    mode = pb.int64(raw)
-                elif n == 5:
-                    has_tensor = True
-            kind = types.get((graph, name))
+            f = pb.message(event[10], {1: "text", 2: "text", 3: "int", 4: "int", 5: "bytes"})
+            name = f.get(2, "")
+            kind = types.get((f.get(1, ""), name))
             if kind in SKIPPED_TYPES or not name:
                 continue
-            if not has_tensor or mode != FULL_TENSOR:
-                modes.add(mode)
+            if 5 not in f or f.get(4) != FULL_TENSOR:
+                modes.add(f.get(4, 0))
                 continue
-            graph_ops.append((_wall_time(data), name, slot, kind, path, off, len(data)))
+            graph_ops.append((event.get(1, 0.0), name, f.get(3, 0), kind, path, off, len(data), _header(f[5])))
     counts: dict[str, int] = {}
     for path in sorted(root.glob("tfdbg_events.*.execution")):
         for off, data in _framed(path):
-            ex = _event_part(data, 9)
-            if ex is None:
+            event = pb.message(data, {1: "double", 9: "bytes"})
+            if 9 not in event:
                 continue
-            kind, graph_id, outputs, mode = "", "", 0, 0
-            for n, _w, raw in pb.fields(ex):
-                if n == 1:
-                    kind = pb.text(raw, 200)
-                elif n == 3:
-                    graph_id = pb.text(raw, 200)
-                elif n == 6:
-                    mode = pb.int64(raw)
-                elif n == 7:
-                    outputs += 1
-            if not kind or kind in SKIPPED_TYPES or graph_id or kind.startswith("__inference"):
+            f = pb.message(event[9], {1: "text", 3: "text", 6: "int", 7: "all"})
+            kind = f.get(1, "")
+            if not kind or kind in SKIPPED_TYPES or f.get(3) or kind.startswith("__inference"):
                 continue  # a function call's outputs are its last traced op's
-            if mode != FULL_TENSOR:
-                modes.add(mode)
+            if f.get(6) != FULL_TENSOR:
+                modes.add(f.get(6, 0))
                 continue
             k = counts[kind] = counts.get(kind, -1) + 1
-            for slot in range(outputs):
-                eager.append((_wall_time(data), f"{kind}.{k}", slot, kind, path, off, len(data)))
+            for slot, proto in enumerate(f.get(7, [])):
+                eager.append(
+                    (event.get(1, 0.0), f"{kind}.{k}", slot, kind, path, off, len(data), _header(pb.sub(proto)))
+                )
     if modes and not graph_ops and not eager:
         raise DumpReadError(
             "a tfdbg dump without tensor values (tensor_debug_mode other than FULL_TENSOR): "
@@ -256,23 +207,23 @@ def read_tfdbg_dump(root: Path) -> Dump:
         )
     _check_count(len(graph_ops) + len(eager))
     paths = _module_paths([g[1] for g in graph_ops])
-    last_kernel: dict[str, tuple[int, Path, int, int]] = {}  # module op -> (order, file, offset, length)
+    last_kernel: dict[str, tuple[int, Path, int, int, Header]] = {}  # module op -> its last kernel's output 0
     # one execution order for both: the events' wall times (a stable sort keeps each file's own order)
     timeline = sorted([(g, True) for g in graph_ops] + [(e, False) for e in eager], key=lambda x: x[0][0])
-    for order, ((_wall, name, slot, kind, path, off, length), traced) in enumerate(timeline):
+    for order, ((_wall, name, slot, kind, path, off, length, head), traced) in enumerate(timeline):
         if not traced:
             op = f"{name}.forward"
-            dump.records.append(_record(f"{op}.output.{slot}", op, order, kind, path, off, length, root, slot))
+            dump.records.append(_record(f"{op}.output.{slot}", op, order, kind, (path, off, length, head), root, slot))
             continue
         module = paths[name]
         op = ".".join([*module, name.rsplit("/", 1)[-1], "forward"])
-        dump.records.append(_record(f"{op}.output.{slot}", op, order, kind, path, off, length, root))
+        dump.records.append(_record(f"{op}.output.{slot}", op, order, kind, (path, off, length, head), root))
         if slot == 0:
             for i in range(1, len(module) + 1):
-                last_kernel[".".join([*module[:i], "forward"])] = (order, path, off, length)
+                last_kernel[".".join([*module[:i], "forward"])] = (order, path, off, length, head)
     # a module's output is its last kernel's, and it is judged after the kernels inside it (as MindSpore's view)
-    for mod_op, (at, path, off, length) in last_kernel.items():
-        dump.records.append(_record(f"{mod_op}.output.0", mod_op, at, None, path, off, length, root))
+    for mod_op, (at, *where) in last_kernel.items():
+        dump.records.append(_record(f"{mod_op}.output.0", mod_op, at, None, tuple(where), root))  # type: ignore[arg-type]
     dump.records.sort(key=lambda r: (r.order, -r.op.count(".")))
     ops: dict[str, int] = {}
     for r in dump.records:
@@ -280,19 +231,30 @@ def read_tfdbg_dump(root: Path) -> Dump:
     return dump
 
 
+#: a tensor's DataType enum and shape, or why its header could not be read
+Header = tuple[int, tuple[int, ...]] | str
+
+
+def _header(proto: bytes) -> Header:
+    try:
+        return _tensor_header(proto)
+    except pb.WireError as exc:
+        return str(exc)
+
+
 def _record(
-    name: str, op: str, order: int, kind: str | None, path: Path, off: int, length: int, root: Path, index: int = 0
+    name: str, op: str, order: int, kind: str | None, where: tuple[Path, int, int, Header], root: Path, index: int = 0
 ) -> TensorRecord:
+    """The record of one output: where its event lies in ``path`` (read again only to load it) and its header."""
+    path, off, length, head = where
     rec = TensorRecord(name=name, op=op, role="output", index=name.rsplit(".", 1)[-1], order=order, op_type=kind)
     rec.file, rec.rel_file = path, path.relative_to(root).as_posix()
     rec.blob = (off, length, index)
-    try:
-        proto = _tensor_in(path, off, length, index)
-        dtype_enum, shape = _tensor_header(proto)
-        rec.shape = shape
+    if isinstance(head, str):
+        rec.problem = f"{rec.rel_file}: {head}"
+    else:
+        dtype_enum, rec.shape = head
         rec.dtype = _DTYPE_NAMES.get(dtype_enum) or (str(DTYPES[dtype_enum]) if dtype_enum in DTYPES else None)
-    except (DumpReadError, pb.WireError, OSError) as exc:
-        rec.problem = f"{rec.rel_file}: {exc}"
     return rec
 
 
@@ -303,22 +265,18 @@ def _tensor_in(path: Path, off: int, length: int, index: int) -> bytes:
         data = fh.read(length)
     if len(data) < length:
         raise DumpReadError("the record is cut short")
-    trace = _event_part(data, 10)
-    if trace is not None:
-        proto = _event_part(trace, 5)
+    event = pb.message(data, {9: "bytes", 10: "bytes"})
+    if 10 in event:
+        proto = pb.message(event[10], {5: "bytes"}).get(5)
         if proto is None:
             raise DumpReadError("no tensor value in the trace")
         return proto
-    ex = _event_part(data, 9)
-    if ex is None:
+    if 9 not in event:
         raise DumpReadError("not a trace or execution event")
-    k = 0
-    for n, _w, raw in pb.fields(ex):
-        if n == 7:
-            if k == index:
-                return pb.sub(raw)
-            k += 1
-    raise DumpReadError(f"no output {index} in the execution event")
+    outputs = pb.message(event[9], {7: "all"}).get(7, [])
+    if index >= len(outputs):
+        raise DumpReadError(f"no output {index} in the execution event")
+    return pb.sub(outputs[index])
 
 
 def load_tfdbg_tensor(rec: TensorRecord) -> np.ndarray:

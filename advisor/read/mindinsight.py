@@ -21,9 +21,9 @@ parse and reading stops there, with a note.
 
 from __future__ import annotations
 
+import io
 import math
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +32,7 @@ from typing import Any
 from advisor.read import protobuf_wire as pb
 from advisor.read.logs.records import Collector, LogRead
 from advisor.read.tensors import NUMERIC
-from advisor.read.tfrecord import FramingError, framed
+from advisor.read.tfrecord import FramingError, framed, framed_stream
 
 #: a record longer than this is skipped unread (an image or a graph; scalars and histograms are small)
 MAX_RECORD_BYTES = 16 << 20
@@ -85,42 +85,19 @@ class Histogram:
 
 
 def _histogram(buf: bytes, step: int, name: str, record: int) -> Histogram:
-    count = total = 0.0
-    nan = inf = 0.0
-    low = high = None
-    buckets: list[tuple[float, float, float]] = []
-    for number, _wire, raw in pb.fields(buf):
-        if number == 1:
-            left = width = c = 0.0
-            for n2, _w2, r2 in pb.fields(pb.sub(raw)):
-                if n2 == 1:
-                    left = pb.double(r2)
-                elif n2 == 2:
-                    width = pb.double(r2)
-                elif n2 == 3:
-                    c = float(pb.int64(r2))
-            buckets.append((left, width, c))
-        elif number == 2:
-            nan = float(pb.int64(raw))
-        elif number in (3, 4):
-            inf += float(pb.int64(raw))
-        elif number == 5:
-            high = pb.double(raw)
-        elif number == 6:
-            low = pb.double(raw)
-        elif number == 7:
-            total = pb.double(raw)
-        elif number == 8:
-            count = float(pb.int64(raw))
+    f = pb.message(buf, {1: "all", 2: "int", 3: "int", 4: "int", 5: "double", 6: "double", 7: "double", 8: "int"})
+    buckets = [pb.message(pb.sub(b), {1: "double", 2: "double", 3: "int"}) for b in f.get(1, [])]
+    count, total = float(f.get(8, 0)), f.get(7, 0.0)
+    nan, inf = float(f.get(2, 0)), float(f.get(3, 0) + f.get(4, 0))
     mean = std = None
     finite = count - nan - inf
     if finite > 0 and math.isfinite(total):
         mean = total / finite
-        weight = sum(c for _, _, c in buckets)
+        weight = sum(b.get(3, 0) for b in buckets)
         if weight > 0:
-            var = sum(c * (left + width / 2 - mean) ** 2 for left, width, c in buckets) / weight
+            var = sum(b.get(3, 0) * (b.get(1, 0.0) + b.get(2, 0.0) / 2 - mean) ** 2 for b in buckets) / weight
             std = math.sqrt(var)
-    return Histogram(step, name, count, mean, std, low, high, nan, inf, record)
+    return Histogram(step, name, count, mean, std, f.get(6), f.get(5), nan, inf, record)
 
 
 def read_summary(path: Path, shown: str) -> tuple[LogRead, list[Histogram]]:
@@ -131,27 +108,14 @@ def read_summary(path: Path, shown: str) -> tuple[LogRead, list[Histogram]]:
     n = 0
     try:
         for n, data in records(path, col.read.notes):
-            step: int | None = None
-            summary: bytes | None = None
-            for number, _wire, raw in pb.fields(data):
-                if number == 2:
-                    step = pb.int64(raw)
-                elif number == 5:
-                    summary = pb.sub(raw)
-            if summary is None:
+            event = pb.message(data, {2: "int", 5: "bytes"})
+            if 5 not in event:
                 continue
+            step: int | None = event.get(2)
             values: dict[str, float] = {}
-            for number, _wire, raw in pb.fields(summary):
-                if number != 1:
-                    continue
-                tag, scalar, hist = "", None, None
-                for n2, _w2, r2 in pb.fields(pb.sub(raw)):
-                    if n2 == 1:
-                        tag = tag_name(pb.text(r2, 500))
-                    elif n2 == 3:
-                        scalar = pb.single(r2)
-                    elif n2 == 9:
-                        hist = pb.sub(r2)
+            for raw in pb.message(event[5], {1: "all"}).get(1, []):
+                v = pb.message(pb.sub(raw), {1: "text", 3: "float", 9: "bytes"})
+                tag, scalar, hist = tag_name(v.get(1, "")), v.get(3), v.get(9)
                 if tag and (scalar is not None or hist is not None):
                     # SummaryCollector writes the last step of an epoch again at the epoch's end: one point
                     if step is not None and last_step.get(tag) == step:
@@ -209,64 +173,36 @@ _HYPER = {
 }
 
 
-def _value(raw: int | bytes, kind: str) -> Any:
-    if kind == "float":
-        return pb.single(raw)
-    if kind == "double":
-        return pb.double(raw)
-    if kind == "int":
-        return pb.int64(raw)
-    return pb.text(raw)
-
-
 def _user_info(buf: bytes, out: dict[str, Any], depth: int = 0) -> None:
-    for number, _wire, raw in pb.fields(buf):
-        if number == 1 and depth < 4:
-            _user_info(pb.sub(raw), out, depth + 1)
-        elif number in (3, 4, 5):
-            key, value = None, None
-            for n2, _w2, r2 in pb.fields(pb.sub(raw)):
-                if n2 == 1:
-                    key = pb.text(r2, 200)
-                elif n2 == 2:
-                    value = _value(r2, {3: "int", 4: "text", 5: "double"}[number])
-            if key:
-                out.setdefault(key, value)
+    """UserDefinedInfo: nested infos (field 1) and its int32 / string / double maps (fields 3, 4, 5)."""
+    f = pb.message(buf, {1: "all", 3: "all", 4: "all", 5: "all"})
+    for number, kind in ((3, "int"), (4, "text"), (5, "double")):
+        for entry in f.get(number, []):
+            e = pb.message(pb.sub(entry), {1: "text", 2: kind})
+            if e.get(1):
+                out.setdefault(e[1][:200], e.get(2))
+    if depth < 4:
+        for inner in f.get(1, []):
+            _user_info(pb.sub(inner), out, depth + 1)
 
 
 def lineage_settings(data: bytes) -> dict[str, Any]:
     """The settings a lineage file records (a later training lineage wins). Raises WireError."""
     out: dict[str, Any] = {}
-    for _n, raw in _framed(data):
-        for number, _wire, value in pb.fields(raw):
-            if number == 6:  # train_lineage
-                for n2, _w2, part in pb.fields(pb.sub(value)):
-                    body = pb.sub(part)
-                    if n2 == 1:
-                        for n3, _w3, r3 in pb.fields(body):
-                            if n3 in _HYPER:
-                                key, kind = _HYPER[n3]
-                                out[key] = _value(r3, kind)
-                    elif n2 == 2:
-                        for n3, _w3, r3 in pb.fields(body):
-                            if n3 == 2:
-                                out["train_size"] = pb.int64(r3)
-                    elif n2 == 3:
-                        for n3, _w3, r3 in pb.fields(body):
-                            if n3 == 1:
-                                out["network"] = pb.text(r3, 200)
-            elif number == 10:  # user_defined_info
-                _user_info(pb.sub(value), out)
+    try:
+        events = [raw for _n, _off, raw in framed_stream(io.BytesIO(data), MAX_RECORD_BYTES) if raw is not None]
+    except FramingError as exc:
+        raise pb.WireError(str(exc)) from None
+    for raw in events:
+        event = pb.message(raw, {6: "bytes", 10: "bytes"})
+        if 6 in event:  # train_lineage: hyper_parameters, train_dataset, algorithm
+            train = pb.message(event[6], {1: "bytes", 2: "bytes", 3: "bytes"})
+            hyper = pb.message(train.get(1, b""), {n: kind for n, (_key, kind) in _HYPER.items()})
+            out.update({_HYPER[n][0]: v for n, v in hyper.items()})
+            if 2 in (size := pb.message(train.get(2, b""), {2: "int"})):
+                out["train_size"] = size[2]
+            if 1 in (algo := pb.message(train.get(3, b""), {1: "text"})):
+                out["network"] = algo[1][:200]
+        if 10 in event:
+            _user_info(event[10], out)
     return out
-
-
-def _framed(data: bytes) -> Iterator[tuple[int, bytes]]:
-    pos, n = 0, 0
-    while pos + 12 <= len(data):
-        (length,) = struct.unpack("<Q", data[pos : pos + 8])
-        start = pos + 12
-        if start + length > len(data):
-            raise pb.WireError(f"record {n + 1} is truncated")
-        n += 1
-        yield n, data[start : start + length]
-        pos = start + length + 4

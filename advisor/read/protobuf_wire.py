@@ -8,7 +8,8 @@ is checked against the buffer, so a truncated or hostile file raises ``WireError
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 #: a varint longer than this is not one (10 bytes hold 64 bits)
@@ -90,3 +91,26 @@ def sub(raw: int | bytes) -> bytes:
     if not isinstance(raw, bytes):
         raise WireError("not a message")
     return raw
+
+
+#: how ``message`` decodes a field: the last value of a scalar field wins; "all" keeps every raw value (repeated)
+_DECODERS: dict[str, Callable[[int | bytes], Any]] = {
+    "text": text,
+    "int": int64,
+    "double": double,
+    "float": single,
+    "bytes": sub,
+}
+
+
+def message(buf: bytes, schema: dict[int, str]) -> dict[int, Any]:
+    """The fields of ``buf`` that ``schema`` names (field number -> "text", "int", "double", "float", "bytes" or
+    "all"), decoded; fields it does not name are skipped. Raises WireError."""
+    out: dict[int, Any] = {}
+    for number, _wire, raw in fields(buf):
+        how = schema.get(number)
+        if how == "all":
+            out.setdefault(number, []).append(raw)
+        elif how is not None:
+            out[number] = _DECODERS[how](raw)
+    return out
