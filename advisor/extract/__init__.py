@@ -68,6 +68,10 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
     ("model", model_desc.extract),
     ("model_family", model_family.extract),
     ("library_versions", library_versions.extract),
+    (
+        "api_warnings",
+        _when("advisor.extract.api_warnings", lambda pair: any(side.model_texts for side in pair.sides())),
+    ),
     ("evaluation", _when("advisor.extract.evaluation", lambda pair: any(side.logs for side in pair.sides()))),
 )
 
