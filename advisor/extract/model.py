@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from advisor.extract.structure_compare import compare_structures
+from advisor.extract.structure_compare import compare_structures, inference_graph_hides
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
@@ -35,7 +35,14 @@ from advisor.extract.view import RunView
 from advisor.read import model_desc as md
 from advisor.read.run import RunRead
 
-_FORMAT_RANK = {"keras_config": 0, "mindspore_repr": 1, "torch_repr": 1, "keras_summary": 2, "hparams": 3}
+_FORMAT_RANK = {
+    "keras_config": 0,
+    "mindspore_repr": 1,
+    "torch_repr": 1,
+    "keras_summary": 2,
+    "onnx_graph": 2,
+    "hparams": 3,
+}
 _WEIGHTED = ("dense", "conv", "recurrent", "embedding")
 _PASS_THROUGH = ("dropout", "norm", "pool", "reshape", "other", "input")
 
@@ -294,7 +301,7 @@ def _summarise(
         framework=framework
         if framework in ("keras", "pytorch", "mindspore") and desc.framework == "unknown"
         else desc.framework
-        if desc.framework in ("keras", "pytorch", "mindspore", "transformers")
+        if desc.framework in ("keras", "pytorch", "mindspore", "transformers", "onnx")
         else "unknown",  # type: ignore[arg-type]
         description_format=desc.format,
         n_layers=len(layers),
@@ -493,7 +500,14 @@ def extract(pair: RunPair) -> Extraction:
         _facts_for(folder, out, pair.view(folder))
     if pair.baseline is not None:
         layers = [f for f in out.facts if isinstance(f, ModelLayer)]
-        diff = compare_structures([f for f in layers if f.side == "run"], [f for f in layers if f.side == "baseline"])
+        run, base = [f for f in layers if f.side == "run"], [f for f in layers if f.side == "baseline"]
+        graphs = {f.side for f in out.facts if isinstance(f, ModelSummary) and f.description_format == "onnx_graph"}
+        diff = compare_structures(
+            run,
+            base,
+            inference_graph_hides(run) if "run" in graphs else frozenset(),
+            inference_graph_hides(base) if "baseline" in graphs else frozenset(),
+        )
         if diff is not None:
             out.facts.append(diff)
     return out

@@ -192,6 +192,22 @@ def read_folder(folder: RunRead, out: Extraction) -> Found:
                         path=where, kind="model", side=folder.side, why=f"model description ({descs[0].format})"
                     )
                 )
+    for graph in folder.model_graphs:
+        where = graph.rel.as_posix()
+        if graph.description is None:
+            out.inputs.append(
+                InputRecord(
+                    path=where, kind="model", status="unreadable", why=f"{graph.problem}; not read", side=folder.side
+                )
+            )
+            continue
+        found.descriptions.append(graph.description)
+        found.used.append(where)
+        out.inputs.append(
+            InputRecord(
+                path=where, kind="model", side=folder.side, why=f"model description ({graph.description.format})"
+            )
+        )
     for head in folder.csv_headers:
         for col in head.text.strip().split(","):
             if ACC.search(col) or REG.search(col):

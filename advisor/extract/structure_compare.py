@@ -31,17 +31,28 @@ class _Unit:
     units: int | None = None
     activation: str | None = None
     rate: float | None = None
+    layer_type: str = ""
 
 
-def _units(layers: list[ModelLayer]) -> list[_Unit]:
+def _units(layers: list[ModelLayer], unseen: frozenset[str] = frozenset()) -> list[_Unit]:
+    """The compared units of one side; ``unseen``: what the other side's description cannot show ("dropout":
+    an inference graph has none; "batchnorm": an inference graph folds a BatchNorm into the conv before it)."""
     out: list[_Unit] = []
     for la in sorted(layers, key=lambda la: la.index):
-        if la.role not in COMPARED:
+        if la.role not in COMPARED or (la.role == "dropout" and "dropout" in unseen):
+            continue
+        if (
+            la.role == "norm"
+            and "batchnorm" in unseen
+            and "batch" in la.layer_type.lower()
+            and out
+            and out[-1].role in ("conv", "dense")
+        ):
             continue
         if la.role == "activation":
             out.append(_Unit("activation", la.name, activation=la.activation))
             continue
-        out.append(_Unit(la.role, la.name, units=la.units, rate=la.dropout_rate))
+        out.append(_Unit(la.role, la.name, units=la.units, rate=la.dropout_rate, layer_type=la.layer_type))
         if la.role in ("dense", "conv", "recurrent") and la.activation not in (None, "linear"):
             out.append(_Unit("activation", f"{la.name}.activation", activation=la.activation))
     return out
@@ -99,9 +110,29 @@ def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]
     return out
 
 
-def compare_structures(run: list[ModelLayer], base: list[ModelLayer]) -> StructureDiff | None:
-    """The differences between the two sides' layers; None when either side has no comparable layer."""
-    r, b = _units(run), _units(base)
+def inference_graph_hides(layers: list[ModelLayer]) -> frozenset[str]:
+    """What an ONNX graph exported for inference does not show (``torch.onnx.export`` in eval mode drops
+    Dropout and, with constant folding, folds a BatchNorm into the conv or linear before it): "dropout" when it
+    has no Dropout node, "batchnorm" when it has no BatchNormalization."""
+    hidden = set()
+    if not any(la.role == "dropout" for la in layers):
+        hidden.add("dropout")
+    if not any("batch" in la.layer_type.lower() for la in layers if la.role == "norm"):
+        hidden.add("batchnorm")
+    return frozenset(hidden)
+
+
+def compare_structures(
+    run: list[ModelLayer],
+    base: list[ModelLayer],
+    run_hides: frozenset[str] = frozenset(),
+    base_hides: frozenset[str] = frozenset(),
+) -> StructureDiff | None:
+    """The differences between the two sides' layers; None when either side has no comparable layer.
+
+    ``run_hides`` / ``base_hides``: what that side's description cannot show (an inference ONNX graph's,
+    inference_graph_hides); the other side's layers of that kind are left out of the comparison."""
+    r, b = _units(run, base_hides), _units(base, run_hides)
     if not r or not b:
         return None
     missing: list[str] = []

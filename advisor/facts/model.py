@@ -21,7 +21,16 @@ from advisor.facts.base import Fact
 LayerRole = Literal[
     "dense", "conv", "recurrent", "embedding", "activation", "dropout", "norm", "pool", "reshape", "input", "other"
 ]
-DescriptionFormat = Literal["keras_summary", "keras_config", "torch_repr", "mindspore_repr", "hf_config", "hparams"]
+DescriptionFormat = Literal[
+    "keras_summary",
+    "keras_config",
+    "torch_repr",
+    "mindspore_repr",
+    "hf_config",
+    "hparams",
+    "onnx_graph",
+    "mindspore_ir",
+]
 
 
 class ModelLayer(Fact):
@@ -67,7 +76,7 @@ class ModelSummary(Fact):
     """The model's shape as a whole, and above all its output end."""
 
     kind: Literal["model_summary"] = "model_summary"
-    framework: Literal["keras", "pytorch", "mindspore", "transformers", "unknown"] = Field(
+    framework: Literal["keras", "pytorch", "mindspore", "transformers", "onnx", "unknown"] = Field(
         default="unknown", description="framework whose model description was read"
     )
     description_format: DescriptionFormat = Field(description="where the layers were read from")

@@ -148,6 +148,15 @@ class ModelJson:
 
 
 @dataclass
+class GraphFile:
+    """A model graph file (an ONNX model, a MindSpore IR dump): its layers as a description, or why not."""
+
+    rel: Path
+    description: Any = None  # advisor.read.model_desc.ModelDescription
+    problem: str | None = None
+
+
+@dataclass
 class TextHead:
     """The start of a text file, decoded (undecodable bytes replaced)."""
 
@@ -203,6 +212,7 @@ class RunRead:
     trainer_states: list[MappingFile] = field(default_factory=list)
     model_jsons: list[ModelJson] = field(default_factory=list)
     model_texts: list[TextHead] = field(default_factory=list)
+    model_graphs: list[GraphFile] = field(default_factory=list)
     csv_headers: list[TextHead] = field(default_factory=list)
     tensor_files: list[TensorsFile] = field(default_factory=list)
     npz_files: list[Path] = field(default_factory=list)
@@ -383,6 +393,11 @@ def _read_model_files(run: RunRead) -> None:
             got = _model_json(folder, rel, run._json.get(rel))
             if got is not None:
                 run.model_jsons.append(got)
+        elif rel.suffix.lower() == ".onnx" and not any(p.lower() in NOT_LOG_DIRS for p in rel.parts[:-1]):
+            run.model_graphs.append(_onnx_graph(folder, rel))
+    irs = [rel for rel in folder.files if rel.suffix.lower() == ".ir" and _regular(folder.abs(rel))]
+    if irs:
+        run.model_graphs.append(_mindspore_ir(folder, irs))
     for rel in _csv_files(folder):
         if rel in run._heads:  # read by the log reader: the header is the first line of what it read
             line = run._heads[rel][:MAX_HEADER_BYTES]
@@ -491,6 +506,31 @@ def _model_json(
         return ModelJson(rel, obj=json.loads(path.read_bytes().decode("utf-8")))
     except Exception as exc:  # noqa: BLE001 - any unreadable user file is recorded, never raised
         return ModelJson(rel, problem=f"{type(exc).__name__}: {exc}")
+
+
+def _onnx_graph(folder: RunFolder, rel: Path) -> GraphFile:
+    from advisor.read import onnx_graph
+
+    try:
+        graph = onnx_graph.read_graph(folder.abs(rel))
+        return GraphFile(rel, description=onnx_graph.describe(graph, rel.as_posix()))
+    except (onnx_graph.OnnxError, OSError) as exc:
+        return GraphFile(rel, problem=str(exc))
+
+
+def _mindspore_ir(folder: RunFolder, irs: list[Path]) -> GraphFile:
+    """The one IR file of a MindSpore graph dump that describes the model (read.mindspore_ir.pick_ir)."""
+    from advisor.read import mindspore_ir
+
+    by_path = {folder.abs(rel): rel for rel in irs}
+    rel = by_path[mindspore_ir.pick_ir(list(by_path)) or folder.abs(irs[0])]
+    try:
+        desc = mindspore_ir.read_ir(folder.abs(rel), rel.as_posix())
+    except OSError as exc:
+        return GraphFile(rel, problem=f"{type(exc).__name__}: {exc}")
+    if not desc.layers:
+        return GraphFile(rel, problem="no forward node of a cell (not a MindSpore graph IR with scopes)")
+    return GraphFile(rel, description=desc)
 
 
 def _model_texts(folder: RunFolder) -> list[Path]:

@@ -19,6 +19,7 @@ import pytest
 
 from advisor.extract import EXTRACTORS, extract_facts
 from advisor.extract import (
+    api_warnings,
     benchmark_gap,
     crashes,
     data_stats,
@@ -49,6 +50,7 @@ EAGER = (
     ("model", model.extract),
     ("model_family", model_family.extract),
     ("library_versions", library_versions.extract),
+    ("api_warnings", api_warnings.extract),
     ("evaluation", evaluation.extract),
 )
 RUNS = [
