@@ -36,13 +36,13 @@ _MINDSPORE = re.compile(r"\[WARNING\] ME\([^)\n]*\)[^\n]*?\] (?P<message>[^\n]*d
 #: the library says the call means something else now than when the code was written
 _CHANGED = re.compile(
     r"\bIn \w+ v?\d+(?:\.\d+)+ and later\b|removed and now has no effect|no longer has (?:any )?effect|"
-    r"\bis changed to\b|\bhas changed\b|\bchanged (?:to|from|in|since)\b|behaviou?r (?:has )?changed|"
-    r"\bis not the same as\b|\bsemantics\b",
+    r"\bis changed to\b|\bhas changed\b|\bchanged (?:to|from|in|since)\b|behaviou?r (?:has )?changed",
     re.I,
 )
-#: the code is written against an older major API that the library converts or renames
+#: the code is written against an older major API that the library converts, renames or reads differently
 _LEGACY = re.compile(
-    r"call to the Keras \d API|has been renamed|was renamed|is renamed|renamed to\b|tf\.compat\.v1\.",
+    r"call to the Keras \d API|has been renamed|was renamed|is renamed|renamed to\b|\bis not the same as\b|"
+    r"\bsemantics of\b",
     re.I,
 )
 #: a UserWarning about the API (any other UserWarning is not about versions)
@@ -73,10 +73,10 @@ def _shortened(message: str) -> str:
 
 
 def _category(message: str) -> str:
-    if _CHANGED.search(message):
-        return "behaviour_changed"
     if _LEGACY.search(message):
         return "legacy_api"
+    if _CHANGED.search(message):
+        return "behaviour_changed"
     return "deprecated"
 
 

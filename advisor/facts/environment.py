@@ -37,8 +37,9 @@ class ApiWarning(Fact):
         description="behaviour_changed: the library says the call does something else in the installed version "
         "than the code was written for (PyTorch's 'In PyTorch 1.1.0 and later ...', 'was removed and now has no "
         "effect', a default 'changed'); legacy_api: the code is written against an older major API that the "
-        "library converts or renames (Keras 2's 'Update your `Conv2D` call to the Keras 2 API', TensorFlow's "
-        "'Please use tf.compat.v1.X'); deprecated: the call still works as written and is going away"
+        "library converts, renames or reads differently (Keras 2's 'Update your `Conv2D` call to the Keras 2 API', "
+        "'The semantics of the Keras 2 argument `steps_per_epoch` is not the same as ...'); deprecated: the call "
+        "still works as written and is going away (TensorFlow's 'Please use tf.compat.v1.X instead')"
     )
     library: str = Field(default="", description="the library that warned, where the line says (torch, ...)")
     message: str = Field(description="the warning's text, as printed (at most 240 characters)")
