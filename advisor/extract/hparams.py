@@ -33,6 +33,7 @@ from advisor.facts.hparams import (
     SettingDiff,
 )
 from advisor.facts.hparams import Setting as SettingFact
+from advisor.knowledge.settings import is_data_pipeline_setting
 from advisor.knowledge.framework_defaults import (
     EFFECTS,
     LAYER_DEFAULTS,
@@ -309,6 +310,7 @@ def diff_generic(run: HparamSet, base: HparamSet) -> list[SettingDiff]:
                 baseline_value=b.value if b else None,
                 run_source=_cite(a),
                 baseline_source=_cite(b),
+                is_data_pipeline=is_data_pipeline_setting(name),
                 source=Source(path=(a or b).path, line=(a or b).line),
             )
         )  # type: ignore[union-attr]

@@ -169,6 +169,11 @@ class SettingDiff(Fact):
     baseline_value: Scalar | None = Field(default=None, description="the baseline's value (None: not set there)")
     run_source: str | None = Field(default=None, description="file:line of the run's value")
     baseline_source: str | None = Field(default=None, description="file:line of the baseline's value")
+    is_data_pipeline: bool = Field(
+        default=False,
+        description="a setting of the input pipeline: crop, resize, flip/rotation, colour jitter, the "
+        "normalisation mean/std, a mixing augmentation (advisor.knowledge.settings.is_data_pipeline_setting)",
+    )
     doc = (
         "a setting outside the vocabulary whose value differs between run and baseline "
         "(paths, names, logging and seeds are not compared)"

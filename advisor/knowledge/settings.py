@@ -8,6 +8,8 @@ chance-level extractors all read this table.
 
 from __future__ import annotations
 
+import re
+
 #: canonical name -> its spellings, space-separated
 SPELLINGS: dict[str, str] = {
     "framework": "framework",
@@ -83,3 +85,28 @@ CLASS_COUNT_KEYS = frozenset(SPELLINGS["num_classes"].split()) - {"id2label"} | 
 def spellings(canon: str) -> frozenset[str]:
     """The keys that mean the canonical setting ``canon``."""
     return frozenset(SPELLINGS[canon].split())
+
+
+#: words of a setting's last key part that name a step of the input pipeline (cropping, resizing, flips and
+#: rotations, colour jitter, normalisation mean/std, mixing augmentations; Ultralytics' hsv_h, degrees, mosaic)
+DATA_PIPELINE_WORDS = (
+    "crop resize rotate rotation flip fliplr flipud mirror mean std normalize normalise normalization "
+    "normalisation augment augmentation aug jitter mixup cutmix cutout erasing autoaugment randaugment "
+    "colorjitter brightness contrast saturation hue interpolation img_size image_size input_size imgsz "
+    "mosaic degrees translate shear perspective hsv_h hsv_s hsv_v scale_range min_scale max_scale"
+).split()
+_PIPELINE = re.compile(
+    r"(?:^|_)(" + "|".join(sorted(map(re.escape, DATA_PIPELINE_WORDS), key=len, reverse=True)) + r")(?:$|_)"
+)
+
+
+def is_data_pipeline_setting(key: str) -> bool:
+    """A setting of the input pipeline (``data.crop_size``, ``train.mean``, ``hsv_h``); a weight
+    initialiser's ``init_std`` or an optimiser's ``running_mean`` is not one."""
+    last = key.rsplit(".", 1)[-1].lower()
+    if any(word in last for word in ("init", "running", "momentum", "loss")):
+        return False
+    return _PIPELINE.search(last) is not None or any(
+        part.lower() in ("transform", "transforms", "augment", "augmentation", "pipeline", "preprocess")
+        for part in key.split(".")[:-1]
+    )
