@@ -25,6 +25,8 @@ from advisor.read.run import RunRead
 #: distinct warnings kept per side (behaviour changes first)
 MAX_WARNINGS = 8
 MAX_MESSAGE = 240
+#: characters before a Python warning's category searched for its file path
+MAX_HEAD = 400
 
 _PYTHON = re.compile(r"(?P<category>(?:Deprecation|Future|User)Warning): (?P<message>[^\n]+)")
 #: what precedes a Python warning's category on its line: ``path.py:42: `` and a prefix of the category
@@ -98,7 +100,11 @@ def _warnings_of(side: RunRead) -> list[ApiWarning]:
         hits: list[tuple[int, str, str, str]] = []
         for m in _PYTHON.finditer(text):
             message = m.group("message").strip()
-            head_m = _PYTHON_HEAD.search(text, text.rfind("\n", 0, m.start()) + 1, m.start())
+            # the path and category prefix are in the few hundred characters before (bounded: a hostile line of
+            # megabytes is not searched from its start at every warning)
+            lo = max(0, m.start() - MAX_HEAD)
+            line_start = max(text.rfind("\n", lo, m.start()) + 1, lo)
+            head_m = _PYTHON_HEAD.search(text, line_start, m.start())
             prefix = head_m.group("prefix") if head_m else ""
             if m.group("category") == "UserWarning" and not prefix and not _ABOUT_VERSIONS.search(message):
                 continue
