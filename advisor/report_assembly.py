@@ -82,12 +82,16 @@ def crashes_of(extraction: Extraction) -> list[CrashReport]:
     return out
 
 
+def _chart_title(chart: str) -> str:
+    if chart.startswith("weight_dist:"):
+        return f"Weights of {chart.split(':', 1)[1]} over the steps (min to max, mean +- std, mean)"
+    return CHART_TITLES.get(chart, chart.replace("_", " ").title())
+
+
 def charts_of(extraction: Extraction) -> list[Chart]:
     charts: dict[str, Chart] = {}
     for s in extraction.series:
-        charts.setdefault(
-            s.chart, Chart(id=s.chart, title=CHART_TITLES.get(s.chart, s.chart.replace("_", " ").title()))
-        )
+        charts.setdefault(s.chart, Chart(id=s.chart, title=_chart_title(s.chart)))
         charts[s.chart].series.append(s)
     for m in extraction.markers:
         if m.chart in charts:

@@ -164,6 +164,8 @@ class _Param:
     #: the weights' std at each recorded step (for the report's weight chart)
     weight_steps: np.ndarray | None = None
     weight_std: np.ndarray | None = None
+    #: the weights' mean, min and max at each recorded step (the report's distribution view)
+    weight_spread: np.ndarray | None = None
 
 
 def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
@@ -183,11 +185,12 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
     )
     key = None
     late_ratio = None
-    wsteps = wstd = None
+    wsteps = wstd = wspread = None
     if w is not None:
         steps, v = w.arrays()
         norm, mean, std, mn, mx, zero, upd, cos, numel, resid_cos = v.T
         wsteps, wstd = steps, std
+        wspread = np.stack([mean, mn, mx])
         stats = v[:, :5]
         out.update(
             steps_recorded=int(steps.size),
@@ -240,7 +243,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
         or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
         or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5)
     )
-    return _Param(fact, grad_steps, grad_rms, key, notable, late_ratio, wsteps, wstd)
+    return _Param(fact, grad_steps, grad_rms, key, notable, late_ratio, wsteps, wstd, wspread)
 
 
 def _is_embedding(name: str, module_type: str | None) -> bool:
@@ -489,6 +492,8 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
                 log_y=True,
             )
         )
+    for p in _distribution_params(params):
+        out.series.extend(_distribution_series(p, side))
     if summary.first_nonfinite_step is not None:
         out.markers.append(
             Marker(
@@ -503,6 +508,48 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
 
 #: matrix parameters drawn on the weight chart, at most
 MAX_WEIGHT_LINES = 6
+
+
+#: layers whose weight distribution over the steps the report draws, at most
+MAX_DISTRIBUTIONS = 2
+
+
+def _distribution_params(params: list[_Param]) -> list[_Param]:
+    """The layers drawn as a distribution over the steps (MindInsight's histogram view, TensorBoard's
+    distributions): the ones the checks found notable, else the first and the last matrix layer."""
+    mats = [p for p in params if p.fact.is_matrix and p.weight_spread is not None and p.weight_spread.shape[1] >= 2]
+    notable = [p for p in mats if p.notable]
+    return (notable or ([mats[0], mats[-1]] if len(mats) > 1 else mats))[:MAX_DISTRIBUTIONS]
+
+
+def _distribution_series(p: _Param, side: str) -> list[Series]:
+    """min..max and mean +- std bands and the mean line of one layer's weights over the steps."""
+    assert p.weight_steps is not None and p.weight_std is not None and p.weight_spread is not None
+    steps = p.weight_steps.astype(np.float64)
+    mean, lo, hi = p.weight_spread
+    chart = f"weight_dist:{p.fact.name}"
+    note = " (flagged by a check)" if p.notable else ""
+    out = []
+    for label, low, high in (("min to max", lo, hi), ("mean +- std", mean - p.weight_std, mean + p.weight_std)):
+        x, y = _downsample(steps, high)
+        _, y_low = _downsample(steps, low)
+        if any(v is None for v in y_low):
+            continue  # a band needs both edges everywhere; a non-finite step shows on the mean line
+        out.append(
+            Series(
+                chart=chart,
+                label=f"{p.fact.name}{note}: {label}",
+                side=side,
+                style="band",
+                x=x,
+                y=y,
+                y_low=[float(v) for v in y_low if v is not None],
+                y_label="weight value",
+            )
+        )
+    x, y = _downsample(steps, mean)
+    out.append(Series(chart=chart, label=f"{p.fact.name}{note}: mean", side=side, x=x, y=y, y_label="weight value"))
+    return out
 
 
 def _weight_chart_params(params: list[_Param], special: set[str | None]) -> list[_Param]:

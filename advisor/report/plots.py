@@ -436,7 +436,7 @@ def build(chart: Chart) -> PlotView:
         if x0 <= t <= x1
     ]
     yt = _log_ticks(y0, y1) if log_y else nice_ticks(y0, y1, 5)
-    view.yticks = [Tick(round(py(t), 1), _log_label(t) if log_y else fmt_num(t, 3)) for t in yt if y0 <= t <= y1]
+    view.yticks = [Tick(round(py(t), 1), _log_label(t) if log_y else fmt_num(float(t), 3)) for t in yt if y0 <= t <= y1]
     view.x_label = unit
     view.y_label = (series[0].y_label or "") + (" (log)" if log_y else "")
     if chart.id == "loss":

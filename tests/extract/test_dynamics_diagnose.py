@@ -78,6 +78,23 @@ def test_weight_chart_draws_the_layers_the_checks_name(trained):
     assert 'id="plot-weight_std"' in html
 
 
+def test_weight_distributions_over_the_steps_are_drawn_for_the_flagged_layers(trained) -> None:
+    """MindInsight's histogram view, as bands: min to max and mean +- std of a layer's weights at each recorded
+    step, with its mean; for the layers a check flagged (a frozen one here), at most two."""
+    report = diagnose(trained["frozen_layer"])
+    dists = [c for c in report.charts if c.id.startswith("weight_dist:")]
+    assert 1 <= len(dists) <= 2
+    for chart in dists:
+        bands = [s for s in chart.series if s.style == "band"]
+        (mean,) = [s for s in chart.series if s.style == "line"]
+        assert len(bands) == 2 and "flagged" in mean.label
+        outer, inner = bands
+        assert all(lo <= hi for lo, hi in zip(outer.y_low, outer.y))
+        assert all(olo <= m <= ohi for olo, m, ohi in zip(outer.y_low, mean.y, outer.y))
+    html = report_html(report)
+    assert all(c.title.replace("+", "&#43;") in html or c.title in html for c in dists)
+
+
 def report_html(report):
     from advisor.report.render import render
 
