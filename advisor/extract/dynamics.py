@@ -117,6 +117,7 @@ def _py(v: float | None) -> float | None:
 class _Scan:
     tracks: dict[tuple[str, str], _Track] = field(default_factory=dict)
     first_bad: tuple[int, int, str, str] | None = None  # (step, line, name, kind)
+    first_bad_weight: tuple[int, int, str] | None = None  # (step, line, name) of the first non-finite weight
     steps: set[int] = field(default_factory=set)  # distinct steps, counted up to MAX_STEPS_COUNTED
     first_step: int | None = None
     last_step: int | None = None
@@ -129,6 +130,12 @@ def _scan(tensors: TensorsFile, log: TensorReadLog, max_records: int) -> _Scan:
         bad = (rec["nan"] or 0) > 0 or (rec["inf"] or 0) > 0
         if bad and (scan.first_bad is None or (step, rec["line"]) < scan.first_bad[:2]):
             scan.first_bad = (step, rec["line"], name, kind)
+        if (
+            bad
+            and kind == "weight"
+            and (scan.first_bad_weight is None or (step, rec["line"]) < scan.first_bad_weight[:2])
+        ):
+            scan.first_bad_weight = (step, rec["line"], name)
         if len(scan.steps) < MAX_STEPS_COUNTED:
             scan.steps.add(step)
         if scan.first_step is None or step < scan.first_step:
@@ -432,6 +439,9 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
         td["late_growth_ratio_median"] = float(np.median([p.late_growth_ratio for p in late]))
     if scan.first_bad is not None:
         td["first_nonfinite_step"], _, td["first_nonfinite_name"], td["first_nonfinite_kind"] = scan.first_bad
+    if scan.first_bad_weight is not None:
+        td["first_nonfinite_weight_step"], _, td["first_nonfinite_weight"] = scan.first_bad_weight
+        td["weight_nonfinite_at_first_record"] = scan.first_bad_weight[0] == scan.first_step
     summary = TensorDynamics(**td, side=side, source=src)
     out.facts.append(summary)
 

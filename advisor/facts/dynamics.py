@@ -99,6 +99,13 @@ class TensorDynamics(Fact):
         default=None, description="first tensor (in file order) with NaN/Inf at that step"
     )
     first_nonfinite_kind: str | None = Field(default=None, description="weight, grad or activation")
+    first_nonfinite_weight_step: int | None = Field(default=None, description="first step where a weight has NaN/Inf")
+    first_nonfinite_weight: str | None = Field(default=None, description="the first weight with NaN/Inf at that step")
+    weight_nonfinite_at_first_record: bool = Field(
+        default=False,
+        description="a weight is NaN/Inf at the first recorded step (the capture hook records weights before "
+        "optimizer.step(): a weight non-finite there was initialised or loaded so)",
+    )
     doc = "run-wide summary of recorded weight/gradient/activation statistics: gradient trend, update size, NaN/Inf"
 
 

@@ -56,7 +56,9 @@ def test_healthy_facts_are_in_normal_ranges(trained):
                 assert p.update_grad_cos_median < 0
         assert "tied_params" not in by
         assert ex.inputs[0].status == "used" and ex.inputs[0].why is None
-        assert {s.chart for s in ex.series} == {"grad_norm", "weight_std"}
+        charts = {s.chart for s in ex.series}
+        # no layer flagged in a healthy run: the distributions of the first and the last layer
+        assert charts == {"grad_norm", "weight_std", "weight_dist:0.weight", "weight_dist:4.weight"}
 
 
 def test_vanishing_ratio_is_orders_below_healthy(trained):
