@@ -194,6 +194,16 @@ def read_folder(folder: RunRead, out: Extraction) -> Found:
                 )
     for graph in folder.model_graphs:
         where = graph.rel.as_posix()
+        out.inputs += [
+            InputRecord(
+                path=other.as_posix(),
+                kind="model",
+                status="ignored",
+                why=f"another pass of the graph dump whose {where} was read",
+                side=folder.side,
+            )
+            for other in graph.siblings
+        ]
         if graph.description is None:
             out.inputs.append(
                 InputRecord(

@@ -154,6 +154,8 @@ class GraphFile:
     rel: Path
     description: Any = None  # advisor.read.model_desc.ModelDescription
     problem: str | None = None
+    #: the other files of the same graph dump, not read (a MindSpore compile writes one IR file per pass)
+    siblings: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -524,13 +526,16 @@ def _mindspore_ir(folder: RunFolder, irs: list[Path]) -> GraphFile:
 
     by_path = {folder.abs(rel): rel for rel in irs}
     rel = by_path[mindspore_ir.pick_ir(list(by_path)) or folder.abs(irs[0])]
+    others = [r for r in irs if r != rel]
     try:
         desc = mindspore_ir.read_ir(folder.abs(rel), rel.as_posix())
     except OSError as exc:
-        return GraphFile(rel, problem=f"{type(exc).__name__}: {exc}")
+        return GraphFile(rel, problem=f"{type(exc).__name__}: {exc}", siblings=others)
     if not desc.layers:
-        return GraphFile(rel, problem="no forward node of a cell (not a MindSpore graph IR with scopes)")
-    return GraphFile(rel, description=desc)
+        return GraphFile(
+            rel, problem="no forward node of a cell (not a MindSpore graph IR with scopes)", siblings=others
+        )
+    return GraphFile(rel, description=desc, siblings=others)
 
 
 def _model_texts(folder: RunFolder) -> list[Path]:

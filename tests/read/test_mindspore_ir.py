@@ -81,6 +81,8 @@ def test_of_a_graph_dump_one_ir_file_is_read(tmp_path: Path) -> None:
     report = diagnose(run)
     used = [i.path for i in report.inputs if i.kind == "model" and i.status == "used"]
     assert used == [f"graphs/{_ir('mindspore_ir_cnn').name}"]
+    ignored = {i.path: i.why for i in report.inputs if i.status == "ignored"}
+    assert "another pass" in ignored["graphs/00_bootstrap_0000.ir"] and "graphs/24_execute_0129.ir" in ignored
 
 
 def test_an_ir_file_without_cells_is_named_and_the_diagnosis_goes_on(tmp_path: Path) -> None:
