@@ -6,7 +6,12 @@ Keras 2 ``100/100 [==============================] - 2s 20ms/step - loss: 0.5123
 0.55 - loss: 0.75 - val_accuracy: 0.66 - val_loss: 0.61`` (with colour codes and backspaces on a terminal; the text
 reader removes those). The last progress line of an epoch holds its values: one point per epoch, whether the
 in-progress updates were captured too or not, and whether the batch counter stopped at the total or ran past it
-(``52/51``, a generator longer than ``steps_per_epoch``). Progress lines outside a training epoch (after the
+(``52/51``, a generator longer than ``steps_per_epoch``). When an epoch shows its bar at two or more batch counts
+(Keras 3 on Linux writes every update of the bar, ``\r``-separated, into a redirected log; Keras 2 writes one
+``ETA`` line per update when the output is not a terminal), its losses are read at each count too: the run's
+step (counts and epochs from the bars) and the epoch's running mean there, as the bar prints it, so a loss that
+turns NaN or climbs inside the first epoch shows where; the epoch's other metrics stay one point at its last
+line. Once one epoch was read so, every later epoch is read by step as well. Progress lines outside a training epoch (after the
 epoch's last line, with no new ``Epoch`` header: ``model.evaluate``) are a test evaluation, not one more epoch,
 unless they carry ``val_*`` values or no ``Epoch`` header was seen at all (an excerpt of fit's epoch lines).
 ``TerminateOnNaN``'s ``Batch 3: Invalid loss, terminating training``, printed into the bar, is a non-finite event.
@@ -51,6 +56,12 @@ class KerasState:
         self.seen = False  # any Keras output seen (makes "Test loss:" a test point)
         #: line number and text of the last epoch header read in full (its epoch may become a template)
         self.header: tuple[int, str] = (0, "")
+        #: (count, its losses, line) of each progress line of the open training bar
+        self.trace: list[tuple[int, dict[str, float], int]] = []
+        #: the open training bar showed a count short of its total (an update in progress, not only its end)
+        self.partial = False
+        #: an epoch showed its bar at two or more counts: epochs are recorded by step from then on
+        self.stepwise = False
 
     def finish(self, col: Collector) -> None:
         flush(col, self)
@@ -58,12 +69,32 @@ class KerasState:
 
 def flush(col: Collector, state: KerasState) -> None:
     """Record the latest progress line of a bar (at a new epoch, a new bar and the end of the file)."""
+    trace, state.trace = state.trace, []
+    partial, state.partial = state.partial, False
     if state.pending is None:
         return
     values, lineno, epoch, split = state.pending
     state.pending = None
     col.read.formats.add("keras")
+    if split is None and epoch is not None and trace and trace[-1][2] == lineno:
+        final = trace[-1][0]
+        if not state.stepwise and partial and any(n != final for n, _, _ in trace):
+            state.stepwise = True
+            col.read.notes.append("Keras losses inside each epoch read at every batch count its bar shows")
+        if state.stepwise:
+            for i, (n, losses, line) in enumerate(trace):
+                if n != final and trace[i + 1][0] != n:  # (the last line of each count)
+                    col.add_record(losses, line, step=float(n), epoch=epoch)
+            col.add_record(values, lineno, step=float(final), epoch=epoch)
+            return
     col.add_record(values, lineno, epoch=epoch, split=split)  # type: ignore[arg-type]
+
+
+def trace_of(n: int, values: dict[str, float], lineno: int) -> list[tuple[int, dict[str, float], int]]:
+    """The trace entry of a training bar's line at count ``n``: its train losses (``loss``, ``*_loss``; none: no
+    entry)."""
+    losses = {k: v for k, v in values.items() if (k == "loss" or k.endswith("_loss")) and not k.startswith("val_")}
+    return [(n, losses, lineno)] if losses else []
 
 
 def other_line(state: KerasState) -> None:
@@ -81,7 +112,13 @@ def read_line(r: Reading, state: KerasState, line: str, low: str, lineno: int) -
     if pend is None:
         if state.phase == "fit" and not state.last_n:
             state.header = (lineno, line)  # (a header, or a bar without values: learn_keras tells)
-    elif pend[1] == lineno and state.header[0] == lineno - 1 and state.phase == "tail" and r.credit >= 1.0:
+    elif (
+        pend[1] == lineno
+        and state.header[0] == lineno - 1
+        and state.phase == "tail"
+        and not state.stepwise
+        and r.credit >= 1.0
+    ):
         r.keep(repeat.learn_keras(state.header[1], line, pend[0]))
     return True
 
@@ -134,6 +171,12 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
         # lines only) or it carries val_* values (only fit prints those)
         in_fit = state.phase != "outside" or state.epoch is None or any(k.startswith("val_") for k in values)
         state.pending = (values, lineno, state.epoch if in_fit else None, None if in_fit else "test")
+        if in_fit and (step := trace_of(n, values, lineno)):
+            state.trace.extend(step)
+            state.partial = state.partial or n < total
+        else:
+            state.trace.clear()
+            state.partial = False
     if n >= total and state.phase == "fit":
         state.phase = "tail"
         col.read.steps_per_epoch = total  # the bar of a training epoch counts its optimizer steps

@@ -176,6 +176,8 @@ class Rows:
                 else:
                     lineno += 1
             else:  # Keras epochs: this one, and the next ones the same template matches (dead lines between)
+                if kstate.stepwise:  # (epochs read by step: each line is read in full, keras.flush)
+                    break
                 n, total = tpl.counter  # type: ignore[union-attr,misc]
                 find = block.find
                 while True:
@@ -252,6 +254,8 @@ class Rows:
         state = self.kstate
         n, total = tpl.counter  # type: ignore[misc]
         state.pending = (values, lineno, epoch, None)
+        state.trace = keras.trace_of(int(groups[n - 1]), values, lineno)  # (as keras.parse leaves it)
+        state.partial = False  # (the counter at its total)
         self.waiting = (state.pending, tpl, groups, lineno)
         state.epoch = epoch
         state.last_n = int(groups[n - 1])

@@ -27,7 +27,8 @@ def _series(name: str) -> dict[str, list[float]]:
 
 def test_evaluate_bar_written_twice_and_printed_again_is_one_test_point():
     series = _series("keras_default_verbosity_cnn.log")
-    assert len(series["train/loss"]) == 20 and len(series["eval/loss"]) == 20
+    # two steps an epoch, the bar at 1/2 and 2/2: the train loss at each, the eval loss once an epoch
+    assert len(series["train/loss"]) == 40 and len(series["eval/loss"]) == 20
     # the bar's 1.3281 (twice) and the print's 1.3281418085098267: one evaluation, at the printed precision
     assert series["test/loss"] == [1.3281418085098267]
     assert series["test/accuracy"] == [0.7472222447395325]
@@ -37,7 +38,8 @@ def test_evaluate_bar_without_a_print_is_one_test_point():
     read = read_file(SAMPLES / "keras_default_verbosity_bn.log", "train.log")
     assert read.steps_per_epoch == 25
     series = {k: [float(v) for v in s.buf.arrays()[2]] for k, s in read.series.items()}
-    assert series["train/loss"] == [1.2153, 0.6734] and series["eval/loss"] == [1.0201, 0.7379]
+    assert series["train/loss"] == [1.6145, 1.4079, 1.2153, 0.7903, 0.7517, 0.6734]  # (counts 1, 14, 25 an epoch)
+    assert series["eval/loss"] == [1.0201, 0.7379]
     assert series["test/loss"] == [0.7379] and series["test/accuracy"] == [0.815]
 
 

@@ -56,15 +56,16 @@ def _facts(tmp_path, text: str, name: str = "train.log"):
 
 
 # -- produced by the real libraries ----------------------------------------------------------------
-def test_keras3_fit_one_point_per_epoch_and_the_test_line_apart():
+def test_keras3_fit_losses_at_each_count_the_bar_shows_and_the_test_line_apart():
     read = _read_sample("keras_fit.log")            # fit(epochs=4, validation_split=.25) + print("Test loss:", ...)
     assert "keras" in read.formats
     merged = merge_reads([read])
     x, y, unit = _xy(primary_loss(merged, "train"))
-    assert unit == "epoch" and x == [1.0, 2.0, 3.0, 4.0]   # in-progress + final line of an epoch: one point
-    assert all(math.isfinite(v) for v in y)
+    # the bar's updates at counts 1, 8 and 12 of epoch 1 (12 steps an epoch), ...: the run's step at each
+    assert unit == "step" and x == [1.0, 8.0, 12.0, 13.0, 21.0, 24.0, 25.0, 31.0, 36.0, 37.0, 48.0]
+    assert y[:3] == [0.7918, 0.7997, 0.7463] and all(math.isfinite(v) for v in y)  # the running means as printed
     ex, _, _ = _xy(primary_loss(merged, "eval"))
-    assert ex == [1.0, 2.0, 3.0, 4.0]                       # the final "Test loss:" is not a fifth eval epoch
+    assert ex == [12.0, 24.0, 36.0, 48.0]                   # the final "Test loss:" is not a fifth eval epoch
     assert read.series["test/loss"].buf.count == 1 and read.series["test/accuracy"].buf.count == 1
     assert read.series["train/accuracy"].buf.count == 4
 
@@ -74,22 +75,22 @@ def test_keras3_progress_bar_states_the_steps_per_epoch(tmp_path):
     assert read.steps_per_epoch == 12 and merge_reads([read]).steps_per_epoch == 12
     facts = _facts(tmp_path, (SAMPLES / "keras_fit.log").read_text(encoding="utf-8"))
     curves = {f.split: f for f in facts if f.kind == "loss_curve"}
-    assert curves["train"].x_unit == "epoch" and curves["train"].updates == 4 * 12
+    assert curves["train"].x_unit == "step" and curves["train"].updates == 4 * 12
     assert curves["eval"].updates == 4 * 12
 
 
 def test_keras3_nan_loss_from_the_first_epoch():
     read = _read_sample("keras_fit_nan.log")        # SGD(1.0) on a regression: the loss overflows in epoch 1
     s = read.series["train/loss"]
-    assert s.buf.count == 3 and s.buf.first_nonfinite[1] == 1.0
+    assert s.buf.count == 7 and s.buf.first_nonfinite[:2] == (10.0, 1.0)  # at count 10 of epoch 1's bar
     assert read.series["eval/loss"].buf.nonfinite == 3 and read.series["test/loss"].buf.count == 1
 
 
 def test_keras_progress_counter_past_the_total():
     read = _read_sample("keras_progbar_past_total.log")  # keras.utils.Progbar(target=51) updated to 52
     x, y, unit = _xy(read.series["train/loss"])
-    assert (unit, x) == ("epoch", [1.0, 2.0])
-    assert y == pytest.approx([1.0 / (52 + 52), 1.0 / (2 * 52 + 52)], abs=5e-5)   # the 52/51 line's value
+    assert unit == "step" and len(x) == 4 and x[1] < x[2]      # counts 1 and 52 of each epoch, in step order
+    assert [y[1], y[3]] == pytest.approx([1.0 / (52 + 52), 1.0 / (2 * 52 + 52)], abs=5e-5)  # the 52/51 line's value
 
 
 def test_transformers_console_quoted_values_and_fractional_epochs():
@@ -563,7 +564,7 @@ def test_keras3_run_cut_inside_an_epoch_keeps_the_last_update(tmp_path):
     cut = text.index("\r", text.index("\r", second) + 1)      # after the first update of epoch 2
     read = _read_text(tmp_path, text[:cut])
     x, y, _ = _xy(read.series["train/loss"])
-    assert x == [1.0, 2.0] and math.isfinite(y[1])
+    assert x == [1.0, 8.0, 12.0, 13.0] and math.isfinite(y[-1])  # (epoch 2's first update: its step 13)
 
 
 def test_keras_progress_lines_without_their_epoch_headers_are_training(tmp_path):

@@ -84,7 +84,7 @@ def test_hf_trainer_prints(tmp_path):
     assert read.series["train/grad_norm"].buf.nonfinite == 1
 
 
-def test_keras_progress_lines_keep_only_epoch_ends(tmp_path):
+def test_keras_progress_lines_read_at_each_count(tmp_path):
     text = ("Epoch 1/2\n"
             "  1/100 [..............................] - ETA: 1:40 - loss: 2.4000 - accuracy: 0.1000\r"
             " 50/100 [==============>...............] - ETA: 1s - loss: 1.0000 - accuracy: 0.5000\r"
@@ -92,8 +92,10 @@ def test_keras_progress_lines_keep_only_epoch_ends(tmp_path):
             "Epoch 2/2\n"
             "100/100 - 2s - loss: 0.4000 - accuracy: 0.8500 - val_loss: 0.5500 - val_accuracy: 0.8000 - 2s/epoch\n")
     read = read_lines(tmp_path, text)
-    assert pts(read, "train/loss") == ([(1, 0.5123), (2, 0.4)], "epoch")
-    assert pts(read, "eval/loss")[0] == [(1, 0.61), (2, 0.55)]
+    # epoch 1's bar at counts 1, 50 and 100: its losses there; the other metrics at the epoch's end
+    assert pts(read, "train/loss") == ([(1, 2.4), (50, 1.0), (100, 0.5123), (200, 0.4)], "step")
+    assert pts(read, "eval/loss")[0] == [(100, 0.61), (200, 0.55)]
+    assert pts(read, "train/accuracy")[0] == [(100, 0.81), (200, 0.85)]
     assert "keras" in read.formats
 
 
