@@ -165,6 +165,44 @@ def diff_sigma(y: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
 
 
+def printed_decimals(v: float) -> int:
+    """Decimals of the shortest text that reads back as ``v`` (``17.2694`` -> 4, ``1e-05`` -> 5): the precision a
+    log printed it at."""
+    text = np.format_float_positional(v, trim="-")
+    dot = text.find(".")
+    return len(text) - dot - 1 if dot >= 0 else 0
+
+
+#: the fewest decimals a log is taken to have printed a value at (a parsed ``0.4000`` reads back as ``0.4``, so
+#: a coarse value's own decimals understate its precision; logs print losses at four decimals or more)
+MIN_PRINTED_DECIMALS = 4
+
+
+def same_printed(a: float, b: float) -> bool:
+    """``a`` and ``b`` are one value printed at two precisions: the finer one rounds to the coarser one at the
+    coarser one's decimals, at least four (``17.269388197455335`` and ``17.2694``: a per-batch print and a
+    progress bar of the same loss; ``0.41`` and ``0.4`` differ)."""
+    if a == b:
+        return True
+    da, db = printed_decimals(a), printed_decimals(b)
+    if da == db:
+        return False
+    fine, coarse, d = (a, b, db) if da > db else (b, a, da)
+    return bool(round(fine, max(d, MIN_PRINTED_DECIMALS)) == coarse)
+
+
+def frozen_tail_points(y: np.ndarray) -> int:
+    """How many values at the end of ``y`` repeat its last value, to the precision each was printed at."""
+    n = y.size
+    last = float(y[-1])
+    changed = np.flatnonzero(y != last)
+    # walk back over the values that differ exactly, while each is the last value at another precision
+    for i in changed[::-1]:
+        if not same_printed(float(y[i]), last):
+            return int(n - i - 1)
+    return n
+
+
 def _rel(a: float, b: float) -> float:
     return a / b if b != 0 else (math.inf if a else 0.0)
 
@@ -190,8 +228,7 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     # the highest value after the start window against the start level: a loss that climbs far above where
     # training started has blown up on the way, whatever it ends at
     peak_over_start = float(np.max(y[w:]) / start) if start > 0 else None
-    changed = np.flatnonzero(y != y[-1])
-    frozen_tail = int(n - changed[-1] - 1) if changed.size else n
+    frozen_tail = frozen_tail_points(y)
     smin_i = int(np.argmin(s))
     smin = float(s[smin_i])
     rise = _rel(end, smin) - 1.0 if smin > 0 else (0.0 if end <= smin else math.inf)

@@ -520,9 +520,11 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
     found += _nonfinite(curves, crashes)
     found += _explodes(curves, grads, task)
     names: set[str] = {s.name for s in found}
+    if "nonfinite_loss" not in names and "nonfinite_loss_at_start" not in names:
+        # (also after a jump: a loss that leapt to the clip's cost and stays there is saturated outputs)
+        found += _saturated(curves, scores, _run(facts, TrainScore))
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes"}:
         found += _stuck(curves, _run(facts, ChanceLevel), scores, n_classes)
-        found += _saturated(curves, scores, _run(facts, TrainScore))
         if not {s.name for s in found} & {"loss_at_chance", "loss_stuck", "loss_at_floor"}:
             found += _above_label_entropy(_run(facts, AccuracyLossBound), curves) or _train_above_eval(
                 _run(facts, GeneralizationGap), n_classes, _has_dropout(facts)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 import advisor
+from advisor.diagnosis import read_pair
 from advisor.explain import combined_prior, posterior
+from advisor.extract import extract_facts
 from advisor.report.render import render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,3 +201,19 @@ def test_a_loss_stuck_far_above_any_chance_level_is_stuck_not_an_internal_error(
     report = advisor.diagnose(tmp_path)
     assert not [i for i in report.inputs if "internal error" in (i.why or "")]
     assert [s.id for s in report.summary.symptoms] == ["loss_stuck"]
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="needs ../shared/eval-real-dev")
+def test_a_loss_that_leaps_to_the_clip_and_freezes_is_saturated_outputs():
+    """A real pasted log: ``print(loss, acc)`` per batch at full precision beside one Keras bar at four decimals
+    (``loss: 17.2694 - acc.: 0.5000``). The accuracy is read under its abbreviated key, the seven values after the
+    first are one value at two precisions (a frozen tail of 7, not 2), and the loss that leapt there is named as
+    what it is as well: the error rate times the clip's cost, every output a hard 0 or 1."""
+    run = REAL / "cases" / "keras_issue255_int_normalize_zero_input" / "run"
+    report = advisor.diagnose(run)
+    assert _shown(report) == ["loss_explodes", "predictions_saturated"]
+    saturated = report.summary.symptoms[1]
+    assert "is the error rate 0.5 (1 - acc 0.5) times 34.54" in saturated.text
+    pair, _ = read_pair(run, None, {})
+    curve = next(f for f in extract_facts(pair).facts if f.kind == "loss_curve" and f.split == "train")
+    assert (curve.points, curve.frozen_tail_points) == (8, 7)

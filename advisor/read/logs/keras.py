@@ -146,6 +146,8 @@ def parse(line: str, lineno: int, col: Collector, state: KerasState) -> bool:
         col.add_event(LogEvent(kind="nonfinite_message", line=lineno, text=line[max(0, at - 12) :].strip()[:300]))
     values, _, _, _ = split_record(parse_pairs(line[m.end(2) :]))
     pend = state.pending
+    if pend is not None and n == state.last_n and values and values == pend[0]:
+        return True  # the same update printed again (Keras 3 writes a bar's last update, then the finalising one)
     # the same count again with the values it had and more: the epoch's last line, after validation added val_*;
     # or an evaluate bar's final line printed twice (Keras 3 writes the last update, then the finalising one)
     again = (

@@ -83,6 +83,8 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
     out = []
     roles = _ROLE
     for key, num, pct in KV_RE.findall(line):
+        if key[-1] == ".":  # ``acc.: 0.5``: an abbreviation's dot, not part of the name
+            key = key.rstrip(".")
         role = roles.get(key, "?")
         if role == "?":
             role = _role(key)

@@ -70,6 +70,14 @@ def test_keras3_fit_losses_at_each_count_the_bar_shows_and_the_test_line_apart()
     assert read.series["train/accuracy"].buf.count == 4
 
 
+def test_keras3_fit_called_once_an_epoch_one_point_a_call():
+    # three fit(epochs=1) calls: no "Epoch i/n" header, and Keras 3 writes each bar's final update twice
+    read = _read_sample("keras_fit_one_epoch_calls.log")
+    _, y, _ = _xy(read.series["train/loss"])
+    assert y == [1.0946, 0.9738, 0.8697]
+    assert read.series["train/accuracy"].buf.count == 3
+
+
 def test_keras3_progress_bar_states_the_steps_per_epoch(tmp_path):
     read = _read_sample("keras_fit.log")  # 12/12 in every epoch's bar; the evaluate bar after fit is not counted
     assert read.steps_per_epoch == 12 and merge_reads([read]).steps_per_epoch == 12

@@ -84,6 +84,14 @@ def test_hf_trainer_prints(tmp_path):
     assert read.series["train/grad_norm"].buf.nonfinite == 1
 
 
+def test_a_key_abbreviated_with_a_dot_is_read(tmp_path):
+    # a Keras 2 bar whose metric was named "acc." (and a loop printing the same two values beside it)
+    text = ("0.2355973707751222 0.96875\n17.269388197455335 0.5\n"
+            "32/32 [==============================] - 5s - loss: 17.2694 - acc.: 0.5000\n")
+    read = read_lines(tmp_path, text)
+    assert [v for _, v in pts(read, "train/acc")[0]] == [0.96875, 0.5, 0.5]
+
+
 def test_keras_progress_lines_read_at_each_count(tmp_path):
     text = ("Epoch 1/2\n"
             "  1/100 [..............................] - ETA: 1:40 - loss: 2.4000 - accuracy: 0.1000\r"

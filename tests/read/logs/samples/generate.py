@@ -4,7 +4,7 @@ Each sample is the console output (stdout and stderr as a terminal would get
 them, progress-bar carriage returns and backspaces included) of a tiny run,
 a few seconds on CPU::
 
-    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_terminate|keras_progbar|transformers|lightning|lightning_tqdm|lightning_terminal|mindspore|ultralytics|timm|peft|accelerate]...
+    python tests/read/logs/samples/generate.py [keras|keras_nan|keras_terminate|keras_progbar|keras_one_epoch|transformers|lightning|lightning_tqdm|lightning_terminal|mindspore|ultralytics|timm|peft|accelerate]...
 
 Keras 3 runs on the torch backend. MindSpore runs on CPU where it is installed. Ultralytics, timm, peft and
 accelerate are not dependencies of advisor: run those with a Python that has them (``pip install ultralytics timm
@@ -50,6 +50,20 @@ model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16), keras.layer
 model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")   # far too large a step: the loss overflows
 model.fit(x[:256], y[:256], batch_size=16, epochs=3, validation_split=0.25, verbose=1)
 print("Test loss:", model.evaluate(x[256:], y[256:], verbose=0))
+'''
+
+KERAS_ONE_EPOCH = r'''
+import os
+os.environ["KERAS_BACKEND"] = "torch"
+import numpy as np, keras
+keras.utils.set_random_seed(0)
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 8)).astype("float32"); y = (x[:, 0] + x[:, 1] > 0).astype("int64")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                          keras.layers.Dense(2, activation="softmax")])
+model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+for _ in range(3):   # one fit call per epoch: no "Epoch i/n" header, each bar's final update printed twice
+    model.fit(x, y, batch_size=64, epochs=1, verbose=1)
 '''
 
 KERAS_TERMINATE = KERAS_NAN.replace("verbose=1)", "verbose=1, callbacks=[keras.callbacks.TerminateOnNaN()])")
@@ -214,6 +228,7 @@ SAMPLES = {
     "keras_nan": ("keras_fit_nan.log", KERAS_NAN),
     "keras_terminate": ("keras_terminate_on_nan.log", KERAS_TERMINATE),
     "keras_progbar": ("keras_progbar_past_total.log", KERAS_PROGBAR),
+    "keras_one_epoch": ("keras_fit_one_epoch_calls.log", KERAS_ONE_EPOCH),
     "transformers": ("hf_trainer_console.log", TRANSFORMERS),
     "lightning": ("lightning_progress.log", LIGHTNING),
     "lightning_tqdm": ("lightning_tqdm.log", LIGHTNING_TQDM),
