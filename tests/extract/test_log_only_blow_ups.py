@@ -85,3 +85,23 @@ def test_a_train_loss_that_went_nan_is_not_overfitting():
     conf = _causes(FIX / "keras_log_only_regression_nan")
     assert max(conf, key=conf.get) == "lr_too_high", conf
     assert "overfitting" not in conf, conf
+
+
+# mmdetection 2.x TextLoggerHook lines (its documented format: mmdet is not installed here)
+_MMDET = (
+    "2021-12-20 17:13:30,133 - mmdet - INFO - Epoch [1][{i}/4867]\tlr: 2.000e-02, eta: 0:29:00, time: 0.400, "
+    "data_time: 0.005, memory: 4601, loss_cls: {loss}, loss_bbox: {loss}, loss: {loss}, grad_norm: {g}\n"
+)
+
+
+def test_a_nan_gradient_norm_beside_a_nan_loss_is_no_evidence_of_an_explosion(tmp_path):
+    """An excerpt from after the failure: the only gradient norm is NaN because the loss is. What made the loss
+    NaN is open, so gradient_explosion gets no rule's support; a norm that grew from finite values does."""
+    (tmp_path / "train.log").write_text(_MMDET.format(i=150, loss="nan", g="nan"))
+    assert "gradient_explosion" not in {c.id for c in diagnose(tmp_path).causes if c.rules}
+    grown = tmp_path / "grown"
+    grown.mkdir()
+    norms = [("1.2000", "5.31"), ("1.1000", "48.70"), ("2.3000", "3120.44"), ("nan", "nan"), ("nan", "nan")]
+    (grown / "train.log").write_text("".join(_MMDET.format(i=50 * k, loss=l, g=g) for k, (l, g) in enumerate(norms, 1)))
+    [cause] = [c for c in diagnose(grown).causes if c.id == "gradient_explosion"]
+    assert "logged-grad-norm-nonfinite" in cause.rules
