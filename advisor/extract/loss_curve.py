@@ -94,6 +94,17 @@ def is_window(x: np.ndarray, unit: str) -> bool:
     return bool(x[0] > 2.0 * float(np.median(gaps)) + 1.0)
 
 
+#: an excerpt whose first point is past this epoch starts mid-run, whatever its step counter says
+LATE_EPOCH = 3.0
+
+
+def starts_at_a_late_epoch(epochs: np.ndarray) -> bool:
+    """Whether a curve's first point is logged past epoch ``LATE_EPOCH`` (``epoch:49 step: 0/19``: a counter of
+    steps within the epoch starts again at 0 each epoch, so the step alone does not tell an excerpt)."""
+    fin = epochs[np.isfinite(epochs)]
+    return bool(fin.size and fin[0] > LATE_EPOCH)
+
+
 def summarize(
     s: MetricSeries, split: str, th: CurveThresholds, side: str, classes: tuple[int, str] | None = None
 ) -> LossCurve:
@@ -134,7 +145,7 @@ def summarize(
             if sh.plateau_start_index is not None
             else None,
         )
-    window = is_window(xs, unit)
+    window = is_window(xs, unit) or starts_at_a_late_epoch(s.buf.arrays()[1][start:])
     if window and fields:  # the start of training is not in the log: no "never fell from the start"
         fields.update(drop_ratio=None, is_stagnant=False, is_slow=False)
     diverged = first_nf is not None or bool(sh and sh.diverged_rise)

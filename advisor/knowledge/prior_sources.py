@@ -83,6 +83,13 @@ SOURCES: tuple[Source, ...] = (
         "loss scaling and an fp32 master copy of the weights. No counts.",
     ),
     Source(
+        "yolov3",
+        "J. Redmon, A. Farhadi. YOLOv3: An incremental improvement. arXiv:1804.02767, 2018.",
+        "https://arxiv.org/abs/1804.02767",
+        "Mechanism only: box sizes are decoded as b_w = p_w exp(t_w), an output with no upper bound, so weights "
+        "driven large give width and height that overflow on inputs the training batches did not hold. No counts.",
+    ),
+    Source(
         "pytorch_amp",
         "PyTorch documentation, Automatic Mixed Precision (torch.amp / torch.cuda.amp), gradient scaling.",
         "https://pytorch.org/docs/stable/amp.html",

@@ -76,6 +76,7 @@ COUNTS: dict[str, dict[str, float]] = {
         "outliers": 0,
         "nan_inf_source": 0,
         "fp_overflow": 0,
+        "lr_too_high": 0,
         "other": 0,
     },
     "nonfinite_gradients": {
@@ -246,12 +247,13 @@ PRIORS: dict[str, dict[str, float]] = {
         "other": 1 / 12,
     },
     "nonfinite_eval_loss": {
-        "preprocessing_mismatch": 1 / 6,
-        "missing_values": 1 / 6,
-        "outliers": 1 / 6,
-        "nan_inf_source": 1 / 6,
-        "fp_overflow": 1 / 6,
-        "other": 1 / 6,
+        "preprocessing_mismatch": 1 / 7,
+        "missing_values": 1 / 7,
+        "outliers": 1 / 7,
+        "nan_inf_source": 1 / 7,
+        "fp_overflow": 1 / 7,
+        "lr_too_high": 1 / 7,
+        "other": 1 / 7,
     },
     "nonfinite_gradients": {
         "fp_overflow": 1 / 5,
@@ -406,11 +408,13 @@ BASIS: dict[str, str] = {
     ),
     "nonfinite_eval_loss": (
         "No published count: none of the 95 [defect4ml] bugs shows a NaN in the evaluation loss only. Rule: the "
-        "same share for the causes that can reach the evaluation pass without touching training: an evaluation "
+        "same share for the causes that can reach the evaluation pass while the training loss stays finite: an evaluation "
         "pipeline that differs from training (preprocessing_mismatch), NaN or extreme values only in the "
         "evaluation data, an operator that turns some evaluation inputs into NaN/Inf ([grist]: such bugs are "
         "input-triggered), fp16 evaluation without the "
-        "safeguards of training ([pytorch_amp]), and 'other'."
+        "safeguards of training ([pytorch_amp]), weights that a too-large learning rate drove so large that an "
+        "unbounded output (an exponential box decoding, [yolov3]; logits) overflows on inputs the training batches "
+        "did not hold, and 'other'."
     ),
     "predictions_saturated": (
         "No published count. Mechanism: a cross-entropy equal to the error rate times -ln of the probability clip "

@@ -217,3 +217,34 @@ def test_a_loss_that_leaps_to_the_clip_and_freezes_is_saturated_outputs():
     pair, _ = read_pair(run, None, {})
     curve = next(f for f in extract_facts(pair).facts if f.kind == "loss_curve" and f.split == "train")
     assert (curve.points, curve.frozen_tail_points) == (8, 7)
+
+
+def _epoch_step_lines(epochs, losses) -> str:
+    return "".join(
+        f"epoch:{e} step: {i % 19:4d}/19, lr:0.000052, giou_loss:   2.64, total_loss: {v:6.2f}\n"
+        for i, (e, v) in enumerate(zip(epochs, losses))
+    )
+
+
+def test_an_excerpt_from_a_late_epoch_never_left_no_start(tmp_path):
+    """``epoch:49 step: 0/19``: the step counts within the epoch, so the excerpt starts mid-run; a flat stretch of
+    it is not a loss that never left its start. The same flat stretch from epoch 1 is."""
+    flat = [13.83, 12.99, 12.38, 13.87, 13.18, 13.5, 13.1, 13.6]
+    (tmp_path / "train.log").write_text(_epoch_step_lines([49] * 8, flat))
+    assert "loss_stuck" not in _shown(advisor.diagnose(tmp_path))
+    start = tmp_path / "start"
+    start.mkdir()
+    (start / "train.log").write_text(_epoch_step_lines([1] * 8, flat))
+    assert "loss_stuck" in _shown(advisor.diagnose(start))
+
+
+def test_a_nan_in_the_eval_loss_alone_keeps_the_learning_rate_among_the_candidates(tmp_path):
+    """A NaN only in the validation summary while the train losses stay finite: the weights a too-large step drove
+    large can overflow an unbounded output (YOLO's exp box decoding) on inputs training did not hold."""
+    text = _epoch_step_lines([49, 49], [13.83, 12.99])
+    text += "giou_val_loss:    nan, conf_val_loss:  12.31, prob_val_loss:   0.06, total_val_loss:    nan\n"
+    text += _epoch_step_lines([50, 50, 50], [12.38, 13.87, 13.18])
+    (tmp_path / "train.log").write_text(text)
+    report = advisor.diagnose(tmp_path)
+    assert _shown(report) == ["nonfinite_eval_loss"]
+    assert "lr_too_high" in [c.id for c in report.causes]
