@@ -49,6 +49,7 @@ LOSS_NAMES = (
     "cost",
     "reduced_train_loss",  # NeMo's Megatron models: self.log("reduced_train_loss", ...), the loss averaged over ranks
     "loss_sum",
+    "xent",  # OpenNMT-py's training print: ``Step 100/100000; acc: 10.12; ppl: 1234.56; xent: 7.12; lr: ...``
 )
 _LR = {"lr", "learning_rate", "lr/pg0", "lr_pg0", "lr0", "base_lr", "current_lr", "lr-adam", "lr-sgd", "lr-adamw"}
 _GRAD = {

@@ -256,6 +256,21 @@ def test_fairseq_updates_epoch_means_and_validation(tmp_path, fmt):
     assert read.series["train/lr"].buf.count == 20 and "eval/best_loss" not in read.series
 
 
+def test_opennmt_statistics_output(tmp_path):
+    # onmt/utils/statistics.py Statistics.output: ("Step %2d/%5d; acc: %6.2f; ppl: %5.2f; xent: %4.2f; " +
+    # "lr: %7.5f; %3.0f/%3.0f tok/s; %6.0f sec") through the logger ("[time INFO] "); xent is the training loss
+    text = "".join(
+        "[2021-01-01 10:%02d:00,000 INFO] Step %2d/%5d; acc: %6.2f; ppl: %5.2f; xent: %4.2f; lr: %7.5f; "
+        "%3.0f/%3.0f tok/s; %6.0f sec\n" % (k, 100 * k, 100000, 10.0 + k, math.exp(7.1 - k / 10), 7.1 - k / 10,
+                                           1e-4, 5000, 6000, 60 * k)
+        for k in range(1, 6)
+    )
+    read = _read_text(tmp_path, text)
+    x, y, unit = _xy(read.series["train/xent"])
+    assert unit == "step" and x == [100.0, 200.0, 300.0, 400.0, 500.0] and y == [7.0, 6.9, 6.8, 6.7, 6.6]
+    assert primary_loss(merge_reads([read]), "train").name == "train/xent"
+
+
 def test_megatron_validation_print(tmp_path):
     # megatron/training.py evaluate_and_print_results: ' validation loss at {} | '.format('iteration {}'), then per
     # loss '{} value: {:.6E} | ' and '{} PPL: {:.6E} | '; training_log's ' iteration {:8d}/{:8d} |' lines between
