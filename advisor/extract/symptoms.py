@@ -214,22 +214,40 @@ def _explodes(curves: list[LossCurve], grads: list[GradNormTrend], task: Task | 
 MAX_CHANCE_LEVEL = math.log(1_000_000)
 
 
-def _chance_of_level(curve: LossCurve, score: EvalScore | None) -> int | None:
+def _chance_of_level(curve: LossCurve, accuracy: float | None) -> int | None:
     """C when a curve that never moved sits at ln(C) and the accuracy beside it is 1/C (no class count stated)."""
     level = curve.end_level if curve.end_level is not None else curve.last_value
-    if level is None or level <= 0.5 or level > MAX_CHANCE_LEVEL or score is None or not _is_accuracy(score):
+    if level is None or level <= 0.5 or level > MAX_CHANCE_LEVEL or accuracy is None or not 0.0 <= accuracy <= 1.0:
         return None
     k = round(math.exp(level))
-    if k < 2 or abs(level - math.log(k)) > 0.01 * math.log(k):
+    if k < 2:
         return None
-    return k if abs(score.last_value - 1 / k) <= 0.5 / k else None
+    off = abs(level - math.log(k)) / math.log(k)
+    # within 1 % of ln(C) with an accuracy about 1/C; or within the chance band with an accuracy close to 1/C
+    if off <= 0.01:
+        return k if abs(accuracy - 1 / k) <= 0.5 / k else None
+    return k if off <= CHANCE_BAND and abs(accuracy - 1 / k) <= 0.25 / k else None
+
+
+def _accuracy_beside(scores: list[EvalScore], train_scores: list[TrainScore]) -> tuple[str, float] | None:
+    """(name, last value) of the accuracy logged beside the loss: the held-out one, else the training one (fastai's
+    table and Keras without validation print an unprefixed ``accuracy``)."""
+    acc = next((s for s in scores if _is_accuracy(s)), None)
+    if acc is not None:
+        return acc.name, acc.last_value
+    train = next((t for t in train_scores if 0.0 <= t.last_value <= 1.0), None)
+    return (train.name, train.last_value) if train is not None else None
 
 
 def _stuck(
-    curves: list[LossCurve], chances: list[ChanceLevel], scores: list[EvalScore], n_classes: int | None
+    curves: list[LossCurve],
+    chances: list[ChanceLevel],
+    scores: list[EvalScore],
+    n_classes: int | None,
+    train_scores: list[TrainScore],
 ) -> list[Symptom]:
     out: list[Symptom] = []
-    acc = next((s for s in scores if _is_accuracy(s)), None)
+    acc = _accuracy_beside(scores, train_scores)
     train = next((c for c in curves if c.split == "train" and c.first_nonfinite_step is None), None)
     chance = next((c for c in chances if c.split == "train"), None)
     if train is not None and chance is not None and chance.end_ratio is not None:
@@ -279,20 +297,23 @@ def _stuck(
                 )
             )
     if train is not None and not out and not train.is_window:
-        k = n_classes or _chance_of_level(train, acc)
         frozen = _frozen(train)
-        if frozen and k and train.last_value is not None and abs(train.last_value / math.log(k) - 1) <= CHANCE_BAND:
+        stagnant = train.is_stagnant and not train.is_oscillating
+        k = n_classes or _chance_of_level(train, acc[1] if acc else None)
+        level = train.last_value if frozen else train.end_level
+        if (frozen or stagnant) and k and level is not None and abs(level / math.log(k) - 1) <= CHANCE_BAND:
             out.append(
                 _on(
                     train,
                     name="loss_at_chance",
-                    text=f"The train loss ({train.metric_name or 'loss'}) stays at {_num(train.last_value)}, "
-                    f"ln({k}) = {_num(math.log(k))}: the loss of a uniform guess over {k} classes.",
-                    level=train.last_value,
+                    text=f"The train loss ({train.metric_name or 'loss'}) "
+                    + ("stays at" if frozen else "never leaves its start level: it ends at")
+                    + f" {_num(level)}, ln({k}) = {_num(math.log(k))}: the loss of a uniform guess over {k} classes.",
+                    level=level,
                     reference=math.log(k),
                 )
             )
-        elif frozen or (train.is_stagnant and not train.is_oscillating):
+        elif frozen or stagnant:
             what = (
                 f"stays at {_num(train.last_value or 0.0)} at every one of its {train.points} logged values"
                 if frozen
@@ -311,14 +332,14 @@ def _stuck(
         k = n_classes
         single = next((c for c in curves if c.split == "train" and c.points == 1), None)
         if single is not None and acc is not None and single.last_value is not None:
-            k = k or _chance_of_level(single, acc)
+            k = k or _chance_of_level(single, acc[1])
             if k and abs(single.last_value / math.log(k) - 1) <= CHANCE_BAND:
                 out.append(
                     _on(
                         single,
                         name="loss_at_chance",
                         text=f"The train loss ({single.metric_name or 'loss'}) is {_num(single.last_value)}, "
-                        f"ln({k}) = {_num(math.log(k))}, and {acc.name} is {_num(acc.last_value)}, about 1/{k}: "
+                        f"ln({k}) = {_num(math.log(k))}, and {acc[0]} is {_num(acc[1])}, about 1/{k}: "
                         f"the model guesses uniformly over {k} classes.",
                         level=single.last_value,
                         reference=math.log(k),
@@ -524,7 +545,7 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
         # (also after a jump: a loss that leapt to the clip's cost and stays there is saturated outputs)
         found += _saturated(curves, scores, _run(facts, TrainScore))
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes"}:
-        found += _stuck(curves, _run(facts, ChanceLevel), scores, n_classes)
+        found += _stuck(curves, _run(facts, ChanceLevel), scores, n_classes, _run(facts, TrainScore))
         if not {s.name for s in found} & {"loss_at_chance", "loss_stuck", "loss_at_floor"}:
             found += _above_label_entropy(_run(facts, AccuracyLossBound), curves) or _train_above_eval(
                 _run(facts, GeneralizationGap), n_classes, _has_dropout(facts)

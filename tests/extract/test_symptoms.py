@@ -248,3 +248,21 @@ def test_a_nan_in_the_eval_loss_alone_keeps_the_learning_rate_among_the_candidat
     report = advisor.diagnose(tmp_path)
     assert _shown(report) == ["nonfinite_eval_loss"]
     assert "lr_too_high" in [c.id for c in report.causes]
+
+
+@pytest.mark.parametrize(
+    "run, level",
+    [
+        ("torch_tutorial_at_chance", "2.304"),  # the PyTorch tutorial's prints; test accuracy 7 % over 10 digits
+        ("keras_no_validation_at_chance", "2.348"),  # Keras 3 fit without validation: the training accuracy 0.105
+    ],
+)
+def test_a_loss_that_never_left_ln_c_beside_an_accuracy_of_1_over_c_is_at_chance(run, level):
+    """Real runs whose labels were shuffled apart from their inputs (fixtures/make/chance_logs.py): the loss creeps
+    about ln(10) and the accuracy beside it, held-out or training, is about 1/10. That is a uniform guess, not
+    only a loss that never moved."""
+    report = advisor.diagnose(FIX / run)
+    assert _shown(report) == ["loss_at_chance"]
+    assert f"it ends at {level}, ln(10) = 2.303: the loss of a uniform guess over 10 classes" in (
+        report.summary.symptoms[0].text
+    )
