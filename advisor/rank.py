@@ -31,6 +31,7 @@ from typing import Iterable
 
 from advisor.calibration import calibrate
 from advisor.causes import CAUSE_BY_ID
+from advisor.knowledge.symptom_priors import FIELD_COUNTS
 from advisor.rulebase import cache
 from advisor.rulebase.infer import Firing
 from advisor.rulebase.schema import SEVERITY_RANK, Rule
@@ -163,6 +164,7 @@ def sort_key(c: CauseReport) -> tuple:
         -c.confidence,
         -c.raw_confidence,
         -SEVERITY_RANK[c.severity],
+        -FIELD_COUNTS.get(c.id, 0.0),  # (level so far: the cause more often found in real faults first)
         c.id,
     )
 

@@ -384,6 +384,15 @@ PRIORS: dict[str, dict[str, float]] = {
     },
 }
 
+#: bugs counted per advisor cause over every symptom (the column sums of ``COUNTS``: [defect4ml]'s labelled bugs as
+#: mapped there). Only a tie-break: where a symptom's prior and the rules leave candidates level, the one more
+#: often found in real faulty programs is listed first instead of the first in the alphabet.
+FIELD_COUNTS: dict[str, float] = {
+    cause: float(sum(counts.get(cause, 0) for counts in COUNTS.values()))
+    for cause in sorted({c for counts in COUNTS.values() for c in counts} - {"other"})
+}
+
+
 #: how each symptom's numbers were obtained; [key] names a Source
 BASIS: dict[str, str] = {
     "nonfinite_loss_at_start": (

@@ -247,7 +247,10 @@ def test_a_nan_in_the_eval_loss_alone_keeps_the_learning_rate_among_the_candidat
     (tmp_path / "train.log").write_text(text)
     report = advisor.diagnose(tmp_path)
     assert _shown(report) == ["nonfinite_eval_loss"]
-    assert "lr_too_high" in [c.id for c in report.causes]
+    # seven candidates share the prior and no rule speaks: the one found more often in real faulty programs
+    # ([defect4ml] counts summed over symptoms) comes first, not the first in the alphabet
+    assert [c.id for c in report.causes][:3] == ["lr_too_high", "nan_inf_source", "preprocessing_mismatch"]
+    assert len({c.confidence for c in report.causes[:3]}) == 1
 
 
 @pytest.mark.parametrize(
