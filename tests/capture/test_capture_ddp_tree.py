@@ -54,6 +54,9 @@ def _train(rank: int, port: int, out: str, fault: str | None) -> None:
                 opt.zero_grad()
                 nn.functional.cross_entropy(model(x), y).backward()
                 opt.step()
+        # every rank done before any tears the group down: a rank that leaves while another is still in gloo's
+        # last exchange aborts it ("terminate called without an active exception", SIGABRT, seen on 2 busy cores)
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
