@@ -21,6 +21,7 @@ from advisor.extract.curves import (
     CurveThresholds,
     diff_sigma,
     downsample,
+    frozen_tail_points,
     running_median,
     shape,
 )
@@ -145,6 +146,9 @@ def summarize(
             if sh.plateau_start_index is not None
             else None,
         )
+    elif yf.size >= 3:  # too short for a shape, long enough to tell a loss that never changed
+        tail = frozen_tail_points(yf)
+        fields = dict(frozen_tail_points=tail, is_frozen_from_start=tail == yf.size)
     window = is_window(xs, unit) or starts_at_a_late_epoch(s.buf.arrays()[1][start:])
     if window and fields:  # the start of training is not in the log: no "never fell from the start"
         fields.update(drop_ratio=None, is_stagnant=False, is_slow=False)

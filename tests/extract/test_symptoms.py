@@ -269,3 +269,15 @@ def test_a_loss_that_never_left_ln_c_beside_an_accuracy_of_1_over_c_is_at_chance
     assert f"it ends at {level}, ln(10) = 2.303: the loss of a uniform guess over 10 classes" in (
         report.summary.symptoms[0].text
     )
+
+
+def test_a_loss_frozen_under_adam_is_zero_gradients_not_a_small_rate():
+    """A real Keras 3 regressor whose output ReLU starts below zero (fixtures/make/chance_logs.py): Adam at its
+    default rate, the loss 0.9788 at every epoch. Adam moves every weight by about its rate whatever the gradient's
+    size, so a too-small rate is argued away; the checks left are those for gradients that are exactly zero."""
+    report = advisor.diagnose(FIX / "keras_relu_output_frozen")
+    assert _shown(report) == ["loss_stuck"]
+    assert "lr_too_low" not in [c.id for c in report.causes]
+    [ruled] = [c for c in report.ruled_out if c.id == "lr_too_low"]
+    assert "frozen-loss-under-an-adaptive-optimizer-is-not-a-small-step" in ruled.rules
+    assert "activation_saturation" in [c.id for c in report.causes[:3]]
