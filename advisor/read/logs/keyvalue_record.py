@@ -40,7 +40,7 @@ def read_line(r: Reading, state: KeyValueState, line: str, low: str, lineno: int
     col, read = r.col, r.read
     pos = (
         metriclogger.position(line)
-        if ("Epoch" in line or "Iter(" in line or "it/s" in line or "s/it" in line)
+        if ("Epoch" in line or "Iter(" in line or "it/s" in line or "s/it" in line or "Train: [" in line)
         else None
     )
     values, step, epoch, strong = split_record(parse_pairs(line, low))

@@ -16,6 +16,9 @@
 - Lightning's ``RichProgressBar``: ``Epoch 1/2  ━━━━━━━━╺━━━━━━ 5/10 0:00:00 • 0:00:01 177.48it/s train_loss: 0.141
   val_loss: 0.778``: like a tqdm bar (``5`` is the batch inside epoch ``1``); a narrow terminal wraps the metrics
   onto the next line
+- Swin Transformer's ``main.py`` (and the many repositories built on it: SimMIM, Video Swin, ...):
+  ``Train: [3/300][120/1251]\teta 0:05:00 lr 0.000100\t...\tloss 6.9123 (6.9100)``: epochs and steps from 0, so
+  step = 3 * 1251 + 120
 - detectron2 ``iter: 19  total_loss: 1.986`` needs no prefix (key/value).
 """
 
@@ -35,6 +38,8 @@ _TQDM_RE = re.compile(r"\|\s*(\d+)/(\d+)\s*\[[\d:]+<[\d:?]+")
 #: Lightning's RichProgressBar: ``Epoch 1/2  ━━━━━━━━╺━━━━━━━━━ 5/10 0:00:00 • 0:00:01 177.48it/s train_loss: 0.141``
 _RICH_RE = re.compile(r"\bEpoch (\d+)/\d+ +[━╺╸╾─ ]*?(\d+)/(\d+) +[\d:]+ • ")
 _ITER_RE = re.compile(r"Iter\s*\((train|val|test)\)\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
+#: Swin Transformer: ``Train: [{epoch}/{EPOCHS}][{idx}/{num_steps}]``
+_TRAIN_BRACKETS_RE = re.compile(r"\bTrain:\s*\[\s*(\d+)\s*/\s*\d+\s*\]\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 
 
 def position(line: str) -> tuple[float | None, float | None, Split | None, str] | None:
@@ -69,6 +74,10 @@ def position(line: str) -> tuple[float | None, float | None, Split | None, str] 
         if m:  # epochs from 0: x = epoch * batches per epoch + batch; counter 0: no batch yet (None)
             epoch, i, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
             return (float(epoch * n + i) if i else None), float(epoch), None, "rich"
+    m = _TRAIN_BRACKETS_RE.search(line) if "Train:" in line else None
+    if m:  # epochs and steps from 0
+        epoch, i, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        return float(epoch * n + i), float(epoch), None, "swin"
     m = _ITER_RE.search(line)
     if m:
         split = "eval" if m.group(1) in ("val", "test") else None

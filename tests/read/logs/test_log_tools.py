@@ -271,6 +271,24 @@ def test_opennmt_statistics_output(tmp_path):
     assert primary_loss(merge_reads([read]), "train").name == "train/xent"
 
 
+def test_swin_transformer_train_print(tmp_path):
+    # Swin Transformer main.py train_one_epoch: f'Train: [{epoch}/{config.TRAIN.EPOCHS}][{idx}/{num_steps}]\t'
+    # f'eta {...} lr {lr:.6f}\t' f'time {...} ({...})\t' f'loss {val:.4f} ({avg:.4f})\t' f'grad_norm ...'
+    # f'mem {...:.0f}MB', through its logger's "[time name] (main.py N): INFO " prefix; epochs and steps from 0
+    head = "[2021-04-10 10:00:00 swin_tiny_patch4_window7_224] (main.py 225): INFO "
+    text = "".join(
+        head + f"Train: [{e}/300][{i}/1251]\teta 1:00:00 lr {1e-6 + (e * 1251 + i) * 1e-7:.6f}\t"
+        f"time 0.3000 (0.3500)\tloss {6.9 - e - i / 1000:.4f} ({7.0 - e:.4f})\tgrad_norm 2.3000 (2.2000)\tmem 5000MB\n"
+        for e in range(2)
+        for i in (0, 500, 1000)
+    )
+    read = _read_text(tmp_path, text)
+    x, y, unit = _xy(read.series["train/loss"])
+    assert unit == "step" and x == [0.0, 500.0, 1000.0, 1251.0, 1751.0, 2251.0]
+    assert y == [6.9, 6.4, 5.9, 5.9, 5.4, 4.9]  # the value, not the running average in parentheses
+    assert read.series["train/grad_norm"].buf.count == 6
+
+
 def test_megatron_validation_print(tmp_path):
     # megatron/training.py evaluate_and_print_results: ' validation loss at {} | '.format('iteration {}'), then per
     # loss '{} value: {:.6E} | ' and '{} PPL: {:.6E} | '; training_log's ' iteration {:8d}/{:8d} |' lines between
