@@ -34,6 +34,19 @@ BULK_ROWS = 16
 
 
 # -- bounded series --------------------------------------------------------------
+def _val_and_test(values: dict[str, float]) -> bool:
+    """The record holds keys of a validation set and of a test set (``Val Acc`` and ``Test Acc``, ``val_loss`` and
+    ``test_loss``)."""
+    has_test = has_val = False
+    for k in values:
+        head = k[:5].lower()
+        if head.startswith("test"):
+            has_test = True
+        elif head.startswith("val") or head == "valid" or head.startswith("eval"):
+            has_val = True
+    return has_test and has_val
+
+
 class Buffer:
     """(step, epoch, value, line) points; at most ``cap`` kept, decimated evenly when full.
 
@@ -442,6 +455,12 @@ class Collector:
         st = math.nan if step is None else float(step)
         ep = math.nan if epoch is None else float(epoch)
         kept = False
+        if split is None and len(values) > 2 and _val_and_test(values):
+            # ``Val Acc 0.43 | Test Acc 0.45``: two held-out sets on one line; the test one is a split of its own
+            test = {k: v for k, v in values.items() if k[:4].lower() == "test"}
+            values = {k: v for k, v in values.items() if k not in test}
+            kept = self.add_record(test, line, step, epoch, "test")
+            self.last_record = (values, line, step, split)
         cache = self._by_key.get(split)
         if cache is None:
             cache = self._by_key[split] = {}

@@ -289,6 +289,21 @@ def test_swin_transformer_train_print(tmp_path):
     assert read.series["train/grad_norm"].buf.count == 6
 
 
+def test_dgl_example_val_and_test_accuracy_are_two_splits(tmp_path):
+    # DGL's GNN examples: "Epoch {:05d} | Loss {:.4f} | Train Acc {:.4f} | Val Acc {:.4f} | Test Acc {:.4f}"; the
+    # validation and the test accuracy are two held-out sets, not one eval curve interleaved
+    text = "".join(
+        "Epoch {:05d} | Loss {:.4f} | Train Acc {:.4f} | Val Acc {:.4f} | Test Acc {:.4f}\n".format(
+            e, 1.9 - e / 100, 0.1 + e / 20, 0.07 + e / 25, 0.09 + e / 30
+        )
+        for e in range(5)
+    )
+    read = _read_text(tmp_path, text)
+    assert _xy(read.series["eval/acc"])[1] == pytest.approx([0.07, 0.11, 0.15, 0.19, 0.23])
+    assert _xy(read.series["test/acc"])[1] == pytest.approx([0.09, 0.1233, 0.1567, 0.19, 0.2233])
+    assert read.series["train/acc"].buf.count == 5 and read.series["train/loss"].buf.count == 5
+
+
 def test_megatron_validation_print(tmp_path):
     # megatron/training.py evaluate_and_print_results: ' validation loss at {} | '.format('iteration {}'), then per
     # loss '{} value: {:.6E} | ' and '{} PPL: {:.6E} | '; training_log's ' iteration {:8d}/{:8d} |' lines between
