@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.extract.dynamics_charts import distribution_params, distribution_series, downsample, weight_chart_params
 from advisor.facts.base import Source
 from advisor.facts.dynamics import ActivationStats, FrozenWeights, ParamDynamics, TensorDynamics, TiedParams
 from advisor.inventory import InputRecord
@@ -352,13 +353,6 @@ def _frozen(params: list[_Param]) -> FrozenWeights | None:
     )
 
 
-def _downsample(x: np.ndarray, y: np.ndarray, n: int = 1000) -> tuple[list[float], list[float | None]]:
-    if x.size > n:
-        idx = np.unique(np.linspace(0, x.size - 1, n).astype(np.int64))
-        x, y = x[idx], y[idx]
-    return [float(v) for v in x], [float(v) if math.isfinite(v) else None for v in y]
-
-
 def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     """Facts, series and markers from one scanned tensors.jsonl."""
     out = Extraction()
@@ -460,7 +454,7 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
         out.facts.append(frozen.model_copy(update={"side": side, "source": src}))
 
     if gsteps.size:
-        x, y = _downsample(gsteps.astype(np.float64), gnorm)
+        x, y = downsample(gsteps.astype(np.float64), gnorm)
         out.series.append(
             Series(
                 chart="grad_norm",
@@ -476,7 +470,7 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     for label, pname in (("early", summary.early_layer), ("late", summary.late_layer)):
         if pname is not None:
             p = by_name[pname]
-            x, y = _downsample(p.grad_steps.astype(np.float64), p.grad_rms)
+            x, y = downsample(p.grad_steps.astype(np.float64), p.grad_rms)
             out.series.append(
                 Series(
                     chart="grad_norm",
@@ -488,9 +482,9 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
                     log_y=True,
                 )
             )
-    for p in _weight_chart_params(params, special):
+    for p in weight_chart_params(params, special):
         assert p.weight_steps is not None and p.weight_std is not None
-        x, y = _downsample(p.weight_steps.astype(np.float64), p.weight_std)
+        x, y = downsample(p.weight_steps.astype(np.float64), p.weight_std)
         out.series.append(
             Series(
                 chart="weight_std",
@@ -502,8 +496,8 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
                 log_y=True,
             )
         )
-    for p in _distribution_params(params):
-        out.series.extend(_distribution_series(p, side))
+    for p in distribution_params(params):
+        out.series.extend(distribution_series(p, side))
     if summary.first_nonfinite_step is not None:
         out.markers.append(
             Marker(
@@ -514,66 +508,6 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
             )
         )
     return out
-
-
-#: matrix parameters drawn on the weight chart, at most
-MAX_WEIGHT_LINES = 6
-
-
-#: layers whose weight distribution over the steps the report draws, at most
-MAX_DISTRIBUTIONS = 2
-
-
-def _distribution_params(params: list[_Param]) -> list[_Param]:
-    """The layers drawn as a distribution over the steps (MindInsight's histogram view, TensorBoard's
-    distributions): the ones the checks found notable, else the first and the last matrix layer."""
-    mats = [p for p in params if p.fact.is_matrix and p.weight_spread is not None and p.weight_spread.shape[1] >= 2]
-    notable = [p for p in mats if p.notable]
-    return (notable or ([mats[0], mats[-1]] if len(mats) > 1 else mats))[:MAX_DISTRIBUTIONS]
-
-
-def _distribution_series(p: _Param, side: str) -> list[Series]:
-    """min..max and mean +- std bands and the mean line of one layer's weights over the steps."""
-    assert p.weight_steps is not None and p.weight_std is not None and p.weight_spread is not None
-    steps = p.weight_steps.astype(np.float64)
-    mean, lo, hi = p.weight_spread
-    chart = f"weight_dist:{p.fact.name}"
-    note = " (flagged by a check)" if p.notable else ""
-    out = []
-    for label, low, high in (("min to max", lo, hi), ("mean +- std", mean - p.weight_std, mean + p.weight_std)):
-        x, y = _downsample(steps, high)
-        _, y_low = _downsample(steps, low)
-        if any(v is None for v in y_low):
-            continue  # a band needs both edges everywhere; a non-finite step shows on the mean line
-        out.append(
-            Series(
-                chart=chart,
-                label=f"{p.fact.name}{note}: {label}",
-                side=side,
-                style="band",
-                x=x,
-                y=y,
-                y_low=[float(v) for v in y_low if v is not None],
-                y_label="weight value",
-            )
-        )
-    x, y = _downsample(steps, mean)
-    out.append(Series(chart=chart, label=f"{p.fact.name}{note}: mean", side=side, x=x, y=y, y_label="weight value"))
-    return out
-
-
-def _weight_chart_params(params: list[_Param], special: set[str | None]) -> list[_Param]:
-    """The matrix parameters whose weight std the report draws over the steps (as TensorBoard's and
-    MindInsight's distribution views do, one line per layer): the first and last layer, the ones a check found
-    notable (frozen, no gradient, an odd initial scale), then others spread over the depth."""
-    mats = [p for p in params if p.fact.is_matrix and p.weight_std is not None and p.weight_std.size >= 2]
-    picked = [p.fact.name in special or p.notable for p in mats]
-    chosen = [p for p in mats if p.fact.name in special] + [p for p in mats if p.notable and p.fact.name not in special]
-    rest = [p for p, taken in zip(mats, picked) if not taken]  # not `in chosen`: that compares their arrays
-    room = MAX_WEIGHT_LINES - len(chosen)
-    if room > 0 and rest:
-        chosen += [rest[int(i)] for i in np.unique(np.linspace(0, len(rest) - 1, min(room, len(rest))).astype(int))]
-    return sorted(chosen[:MAX_WEIGHT_LINES], key=lambda p: p.fact.layer_index)
 
 
 def _from_folder(folder: RunRead, pair: RunPair, out: Extraction) -> None:

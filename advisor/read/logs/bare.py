@@ -26,7 +26,8 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from advisor.read.logs import yolo
-from advisor.read.logs.records import Buffer, Collector
+from advisor.read.logs.buffer import Buffer
+from advisor.read.logs.records import Collector
 from advisor.read.logs.keys import Split, classify_key
 
 if TYPE_CHECKING:

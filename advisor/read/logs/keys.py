@@ -194,6 +194,19 @@ def classify_key(raw: str) -> KeyInfo | None:
     return info
 
 
+def holds_val_and_test(values: dict[str, float]) -> bool:
+    """The record holds keys of a validation set and of a test set (``Val Acc`` and ``Test Acc``, ``val_loss`` and
+    ``test_loss``)."""
+    has_test = has_val = False
+    for k in values:
+        head = k[:5].lower()
+        if head.startswith("test"):
+            has_test = True
+        elif head.startswith("val") or head == "valid" or head.startswith("eval"):
+            has_val = True
+    return has_test and has_val
+
+
 #: keys of a printed mapping that place its values (Hugging Face Trainer's ``step``, ``epoch``)
 POSITION_KEYS = frozenset({"step", "global_step", "epoch"})
 

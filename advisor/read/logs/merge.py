@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.read.logs.records import Buffer, LogEvent, LogRead, MetricSeries
+from advisor.read.logs.buffer import Buffer
+from advisor.read.logs.records import LogEvent, LogRead, MetricSeries
 from advisor.read.logs.keys import KeyInfo
 from advisor.read.logs.tensorboard import join_folders
 

@@ -13,7 +13,8 @@ import os
 import struct
 from pathlib import PurePosixPath, Path
 
-from advisor.read.logs.records import Buffer, Collector, LogRead, MetricSeries
+from advisor.read.logs.buffer import Buffer
+from advisor.read.logs.records import Collector, LogRead, MetricSeries
 
 #: the start of an event file's name: ``events.out.tfevents.<unix time>.<host>.<pid>.<n>``
 EVENTS_PREFIX = "events.out.tfevents."

@@ -12,7 +12,7 @@ from advisor.extract.loss_curve import extract
 from advisor.inventory import RunFolder
 from advisor.read.logs import tensorboard
 from advisor.read.logs import read_file
-from advisor.read.logs.records import Buffer
+from advisor.read.logs.buffer import Buffer
 from advisor.read.logs.text import MAX_LINE
 
 

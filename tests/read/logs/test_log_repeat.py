@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.read.logs import blocks, records, repeat, template_rows, text
+from advisor.read.logs import blocks, buffer, repeat, template_rows, text
 from advisor.read.logs.records import LogRead
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -275,7 +275,7 @@ def test_generated_logs_read_the_same_with_templates(tmp_path_factory, monkeypat
     with monkeypatch.context() as patch:  # (undone after each example)
         # small buffers, so that thinning happens inside the column-by-column path too; small blocks and row batches, so
         # that runs of template lines cross block ends and are recorded in several batches; a small line cap
-        patch.setattr(records, "MAX_POINTS", data.draw(st.sampled_from([4, 7, 100_000])))
+        patch.setattr(buffer, "MAX_POINTS", data.draw(st.sampled_from([4, 7, 100_000])))
         patch.setattr(blocks, "BLOCK_CHARS", data.draw(st.sampled_from([17, 100, 32768])))
         patch.setattr(template_rows, "MAX_ROWS", data.draw(st.sampled_from([2, 5, 4096])))
         if blocks.BLOCK_CHARS < 100:

@@ -7,7 +7,7 @@ import tracemalloc
 import pytest
 
 from advisor.read.logs import read_file
-from advisor.read.logs import records
+from advisor.read.logs import buffer
 
 
 def _big_log(path, lines: int) -> None:
@@ -28,7 +28,7 @@ def _peak(path) -> tuple[int, int]:
 
 @pytest.mark.slow
 def test_peak_memory_independent_of_size(tmp_path, monkeypatch):
-    monkeypatch.setattr(records, "MAX_POINTS", 500)
+    monkeypatch.setattr(buffer, "MAX_POINTS", 500)
     small, big = tmp_path / "small.log", tmp_path / "big.log"
     _big_log(small, 6_000)
     _big_log(big, 24_000)
