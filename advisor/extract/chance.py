@@ -35,6 +35,15 @@ def _chance_loss(task: Task, loss: LossSetup) -> float | None:
     return None
 
 
+def classes_at_level(level: float) -> int:
+    """The class count C whose chance loss ln(C) a level that ignores the labels sits at or just above: predictions
+    independent of balanced labels cost at least ln(C) (Gibbs' inequality), so a level between ln(C) and ln(C + 1)
+    reads as C (rounding would read 2.38, 3 % above ln(10), as 11 classes: for C >= 10 the chance bands of
+    neighbours overlap); 0.005 nats of slack for a level printed at two decimals (2.30 is ln(10) rounded)."""
+    k = math.floor(math.exp(level))
+    return k + 1 if math.log(k + 1) - level <= 0.005 else k
+
+
 def softmax_floor(n_classes: int) -> float:
     """ln(1 + (C - 1) / e): softmax over values in [0, 1] gives the true class at most e / (e + C - 1) (its value 1,
     the others 0), so a cross-entropy that applies softmax to probabilities never goes below this."""

@@ -25,6 +25,7 @@ from advisor.extract.curves import (
     running_median,
     shape,
 )
+from advisor.extract.chance import classes_at_level
 from advisor.extract.curve_pick import curve_xy, primary_loss, step_int
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
@@ -99,6 +100,18 @@ def is_window(x: np.ndarray, unit: str) -> bool:
 LATE_EPOCH = 3.0
 
 
+#: moves (consecutive values that differ) a curve needs before the share of them that go down is read
+MIN_MOVES = 7
+
+
+def fall_share(y: np.ndarray) -> float | None:
+    """Share of the moves of ``y`` that go down (a loss falling at every evaluation: 1.0; noise: about 0.5), or None
+    with fewer than ``MIN_MOVES`` moves. Values printed at four decimals that repeat are no move."""
+    d = np.diff(y)
+    falls, rises = int((d < 0).sum()), int((d > 0).sum())
+    return falls / (falls + rises) if falls + rises >= MIN_MOVES else None
+
+
 def starts_at_a_late_epoch(epochs: np.ndarray) -> bool:
     """Whether a curve's first point is logged past epoch ``LATE_EPOCH`` (``epoch:49 step: 0/19``: a counter of
     steps within the epoch starts again at 0 each epoch, so the step alone does not tell an excerpt)."""
@@ -149,6 +162,7 @@ def summarize(
     elif yf.size >= 3:  # too short for a shape, long enough to tell a loss that never changed
         tail = frozen_tail_points(yf)
         fields = dict(frozen_tail_points=tail, is_frozen_from_start=tail == yf.size)
+    fields["fall_share"] = fall_share(yf)
     window = is_window(xs, unit) or starts_at_a_late_epoch(s.buf.arrays()[1][start:])
     if window and fields:  # the start of training is not in the log: no "never fell from the start"
         fields.update(drop_ratio=None, is_stagnant=False, is_slow=False)
@@ -160,7 +174,7 @@ def summarize(
     if sh is not None and split == "train":
         cls = classes
         if cls is None and sh.is_plateau:
-            k = int(round(math.exp(sh.end_level))) if sh.end_level < 3.1 else 0
+            k = classes_at_level(sh.end_level) if sh.end_level < 3.1 else 0
             if 2 <= k <= 20 and abs(sh.end_level / math.log(k) - 1) <= 0.01:
                 cls = (k, "level")
         if cls is not None and cls[0] >= 2:

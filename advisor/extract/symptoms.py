@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from advisor.extract.chance import classes_at_level
 from advisor.facts.base import Fact
 from advisor.facts.benchmark import BenchmarkGap
 from advisor.facts.evaluation import AccuracyLossBound, EvalScore, TrainScore
@@ -219,7 +220,7 @@ def _chance_of_level(curve: LossCurve, accuracy: float | None) -> int | None:
     level = curve.end_level if curve.end_level is not None else curve.last_value
     if level is None or level <= 0.5 or level > MAX_CHANCE_LEVEL or accuracy is None or not 0.0 <= accuracy <= 1.0:
         return None
-    k = round(math.exp(level))
+    k = classes_at_level(level)
     if k < 2:
         return None
     off = abs(level - math.log(k)) / math.log(k)

@@ -87,6 +87,11 @@ class LossCurve(Fact):
         "negative: falling",
     )
     end_trend_t: float | None = Field(default=None, description="t statistic of that trend (|t| > 3: beyond noise)")
+    fall_share: float | None = Field(
+        default=None,
+        description="share of the curve's moves (consecutive values that differ, at the printed precision) that go "
+        "down; None with fewer than MIN_MOVES (7) moves",
+    )
     is_still_falling: bool = Field(
         default=False, description="the end window still falls by >= fall_ratio beyond noise"
     )

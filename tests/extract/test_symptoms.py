@@ -281,3 +281,23 @@ def test_a_loss_frozen_under_adam_is_zero_gradients_not_a_small_rate():
     [ruled] = [c for c in report.ruled_out if c.id == "lr_too_low"]
     assert "frozen-loss-under-an-adaptive-optimizer-is-not-a-small-step" in ruled.rules
     assert "activation_saturation" in [c.id for c in report.causes[:3]]
+
+
+def test_an_eval_loss_lower_at_every_epoch_by_slivers_is_a_rate_far_too_small():
+    """A real Keras 3 MLP on the digits at Adam 1e-6 (fixtures/make/chance_logs.py): val_loss 2.3724 to 2.3636, lower
+    at each of 12 epochs. Every update goes the right way and each is tiny: lr_too_low, read from the eval curve
+    (its four decimals leave the trend test short of its threshold). Its train loss, 3 % above ln(10) with an
+    accuracy of 0.07, is not read as a uniform guess over 11 classes (rounding e^2.38 would say so)."""
+    report = advisor.diagnose(FIX / "keras_adam_1e-6_creep")
+    top = report.found()[0]
+    assert top.id == "lr_too_low" and "eval-loss-falls-at-every-evaluation-without-leaving-its-start" in top.rules
+    assert _shown(report) == ["loss_stuck"] and "11 classes" not in report.summary.symptoms[0].text
+
+
+@pytest.mark.parametrize(
+    "level, classes", [(2.3026, 10), (2.3025, 10), (2.30, 10), (2.382, 10), (0.6931, 2), (1.0986, 3), (6.9077, 1000)]
+)
+def test_the_class_count_a_chance_level_reads_as(level, classes):
+    from advisor.extract.chance import classes_at_level
+
+    assert classes_at_level(level) == classes
