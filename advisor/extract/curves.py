@@ -26,6 +26,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from advisor.read.logs.keys import printed_as
+
 
 @dataclass(frozen=True)
 class CurveThresholds:
@@ -187,8 +189,8 @@ def same_printed(a: float, b: float) -> bool:
     da, db = printed_decimals(a), printed_decimals(b)
     if da == db:
         return False
-    fine, coarse, d = (a, b, db) if da > db else (b, a, da)
-    return bool(round(fine, max(d, MIN_PRINTED_DECIMALS)) == coarse)
+    fine, coarse = (a, b) if da > db else (b, a)
+    return printed_as(fine, coarse, MIN_PRINTED_DECIMALS)
 
 
 def frozen_tail_points(y: np.ndarray) -> int:

@@ -163,7 +163,7 @@ def summarize(
         tail = frozen_tail_points(yf)
         fields = dict(frozen_tail_points=tail, is_frozen_from_start=tail == yf.size)
     fields["fall_share"] = fall_share(yf)
-    window = is_window(xs, unit) or starts_at_a_late_epoch(s.buf.arrays()[1][start:])
+    window = is_window(xs, unit) or starts_at_a_late_epoch(np.asarray(s.buf.epoch, dtype=np.float64)[start:])
     if window and fields:  # the start of training is not in the log: no "never fell from the start"
         fields.update(drop_ratio=None, is_stagnant=False, is_slow=False)
     diverged = first_nf is not None or bool(sh and sh.diverged_rise)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from advisor.read.logs import yolo
 from advisor.read.logs.buffer import Buffer
 from advisor.read.logs.records import Collector
-from advisor.read.logs.keys import Split, classify_key
+from advisor.read.logs.keys import Split, classify_key, printed_as
 
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading
@@ -175,7 +175,7 @@ def _agreeing(row: list[float], shown: list[float], start: int) -> list[int] | N
     fraction = False
     j = start
     for v in shown:
-        while j < len(row) and not _printed_as(row[j], v):
+        while j < len(row) and not printed_as(row[j], v):
             j += 1
         if j == len(row):
             return None
@@ -184,16 +184,6 @@ def _agreeing(row: list[float], shown: list[float], start: int) -> list[int] | N
         fraction = fraction or (math.isfinite(v) and not v.is_integer())
         j += 1
     return cols if cols and digits >= MIN_DIGITS and fraction else None
-
-
-def _printed_as(full: float, shown: float) -> bool:
-    """``full`` rounds to ``shown`` at the last digit ``shown`` has (``17.269388197455335`` -> ``17.2694``)."""
-    if full == shown:
-        return True
-    if not (math.isfinite(full) and math.isfinite(shown)):
-        return False
-    exp = Decimal(repr(shown)).as_tuple().exponent
-    return isinstance(exp, int) and abs(full - shown) <= 0.5 * 10.0**exp * (1 + 1e-9)
 
 
 def _digits(v: float) -> int:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from advisor.read.logs import repeat
 from advisor.read.logs.keyvalue import parse_pairs, split_record
 from advisor.read.logs.records import Collector, LogEvent
-from advisor.read.logs.keys import parse_number
+from advisor.read.logs.keys import KeyInfo, classify_key, parse_number
 
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading
@@ -91,10 +91,14 @@ def flush(col: Collector, state: KerasState) -> None:
 
 
 def trace_of(n: int, values: dict[str, float], lineno: int) -> list[tuple[int, dict[str, float], int]]:
-    """The trace entry of a training bar's line at count ``n``: its train losses (``loss``, ``*_loss``; none: no
-    entry)."""
-    losses = {k: v for k, v in values.items() if (k == "loss" or k.endswith("_loss")) and not k.startswith("val_")}
+    """The trace entry of a training bar's line at count ``n``: its train losses (``loss``, ``box_loss``: what the
+    key vocabulary reads as a training loss or a part of one; none: no entry)."""
+    losses = {k: v for k, v in values.items() if _is_train_loss(classify_key(k))}
     return [(n, losses, lineno)] if losses else []
+
+
+def _is_train_loss(info: KeyInfo | None) -> bool:
+    return info is not None and info.split == "train" and info.metric in ("loss", "loss_part")
 
 
 def other_line(state: KerasState) -> None:

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Literal
 
 
@@ -192,6 +193,18 @@ def classify_key(raw: str) -> KeyInfo | None:
     if len(_KEY_CACHE) < 10_000:
         _KEY_CACHE[raw] = info
     return info
+
+
+def printed_as(full: float, shown: float, min_decimals: int = 0) -> bool:
+    """``full`` rounds to ``shown`` at the last digit ``shown`` has, or at ``min_decimals`` after the point when
+    that is finer (``17.269388197455335`` -> ``17.2694``; with ``min_decimals=4``, a parsed ``0.4000`` reads back
+    as ``0.4`` and ``0.41`` is not it)."""
+    if full == shown:
+        return True
+    if not (math.isfinite(full) and math.isfinite(shown)):
+        return False
+    exp = Decimal(repr(shown)).as_tuple().exponent
+    return isinstance(exp, int) and abs(full - shown) <= 0.5 * 10.0 ** min(exp, -min_decimals) * (1 + 1e-9)
 
 
 def holds_val_and_test(values: dict[str, float]) -> bool:
