@@ -16,9 +16,18 @@ explain what the run shows? Here:
    names and no rule fired for is still listed, at its prior: the differential an expert would start from.
 3. Every cause gets the one cheapest check that confirms or rules it out (advisor/knowledge/cause_checks.py).
 
-Without a symptom (and without a healthy training to show) nothing changes: the rules' confidences stand. A cause
-only the user's rules support (``user_rules_only``) is left as its rules say, in steps 1 and 2: a team's rule is its
-policy (a setting it forbids), and its author wrote the confidence.
+Without a symptom the chance that anything is wrong is small (step 4):
+
+4. A run that shows no symptom and is not plainly healthy (too little to judge) keeps its causes, each at its rules'
+   confidence times NO_SYMPTOM_FAULT_SHARE, when the evidence is a smell or reads only the curves and scores that
+   the symptom table found nothing in: such a cause stays below the report threshold, a weak signal to look at
+   with what to record to decide. Evidence that observes the model itself (operator dumps, tensor statistics,
+   weights, a crash) is not the curve's and keeps its confidence. A run that is not worse than its baseline is
+   healthy for every smell (a setting or structure that differs from the benchmark): a warning, "differs from the
+   benchmark; the run is not worse".
+
+A cause only the user's rules support (``user_rules_only``) is left as its rules say: a team's rule is its policy
+(a setting it forbids), and its author wrote the confidence.
 docs/calibration.md describes the model and how it was fitted.
 """
 
@@ -28,6 +37,7 @@ from collections.abc import Sequence
 
 from advisor.causes import CAUSE_BY_ID
 from advisor.facts.base import Fact
+from advisor.facts.benchmark import BenchmarkGap
 from advisor.facts.recipe import ModelFamily
 from advisor.facts.symptom import Symptom, SymptomSummary
 from advisor.knowledge.cause_chains import root_of
@@ -35,7 +45,7 @@ from advisor.knowledge.family_remedies import fit_remedies
 from advisor.knowledge.cause_checks import CHECKS
 from advisor.knowledge.symptom_causes import EXPLAINS, explains
 from advisor.knowledge.symptom_priors import PRIORS
-from advisor.rank import sort_key
+from advisor.rank import OBSERVED_KINDS, sort_key
 from advisor.report.model import CauseReport
 
 #: a rule's calibrated confidence p is read as the likelihood ratio odds(p) / odds(RULE_BASE_RATE): the chance
@@ -55,6 +65,27 @@ MIN_PRIOR_ONLY = 0.03
 #: whose held-out accuracy is at its ceiling (SymptomSummary.at_ceiling) they explain nothing and become warnings,
 #: whatever their evidence (a loss still falling at the end is true and harmless there)
 SHORT_OF_CONVERGENCE = frozenset({"insufficient_epochs", "lr_too_low"})
+#: the chance that a run showing no symptom (and not plainly healthy) has the problem a smell or a curve-only rule
+#: names: the rules' confidences were fitted on runs that show what the cause produces; a run that shows nothing
+#: of it is mostly a run that trains (docs/calibration.md, "no symptom"). Below the report threshold on purpose: a
+#: cause is not confident when the run shows nothing it would cause
+NO_SYMPTOM_FAULT_SHARE = 0.45
+#: fact kinds that a symptom detector reads (curves, scores, the gap to the baseline): a rule on them only, in a run
+#: whose detectors found nothing, re-reads what showed no symptom
+CURVE_KINDS = frozenset(
+    {
+        "loss_curve",
+        "generalization_gap",
+        "chance_level",
+        "eval_score",
+        "train_score",
+        "accuracy_loss_bound",
+        "benchmark_gap",
+        "baseline_deviation",
+        "symptom_summary",
+        "grad_norm_trend",
+    }
+)
 
 
 def _odds(p: float) -> float:
@@ -76,6 +107,24 @@ def combined_prior(shown: Sequence[str]) -> dict[str, float]:
     other = tables[0].get("other", 0.0)
     total = sum(best.values()) + other
     return {c: p / total for c, p in best.items()} | {"other": other / total}
+
+
+def reads_curves_only(c: CauseReport) -> bool:
+    """Whether every supporting rule of ``c`` reads settings, structure, data or the curves and scores alone (no
+    dump, tensor, crash or overflow record: nothing that observes the model itself). False without evidence."""
+    if not c.evidence:
+        return False
+    for e in c.evidence:
+        kinds = {str(f.get("kind")) for f in e.facts.values()}
+        if kinds - CURVE_KINDS and kinds & OBSERVED_KINDS - CURVE_KINDS:
+            return False
+    return True
+
+
+def not_worse_than_baseline(facts: Sequence[Fact]) -> bool:
+    """A baseline was compared and the run keeps up with it (within its noise band, or better)."""
+    gaps = [f for f in facts if isinstance(f, BenchmarkGap) and f.side == "run"]
+    return bool(gaps) and not any(g.is_worse for g in gaps)
 
 
 def _candidate(cause: str, prior: float, shown: set[str]) -> CauseReport:
@@ -103,19 +152,30 @@ def explain(
     shown: set[str] = set(shown_order)
     kept: list[CauseReport] = []
     smells: list[CauseReport] = []
+    healthy = summary is not None and summary.status == "trains_well"
+    at_ceiling = summary is not None and summary.at_ceiling
+    keeps_up = not shown and not_worse_than_baseline(facts)
     for c in causes:
         c.check = CHECKS.get(c.id)
         c.rule_confidence = c.confidence
         c.explains = sorted(shown & EXPLAINS.get(c.id, frozenset(shown)))
-        healthy = summary is not None and summary.status == "trains_well"
-        at_ceiling = summary is not None and summary.at_ceiling
         if c.user_rules_only:  # the user's own rules: a team's policy, reported as its author wrote it
             kept.append(c)
-        elif healthy and (c.is_smell or (at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
+        elif (healthy or keeps_up) and (c.is_smell or (at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
+            c.warning_note = (
+                "Differs from the benchmark; the run is not worse."
+                if keeps_up
+                else f"The run trains well ({summary.health}): nothing it shows comes from this."
+                if summary is not None
+                else None
+            )
             smells.append(c)
         elif shown and c.is_smell and not explains(c.id, shown):
+            c.warning_note = f"This run shows {', '.join(shown_order)}: not what this produces."
             smells.append(c)
         else:
+            if not shown and (c.is_smell or reads_curves_only(c)):
+                c.confidence = round(c.confidence * NO_SYMPTOM_FAULT_SHARE, 4)
             kept.append(c)
     _mark_derived([c for c in kept if not c.user_rules_only])
     family = next((f.family for f in facts if isinstance(f, ModelFamily) and f.side == "run"), None)

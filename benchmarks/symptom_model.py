@@ -84,6 +84,8 @@ def _record(item: dict) -> dict:
         "shown": [s.id for s in r.summary.symptoms],
         "status": r.summary.symptom_status,
         "kept": [[c.id, c.rule_confidence] for c in r.causes if c.rule_confidence is not None],
+        # without a symptom there is no prior to recompute: the confidences as reported (advisor/explain.py step 4)
+        "reported": [[c.id, c.confidence] for c in r.causes if c.rule_confidence is not None],
         "derived": [c.id for c in r.causes if c.derived_from is not None],
         "excluded": [c.id for c in r.smells] + [c.id for c in r.ruled_out],
     }
@@ -97,7 +99,7 @@ def posterior_of(rec: dict, base_rate: float, exponent: float | None = None) -> 
     kept = dict(rec["kept"])
     prior = explain.combined_prior(rec["shown"])
     if not prior:
-        return sorted(kept.items(), key=lambda kv: -kv[1])
+        return sorted(dict(rec.get("reported", rec["kept"])).items(), key=lambda kv: -kv[1])
     extra = [c for c in prior if c != "other" and c not in kept and c not in rec["excluded"]]
     k = explain.LIKELIHOOD_EXPONENT if exponent is None else exponent
     derived = [c for c in rec.get("derived", []) if c in kept]  # weighed by their prior alone (cause_chains.py)

@@ -538,6 +538,9 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
         key=lambda f: getattr(f, "split", "") != "train",  # the training labels first: what the model learnt
     )
     majority = getattr(labels[0], "majority_share", None) if labels else None
+    if n_classes is None:  # the classes the label samples hold (the held-out sample first: it has them all)
+        counts = [getattr(f, "n_classes", None) for f in reversed(labels) if getattr(f, "is_classification", False)]
+        n_classes = next((int(c) for c in counts if c and c >= 2), None)
     found: list[Symptom] = []
     found += _nonfinite(curves, crashes)
     found += _explodes(curves, grads, task)
@@ -558,7 +561,7 @@ def symptoms(facts: Sequence[Fact]) -> list[Fact]:
     if "metric_inconsistent" not in {s.name for s in found}:
         found += _eval_loss_zero(curves) or _negative_loss(curves, next(iter(_run(facts, LossSetup)), None))
     if not names & {"nonfinite_loss", "nonfinite_loss_at_start", "loss_explodes", "loss_stuck", "loss_at_chance"}:
-        found += _eval_worse(_run(facts, GeneralizationGap), scores)
+        found += _eval_worse(_run(facts, GeneralizationGap), scores, n_classes)
     names = set[str](s.name for s in found)
     found += _gradients(grads, names)
     found += _loss_scale(_run(facts, LossScaleTrend))

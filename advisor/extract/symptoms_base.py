@@ -61,6 +61,11 @@ EVAL_RISE = 0.5
 EVALS_AFTER = 3
 #: or the held-out accuracy ends this far below the training accuracy
 SCORE_GAP = 0.15
+#: or the last eval loss is this many times the train loss's end level and above it by this share of ln(C): the
+#: model fits its training labels and not the held-out ones (a healthy classifier's train and eval losses sit within
+#: a few hundredths of ln(C) of each other, however large their ratio near zero)
+EVAL_OVER_TRAIN = 5.0
+EVAL_GAP_OF_CHANCE = 0.3
 #: a training that plainly works: a held-out accuracy this high, a classifier's loss this low in units of ln(C),
 #: or a loss that lost this share of its start level
 HEALTHY_ACCURACY = 0.9

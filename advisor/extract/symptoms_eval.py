@@ -17,6 +17,8 @@ from advisor.extract.symptoms_base import (
     CLIP_BAND,
     EARLY_SHARE,
     EVALS_AFTER,
+    EVAL_GAP_OF_CHANCE,
+    EVAL_OVER_TRAIN,
     EVAL_RISE,
     FANO_RATIO,
     MAJORITY_BAND,
@@ -112,7 +114,7 @@ def _saturated(curves: list[LossCurve], scores: list[EvalScore], train_scores: l
     return []
 
 
-def _eval_worse(gaps: list[GeneralizationGap], scores: list[EvalScore]) -> list[Symptom]:
+def _eval_worse(gaps: list[GeneralizationGap], scores: list[EvalScore], n_classes: int | None = None) -> list[Symptom]:
     for g in gaps:
         rising = g.is_eval_rising or (
             (g.eval_rise_ratio or 0) >= EVAL_RISE
@@ -130,6 +132,23 @@ def _eval_worse(gaps: list[GeneralizationGap], scores: list[EvalScore]) -> list[
                     step=g.eval_min_step,
                     level=g.eval_last,
                     reference=g.eval_min,
+                    source=g.source,
+                )
+            ]
+    for g in gaps:
+        if not n_classes or n_classes < 2 or g.train_last is None or g.eval_last is None or g.eval_points < 2:
+            continue
+        spread = (g.eval_last - g.train_last) / math.log(n_classes)
+        if g.eval_last >= EVAL_OVER_TRAIN * g.train_last and spread >= EVAL_GAP_OF_CHANCE:
+            return [
+                Symptom(
+                    name="eval_worse_than_train",
+                    text=f"The eval loss ends at {_num(g.eval_last)}, {_num(g.eval_last / max(g.train_last, 1e-12))}x "
+                    f"the train loss ({_num(g.train_last)}) and {spread:.2f} x ln({n_classes}) above it: the model "
+                    "fits its training labels, not the held-out ones.",
+                    split="eval",
+                    level=g.eval_last,
+                    reference=g.train_last,
                     source=g.source,
                 )
             ]

@@ -62,6 +62,11 @@ class CauseReport(BaseModel):
         "prior alone (advisor/knowledge/cause_chains.py)",
     )
     derived_note: str | None = Field(default=None, description="derived_from in words, for the report")
+    warning_note: str | None = Field(
+        default=None,
+        description="for a warning (report.smells): why it is not a cause of this run's problem, in words (the run "
+        "trains well, keeps up with its benchmark, or shows a symptom this cause does not produce)",
+    )
     check: str | None = Field(default=None, description="the cheapest check that confirms or rules out this cause")
 
 

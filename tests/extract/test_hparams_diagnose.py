@@ -22,11 +22,15 @@ def _causes(run, baseline=None):
 
 
 def test_port_that_differs_only_by_a_framework_default(tmp_path):
+    """Settings alone, no curve: the difference is named first, but as a weak signal (the run shows nothing it
+    would cause, so it is not confident)."""
     run = _run(tmp_path, "run", {"hparams.yaml": "framework: pytorch\n" + SAME})
     base = _run(tmp_path, "base", {"hparams.yaml": "framework: tensorflow\n" + SAME})
     report = advisor.diagnose(run, baseline=base)
+    assert report.causes[0].id == "hparam_mismatch"
     (cause,) = [c for c in report.causes if c.id == "hparam_mismatch"]
-    assert cause.confidence >= 0.5
+    assert 0.2 <= cause.confidence < 0.5
+    assert report.summary.verdict == "weak_signals"
     texts = " ".join(e.text for e in cause.evidence)
     assert "adam_epsilon is 1.00e-08 in the run (pytorch) but 1.00e-07 in the baseline (tensorflow)" in texts
     assert all(c.confidence < 0.5 for c in report.causes if c.id != "hparam_mismatch")
@@ -49,7 +53,8 @@ def test_healthy_hugging_face_arguments_raise_nothing(tmp_path):
 def test_learning_rate_typo_is_reported_from_the_value_alone(tmp_path):
     run = _run(tmp_path, "run", {"hparams.yaml": "optimizer: adam\nlr: 1.0\nbatch_size: 32\n"})
     causes = _causes(run)
-    assert causes["lr_too_high"] >= 0.5
+    # a setting alone, no curve: named first, below the report threshold (the run shows nothing it would cause)
+    assert max(causes, key=causes.get) == "lr_too_high" and 0.2 <= causes["lr_too_high"] < 0.5
     near = _run(tmp_path, "near", {"hparams.yaml": "optimizer: adam\nlr: 0.01\nbatch_size: 32\n"})
     assert "lr_too_high" not in _causes(near)
 
@@ -58,5 +63,6 @@ def test_constant_weight_init_and_bad_loss_scale(tmp_path):
     run = _run(tmp_path, "run", {"hparams.yaml": "optimizer: sgd\nlr: 0.1\nmodel:\n  init: zeros\n"
                                                  "fp16: true\nloss_scale: 0.5\n"})
     causes = _causes(run)
-    assert causes["weight_init_bad"] >= 0.7
-    assert causes["loss_scale_bad"] >= 0.6
+    # settings alone, no curve: both named, neither confident (the run shows nothing they would cause)
+    assert 0.3 <= causes["weight_init_bad"] < 0.5
+    assert 0.25 <= causes["loss_scale_bad"] < 0.5

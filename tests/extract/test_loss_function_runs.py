@@ -69,7 +69,8 @@ def _regress_ids(out, loss_name, score_name):
 
 def test_mse_on_class_ids_with_accuracy_is_the_top_cause(tmp_path):
     conf = _regress_ids(tmp_path / "mse", "MSELoss", "accuracy")
-    assert max(conf, key=conf.get) == "loss_function_error" and conf["loss_function_error"] >= 0.8, conf
+    # the loss falls and the accuracy is well above chance: no symptom, so the lead is tentative
+    assert max(conf, key=conf.get) == "loss_function_error" and 0.35 <= conf["loss_function_error"] < 0.5, conf
 
 
 def test_mse_on_ordered_grades_with_an_error_metric_stays_below_half(tmp_path):

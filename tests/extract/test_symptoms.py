@@ -101,7 +101,9 @@ def test_a_healthy_run_below_its_ceiling_may_still_be_told_to_train_longer(tmp_p
     (tmp_path / "hparams.yaml").write_text("optimizer: adam\nlr: 0.001\nbatch_size: 32\nepochs: 3\n")
     report = advisor.diagnose(tmp_path)
     assert report.summary.symptom_status == "trains_well"
-    assert report.causes[0].id == "insufficient_epochs" and report.causes[0].confidence >= 0.5
+    # a weak signal, not a confident cause: the run shows no symptom (a 3-epoch demo looks the same)
+    assert report.causes[0].id == "insufficient_epochs" and 0.3 <= report.causes[0].confidence < 0.5
+    assert report.summary.verdict == "weak_signals"
 
 
 def test_the_same_smell_with_a_symptom_it_explains_is_a_cause(tmp_path):

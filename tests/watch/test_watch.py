@@ -133,7 +133,7 @@ def test_once_for_cron(tmp_path):
     rc, out, _ = run_cli(good, "--once", "--exit-on", "medium")
     assert (rc, out) == (0, "")
     # a lower alert level shows the weaker cause; without --exit-on the status stays 0
-    rc, out, _ = run_cli(good, "--once", "--alert", "0.05")
+    rc, out, _ = run_cli(good, "--once", "--alert", "0.02")
     assert rc == 0 and "insufficient_epochs" in out
 
 
