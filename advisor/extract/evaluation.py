@@ -71,7 +71,7 @@ def _ce_floor_ratio(series: dict[str, MetricSeries], score: MetricSeries) -> flo
     """The last eval loss over (1 - accuracy) ln 2, the least cross-entropy that the accuracy of the same evaluation
     allows; None unless an eval loss was logged with every accuracy and the accuracy is below 1."""
     loss = series.get("eval/loss")
-    if score.key.base != "accuracy" or loss is None or loss.buf.count != score.buf.count:
+    if score.key.base not in ("acc", "accuracy") or loss is None or loss.buf.count != score.buf.count:
         return None
     acc, value = score.buf.arrays()[2], loss.buf.arrays()[2]
     if not acc.size or acc.size != value.size or not (np.isfinite(acc[-1]) and np.isfinite(value[-1])):

@@ -144,6 +144,9 @@ def _hf_run(out: Path, rate: float) -> None:
 def test_hf_rate_x100_comes_before_what_it_produces(tmp_path: Path) -> None:
     _hf_run(tmp_path, 0.1)
     report = advisor.diagnose(tmp_path)
+    # what it shows: the loss levels off above the entropy of the label shares (74 % of one class): at chance
+    (shown,) = report.summary.symptoms
+    assert shown.id == "loss_at_chance" and "x the entropy of its labels (0.5748 nats, 74% of one class)" in shown.text
     top = report.causes[0]
     assert (top.id, top.confidence >= 0.5) == ("lr_too_high", True)
     derived = {c.id: c for c in report.causes if c.derived_from == "lr_too_high"}

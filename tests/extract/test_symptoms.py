@@ -1,4 +1,4 @@
-"""What the run shows (advisor/extract/symptoms.py), read off real runs: the symptom, its sentence, the updates before
+"""What the run shows (advisor/extract/symptoms/), read off real runs: the symptom, its sentence, the updates before
 it; a healthy run shows none; and a cause that explains nothing the run shows is a warning (advisor/explain.py)."""
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""The thresholds and helpers the symptom steps share (``symptoms.py``: the loss; ``symptoms_eval.py``: scores,
-gaps and targets). Each threshold is loose enough that the healthy runs of the development sets show no
+"""The thresholds of the symptom detectors, each loose enough that the healthy runs of the development sets show no
 symptom (tests/extract/test_symptoms.py holds them to that)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-
-from advisor.facts.base import Fact
-from advisor.knowledge.metrics import ACCURACY
-from advisor.facts.evaluation import EvalScore
-from advisor.facts.loss_curve import LossCurve
-from advisor.facts.symptom import Symptom
 
 #: a loss level within this share of ln(C) is "at chance"
 CHANCE_BAND = 0.05
@@ -20,6 +12,8 @@ FLAT_DROP = 0.1
 #: a levelled loss above ln(C), up to this many times it, is stuck at or worse than chance (further up, the loss
 #: blew up: loss_explodes and the rules that read the ratio)
 ABOVE_CHANCE_MAX = 3.0
+#: ln of the most classes a chance level is read for (a loss of 1e4 is no ln(C), and exp of it overflows)
+MAX_CHANCE_LEVEL = math.log(1_000_000)
 #: the lowest value within [1, this] x the double-softmax floor, never below it, is "at that floor"
 FLOOR_BAND = 1.2
 #: an accuracy at most this many times 1/C (or within this absolute distance of the majority share) is at chance
@@ -76,6 +70,9 @@ CEILING_ACCURACY = 0.99
 #: an accuracy below this share of chance (1/C), or below NEAR_ZERO_SCORE when C is unknown, contradicts a loss
 BELOW_CHANCE_SHARE = 0.5
 NEAR_ZERO_SCORE = 0.02
+#: an eval loss at most this share of (1 - accuracy) ln 2, the least mean cross-entropy that accuracy allows, is no
+#: cross-entropy of those predictions
+CE_FLOOR_SHARE = 0.5
 #: a stated target missed by more than this relative share
 TARGET_BAND = 0.01
 
@@ -86,63 +83,3 @@ NEAR_ZERO_OVERLAP = 0.05
 #: a run that logged less than this share of its planned epochs is too early to judge by its score (a detector
 #: from scratch scores 0 for its first epochs)
 EARLY_SHARE = 0.1
-
-
-def _num(x: float) -> str:
-    """A value as a report shows it: 4 significant digits."""
-    return f"{x:.4g}"
-
-
-def _where(curve: LossCurve, step: float | None) -> str:
-    """' at step 51', ' at epoch 3', or ' at its 6th logged value' (a log without steps counts from 0)."""
-    if step is None:
-        return ""
-    if curve.x_unit == "index":
-        n = int(step) + 1
-        suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-        return f" at its {n}{suffix} logged value"
-    return f" at {curve.x_unit} {step:g}"
-
-
-def _on(curve: LossCurve, name: str, text: str, **more: object) -> Symptom:
-    """A symptom seen on a curve: its split, logged key and source are the curve's."""
-    return Symptom(
-        name=name,  # type: ignore[arg-type]
-        text=text,
-        split=curve.split,
-        metric_name=curve.metric_name,
-        source=curve.source,
-        **more,  # type: ignore[arg-type]
-    )
-
-
-def _updates_before(curve: LossCurve, step: int) -> int | None:
-    """Optimizer updates made before the value logged at ``step`` was computed (None when the log cannot say).
-
-    A loss logged at step s is the forward pass of the weights after the updates before it: s - 1 of them when
-    the log counts steps from 1, s when it counts from 0 (detectron2's iter 19 is the 20th step).
-    """
-    if curve.x_unit != "step" or curve.first_step is None:
-        return None
-    base = 0 if curve.first_step == 0 else 1
-    return max(step - base, 0)
-
-
-def _is_accuracy(score: EvalScore) -> bool:
-    return score.is_higher_better and score.metric.lower() in ACCURACY and 0.0 <= score.last_value <= 1.0
-
-
-def _run(facts: Sequence[Fact], cls):
-    return [f for f in facts if isinstance(f, cls) and f.side == "run"]
-
-
-def _frozen(curve: LossCurve) -> bool:
-    """Every logged value is the same (at the logged precision), over at least three points."""
-    if curve.is_frozen_from_start:
-        return True
-    return (
-        curve.points >= 3
-        and curve.first_value is not None
-        and curve.first_value == curve.last_value == curve.min_value
-        and curve.nonfinite_count == 0
-    )
