@@ -66,9 +66,17 @@ FAULTS = [
     ("lr_low", "hf_state"), ("lr_low", "lightning"), ("lr_low", "metriclogger"),
     ("short", "keyvalue"), ("short", "keras"), ("short", "jsonl"),
     ("overfit", "hf_state"), ("overfit", "keras_csv"), ("overfit", "lightning"),
-    ("no_grad", "keyvalue"), ("no_grad", "hf_print"), ("no_grad", "deepspeed"),
     ("fp16_overflow", "deepspeed"), ("fp16_overflow", "keyvalue"),
 ]
+
+
+@pytest.mark.parametrize("fmt", ["keyvalue", "hf_print", "deepspeed"])
+def test_a_loss_cut_from_its_graph_is_a_differential_not_a_confident_guess(tmp_path, fmt):
+    """A loss detached from the model stays at ln(C): the log shows the symptom and nothing that tells a cut graph
+    from a bad rate or a misused operator, so no cause is confident (the prior's candidates, with their checks)."""
+    report = diagnose(_run(tmp_path, "no_grad", fmt))
+    assert [s.id for s in report.summary.symptoms] == ["loss_at_chance"]
+    assert report.summary.verdict == "differential" and all(c.confidence < 0.5 for c in report.causes)
 
 
 @pytest.mark.parametrize("kind, fmt", FAULTS, ids=[f"{k}-{f}" for k, f in FAULTS])
