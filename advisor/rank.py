@@ -140,6 +140,7 @@ OBSERVED_KINDS = frozenset(
         "op_comparison_summary",
         "op_anomaly",
         "rank_divergence",
+        "log_message",
         "finding",
         "symptom",
         "symptom_summary",

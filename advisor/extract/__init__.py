@@ -72,6 +72,10 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
         "api_warnings",
         _when("advisor.extract.api_warnings", lambda pair: any(side.model_texts for side in pair.sides())),
     ),
+    (
+        "log_messages",
+        _when("advisor.extract.log_messages", lambda pair: any(side.model_texts for side in pair.sides())),
+    ),
     ("evaluation", _when("advisor.extract.evaluation", lambda pair: any(side.logs for side in pair.sides()))),
 )
 

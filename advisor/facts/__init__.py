@@ -33,6 +33,7 @@ MODULES = (
     "recipe",
     "symptom",
     "environment",
+    "messages",
 )
 
 #: kind name -> pydantic model (built on first use; see the module's doc)
