@@ -303,3 +303,13 @@ def test_the_class_count_a_chance_level_reads_as(level, classes):
     from advisor.extract.chance import classes_at_level
 
     assert classes_at_level(level) == classes
+
+
+def test_a_training_accuracy_at_its_ceiling_beside_a_falling_loss_trains_well():
+    """Keras without a validation split, label smoothing 0.2 (the loss removes only half its start): the training
+    accuracy of 0.99 shows the training works. A training accuracy far below it (labels shuffled) does not."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    report = advisor.diagnose(fixtures / "keras_no_validation_label_smoothing")
+    assert report.summary.symptom_status == "trains_well"
+    assert report.summary.health == "accuracy reaches 0.9912 on the training data as the loss falls"
+    assert advisor.diagnose(fixtures / "keras_no_validation_at_chance").summary.symptom_status == "symptom"

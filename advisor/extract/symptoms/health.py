@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from advisor.extract.symptoms.evidence import RunEvidence, is_accuracy, num
-from advisor.extract.symptoms.thresholds import HEALTHY_ACCURACY, HEALTHY_CHANCE_RATIO, HEALTHY_DROP
+from advisor.extract.symptoms.thresholds import (
+    CEILING_ACCURACY,
+    HEALTHY_ACCURACY,
+    HEALTHY_CHANCE_RATIO,
+    HEALTHY_DROP,
+)
 
 
 def health(ev: RunEvidence) -> str:
@@ -12,7 +17,8 @@ def health(ev: RunEvidence) -> str:
     Strict on purpose: a setting that often causes trouble is reported as a warning instead of a cause only in
     a run that plainly works: a held-out accuracy of HEALTHY_ACCURACY or more that also removes half the error of
     always naming the majority class (with 90 % of one class, 0.95), a classifier's loss brought down to
-    HEALTHY_CHANCE_RATIO x ln(C) or less, or a loss that lost HEALTHY_DROP of its start.
+    HEALTHY_CHANCE_RATIO x ln(C) or less, a loss that lost HEALTHY_DROP of its start, or, with nothing held-out
+    logged, a training accuracy at its ceiling (CEILING_ACCURACY) beside a loss that fell.
     """
     acc = ev.accuracy()
     binary_loss = ev.loss is not None and ev.loss.family == "bce"
@@ -33,6 +39,10 @@ def health(ev: RunEvidence) -> str:
     for c in ev.curves:
         if not c.is_window and c.points >= 3 and (c.drop_ratio or 0) >= HEALTHY_DROP and not c.diverged:
             return f"the {c.split} loss fell by {c.drop_ratio:.0%} over {c.points} values"
+    train, fit = ev.train(finite=True), next((t for t in ev.train_scores if 0.0 <= t.best_value <= 1.0), None)
+    fell = train is not None and not train.is_window and (train.drop_ratio or 0) > 0 and not train.diverged
+    if fit is not None and fell and fit.best_value >= CEILING_ACCURACY and not fit.is_frozen:
+        return f"{fit.name} reaches {num(fit.best_value)} on the training data as the loss falls"
     return ""
 
 
