@@ -26,6 +26,10 @@ The shapes read, all common at the top of real logs:
 - peft's ``model.print_trainable_parameters()``: ``trainable params: 294,912 || all params: 125,315,328 ||
   trainable%: 0.2353``: the trainable count as the vocabulary's ``num_parameters``, the others as written
   (``all_params``, ``trainable%``);
+- one setting printed alone on its line, ``Learning rate = 1.2``, ``lr: 0.001``, ``Batch size: 32``, ``EPOCHS =
+  30``: a name the settings vocabulary knows (``advisor/knowledge/settings.py``, spaces and hyphens read as
+  underscores) and one number; the first print of each name is taken (a script that prints its rate at every
+  step prints the rate it set first), and a line of logged values (``loss: 0.5``) is no setting;
 - the line Lightning's fit loop logs (INFO, to stderr) when training ends on its budget:
   "Trainer.fit stopped: max_epochs=12 reached." (backquoted names; or ``max_steps``): the ``Trainer`` argument and
   its value, the only place a log states it when the script does not print its settings.
@@ -45,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from advisor.knowledge.settings import SYNONYMS
 from advisor.read.logs.keys import holds_logged_values
 
 #: only the start of a log is searched: settings are printed before training
@@ -89,6 +94,9 @@ _COMPILE = re.compile(r"\.compile\((.*)\)\s*$")
 _COMMAND = re.compile(r"(?:^|[\s:$>#])((?:\S*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate\s+launch)\s.*)$")
 _SCRIPT = re.compile(r"\S+\.py$")
 _HYDRA = re.compile(r"^\+{0,2}([A-Za-z_][\w.]*)=(.*)$")
+_SETTING_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z _-]{0,40}?)\s*[=:]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+#: single-setting lines read per log (a script that prints its rate at every step is read once)
+MAX_SETTING_LINES = 2000
 
 
 @dataclass
@@ -112,13 +120,25 @@ def settings_in_text(text: str) -> list[LogSettings]:
     lines = text.split("\n")
     out: list[LogSettings] = []
     dict_lines = 0
+    setting_lines = 0
+    named: set[str] = set()
     i = 0
     while i < len(lines):
         line = lines[i]
         if _ASSIGN.match(line) and _LITERAL_START.match(line.split("=", 1)[1].lstrip()):
-            dump, i = _config_dump(lines, i)
+            dump, nxt = _config_dump(lines, i)
             if dump is not None:
                 out.append(dump)
+                i = nxt
+                continue
+        if setting_lines < MAX_SETTING_LINES and len(line) <= 80 and (m := _SETTING_LINE.match(line)):
+            setting_lines += 1
+            key = re.sub(r"[\s-]+", "_", m.group(1).strip()).lower()
+            if key in SYNONYMS and key not in named and not holds_logged_values([key]):
+                named.add(key)
+                value = _scalar(m.group(2))
+                out.append(LogSettings(form="setting line", line=i + 1, values={key: value}, lines={key: i + 1}))
+            i += 1
             continue
         if len(line) > MAX_LINE_CHARS:
             pass

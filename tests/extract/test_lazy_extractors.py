@@ -27,6 +27,7 @@ from advisor.extract import (
     evaluation,
     hparams,
     library_versions,
+    log_messages,
     loss_curve,
     loss_scale,
     model,
@@ -51,6 +52,7 @@ EAGER = (
     ("model_family", model_family.extract),
     ("library_versions", library_versions.extract),
     ("api_warnings", api_warnings.extract),
+    ("log_messages", log_messages.extract),
     ("evaluation", evaluation.extract),
 )
 RUNS = [

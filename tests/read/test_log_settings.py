@@ -172,3 +172,24 @@ def test_an_optimizer_named_in_compile_runs_at_the_keras_default_rate(tmp_path):
     (tmp_path / "hparams.yaml").write_text("learning_rate: 0.3\n")
     hp = {f.name: f for f in extract_facts(RunPair(run=RunFolder.scan(tmp_path))).facts if f.kind == "hyperparameter"}
     assert hp["learning_rate"].value == 0.3 and not hp["learning_rate"].is_default
+
+
+def test_one_setting_printed_alone_on_its_line():
+    """print(f"Learning rate = {lr}") before every step, print("Batch size:", 32), a key the vocabulary knows:
+    the first print of each is a setting; logged values and unknown names are not."""
+    text = (
+        "Learning rate = 1.2\nBatch size: 32\nEPOCHS = 30\nloss: 0.5\nEpoch: 3\nseed value = 7\n"
+        "step 1 loss 2.3\nLearning rate = 0.6\n"
+    )
+    found = [(s.form, s.values, s.line) for s in settings_in_text(text)]
+    assert found == [
+        ("setting line", {"learning_rate": 1.2}, 1),
+        ("setting line", {"batch_size": 32}, 2),
+        ("setting line", {"epochs": 30}, 3),
+    ]
+
+
+def test_a_config_dump_keeps_its_assignments():
+    text = "lr = 0.01\nmomentum = 0.9\noptimizer = dict(type='SGD', lr=0.01)\n"
+    (dump,) = settings_in_text(text)
+    assert dump.form == "config dump" and dump.values["lr"] == 0.01
