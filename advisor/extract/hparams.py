@@ -243,6 +243,31 @@ def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
     return out
 
 
+#: the layers each layer default applies to, as a model description names their types (or activations)
+LAYER_OF_DEFAULT: dict[str, re.Pattern[str]] = {
+    "batchnorm_decay": re.compile(r"batch_?norm", re.I),
+    "batchnorm_epsilon": re.compile(r"batch_?norm", re.I),
+    "layernorm_epsilon": re.compile(r"layer_?norm", re.I),
+    "gelu_approximate": re.compile(r"gelu", re.I),
+    "linear_init": re.compile(r"linear|dense|matmul", re.I),
+    "conv_init": re.compile(r"conv", re.I),
+}
+
+
+def _layers_absent(pair: RunPair) -> set[str]:
+    """The layer defaults whose layers neither side's model description holds (empty when no side describes its
+    layers): a default of a layer the model does not have is no difference between the runs."""
+    words: list[str] = []
+    for side in pair.sides():
+        found, _ = pair.view(side).model
+        for desc in found.descriptions:
+            words += [f"{layer.layer_type} {layer.activation or ''}" for layer in desc.layers]
+    if not words:
+        return set()
+    text = " ".join(words)
+    return {name for name, pattern in LAYER_OF_DEFAULT.items() if not pattern.search(text)}
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     view = pair.view(pair.run)
@@ -260,7 +285,8 @@ def extract(pair: RunPair) -> Extraction:
         note = None if base is None or not base.files else f"diffed against the baseline ({len(base.files)} file(s))"
         out.checks.append(CheckRun(stage="hyperparameters", inputs=inputs, note=note))
         if base is not None and base.files:
-            out.facts.extend(diff(run, base))
+            absent = _layers_absent(pair)
+            out.facts.extend(d for d in diff(run, base) if not (d.default_scope == "layer" and d.name in absent))
     if base is not None and run.setting_files and base.setting_files:
         out.facts.extend(diff_generic(run, base))
     return out

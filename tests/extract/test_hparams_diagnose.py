@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import advisor
 
 SAME = "optimizer: adam\nlearning_rate: 0.001\nbatch_size: 64\nepochs: 10\nweight_decay: 0.0\n"
@@ -66,3 +68,39 @@ def test_constant_weight_init_and_bad_loss_scale(tmp_path):
     # settings alone, no curve: both named, neither confident (the run shows nothing they would cause)
     assert 0.3 <= causes["weight_init_bad"] < 0.5
     assert 0.25 <= causes["loss_scale_bad"] < 0.5
+
+
+def _port(tmp_path, name, model_print):
+    root = tmp_path / name
+    root.mkdir()
+    for side, framework in (("run", "pytorch"), ("base", "tensorflow")):
+        folder = root / side
+        folder.mkdir()
+        (folder / "hparams.yaml").write_text(f"framework: {framework}\n" + SAME)
+        (folder / "train.log").write_text(model_print + "\n")
+    return root / "run", root / "base"
+
+
+def _diffed(run, base):
+    from advisor.diagnosis import read_pair
+    from advisor.extract import extract_facts
+
+    pair, _ = read_pair(run, base, {})
+    return {f.name for f in extract_facts(pair).facts if f.kind == "hparam_diff"}
+
+
+def test_a_layer_default_of_a_layer_the_model_does_not_have_is_no_difference(tmp_path):
+    """A PyTorch port of a TensorFlow MLP, each side printing its model (print(model) of the real torch module): an
+    MLP has no BatchNorm, LayerNorm or GELU, so their framework defaults are not compared; its Linear layers'
+    initialiser is. The same port of a model with BatchNorm1d keeps the BatchNorm defaults."""
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+    mlp = str(nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10)))
+    names = _diffed(*_port(tmp_path, "mlp", mlp))
+    assert "linear_init" in names
+    assert not names & {"batchnorm_decay", "batchnorm_epsilon", "layernorm_epsilon", "gelu_approximate"}
+    bn = str(nn.Sequential(nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 10)))
+    names = _diffed(*_port(tmp_path, "bn", bn))
+    assert {"batchnorm_decay", "batchnorm_epsilon", "linear_init"} <= names and "gelu_approximate" not in names
+    # no model described on either side: every default is compared, as before
+    assert "batchnorm_epsilon" in _diffed(*_port(tmp_path, "none", "step 1 loss 2.3"))
