@@ -79,6 +79,7 @@ CURVE_KINDS = frozenset(
         "chance_level",
         "eval_score",
         "train_score",
+        "final_evaluation",
         "accuracy_loss_bound",
         "benchmark_gap",
         "baseline_deviation",

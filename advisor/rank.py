@@ -131,6 +131,7 @@ OBSERVED_KINDS = frozenset(
         "training_crash",
         "eval_score",
         "train_score",
+        "final_evaluation",
         "accuracy_loss_bound",
         "tensor_dynamics",
         "param_dynamics",

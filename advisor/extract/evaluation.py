@@ -14,7 +14,7 @@ import numpy as np
 
 from advisor.extract.base import Extraction, RunPair
 from advisor.facts.base import Fact, Source
-from advisor.facts.evaluation import TrainScore, AccuracyLossBound, EvalScore
+from advisor.facts.evaluation import AccuracyLossBound, EvalScore, FinalEvaluation, TrainScore
 from advisor.facts.loss_curve import LossCurve
 from advisor.facts.model import Task
 from advisor.knowledge.metrics import HEADLINE, PARTIAL, lower_is_better
@@ -103,10 +103,48 @@ def _train_only(series: dict[str, MetricSeries], side: str) -> TrainScore | None
     return None
 
 
+def _last(series: dict[str, MetricSeries], key: str) -> float | None:
+    s = series.get(key)
+    if s is None or not s.buf.count:
+        return None
+    values = s.buf.arrays()[2]
+    values = values[np.isfinite(values)]
+    return float(values[-1]) if values.size else None
+
+
+def _final_evaluation(series: dict[str, MetricSeries], side: str) -> FinalEvaluation | None:
+    """The test split's last loss and score against the validation's last, when both sides of a pair logged."""
+    test_loss, val_loss = _last(series, "test/loss"), _last(series, "eval/loss")
+    score = next((k.split("/", 1)[1] for k in series if k.startswith("test/") and k != "test/loss"), None)
+    test_score = _last(series, f"test/{score}") if score else None
+    val_score = _last(series, f"eval/{score}") if score else None
+    if (test_loss is None or val_loss is None) and (test_score is None or val_score is None):
+        return None
+    higher = score is not None and not lower_is_better(score)
+    drop = None
+    if test_score is not None and val_score is not None:
+        drop = (val_score - test_score) if higher else (test_score - val_score)
+    test = series.get("test/loss") or series.get(f"test/{score}")
+    return FinalEvaluation(
+        test_loss=test_loss,
+        validation_loss=val_loss,
+        loss_ratio=test_loss / val_loss if test_loss is not None and val_loss else None,
+        score_name=series[f"test/{score}"].raw_key if score and f"test/{score}" in series else None,
+        test_score=test_score,
+        validation_score=val_score,
+        score_drop=drop,
+        side=side,
+        source=Source(path=test.path, line=int(test.buf.arrays()[3][-1])) if test is not None else None,
+    )
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for side in pair.sides():
         merged = pair.view(side).curves
+        final = _final_evaluation(merged.series, side.side)
+        if final is not None:
+            out.facts.append(final)
         score = _score(merged.series)
         if score is None:
             train_only = _train_only(merged.series, side.side)

@@ -99,3 +99,20 @@ class AccuracyLossBound(Fact):
     )
     has_eval_loss: bool = Field(default=False, description="an eval loss is logged as well (eval_score)")
     doc = "train loss end level against Fano's bound on the label entropy implied by the eval accuracy"
+
+
+class FinalEvaluation(Fact):
+    """The final evaluation on a test split (Keras ``evaluate``, a ``Test loss:`` print) against the last
+    validation of the same run."""
+
+    kind: Literal["final_evaluation"] = "final_evaluation"
+    test_loss: float | None = Field(default=None, description="the last test loss logged")
+    validation_loss: float | None = Field(default=None, description="the last validation loss logged before it")
+    loss_ratio: float | None = Field(default=None, description="test_loss / validation_loss")
+    score_name: str | None = Field(default=None, description="the test score compared (accuracy, ...), as logged")
+    test_score: float | None = Field(default=None, description="the last test score")
+    validation_score: float | None = Field(default=None, description="the last validation score of the same metric")
+    score_drop: float | None = Field(
+        default=None, description="validation_score - test_score, in the score's direction (positive: test worse)"
+    )
+    doc = "the final test evaluation against the last validation: a held-out set prepared like the validation one"

@@ -19,7 +19,7 @@ import pytest
 
 import advisor
 from advisor.extract.symptoms import ANY, TABLE, Row, TableError, detect, symptoms, validate
-from advisor.extract.symptoms.evidence import RunEvidence
+from advisor.extract.symptoms.evidence import RunEvidence, gather
 from advisor.extract.symptoms.table import silences
 from advisor.facts.symptom import SYMPTOM_IDS, Symptom
 
@@ -170,7 +170,7 @@ def test_a_symptom_is_one_row_in_a_temporary_table(tmp_path):
 
 def test_a_row_that_reports_an_id_it_does_not_name_is_an_error(tmp_path):
     liar = Row("liar", ("loss_stuck",), lambda ev: [Symptom(name="crash", text="x")], "m", tests=("t",))
-    ev = RunEvidence(*([[]] * 11), task=None, loss=None, n_classes=None, majority=None, dropout=False, early=False)
+    ev = gather([])  # a run with nothing to read
     with pytest.raises(ValueError, match="reported 'crash'"):
         detect(ev, (liar,))
     # ANY: the row speaks only when nothing else was found
@@ -331,3 +331,15 @@ def test_a_stated_target_missed_is_a_gap(tmp_path):
 def test_a_one_epoch_mindspore_run_falls_slowly():
     assert _shown(FIXTURES / "mindspore_one_epoch") == ["slow_or_unfinished"]
     assert _shown(FIXTURES / "keras_log_only_healthy") == []
+
+
+def test_a_final_evaluation_far_from_the_last_validation():
+    """Keras 3: fit on digits scaled to [0, 1], then evaluate() on test digits left unscaled: the test loss is 5x
+    the last validation loss; the differential leads with the data pipeline. Scaled like the training data, the
+    test loss is 1.6x (other writers' digits): no symptom."""
+    report = advisor.diagnose(FIXTURES / "keras_evaluate_unscaled_bad")
+    (shown,) = report.summary.symptoms
+    assert shown.id == "eval_worse_than_train" and shown.text.startswith(
+        "The final evaluation gives a loss of 1.474 against the last validation loss 0.2926")
+    assert report.causes[0].id == "preprocessing_mismatch"
+    assert _shown(FIXTURES / "keras_evaluate_unscaled_ok") == []

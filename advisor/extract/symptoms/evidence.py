@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from advisor.facts.base import Fact
 from advisor.facts.benchmark import BenchmarkGap
-from advisor.facts.evaluation import AccuracyLossBound, EvalScore, TrainScore
+from advisor.facts.evaluation import AccuracyLossBound, EvalScore, FinalEvaluation, TrainScore
 from advisor.facts.hparams import Hyperparameter
 from advisor.facts.loss_curve import ChanceLevel, GeneralizationGap, GradNormTrend, LossCurve
 from advisor.facts.mixed_precision import LossScaleTrend, TrainingCrash
@@ -43,6 +43,8 @@ class RunEvidence:
     loss_scales: list[LossScaleTrend]
     benchmark_gaps: list[BenchmarkGap]
     task: Task | None
+    #: the final test evaluations against the last validation
+    finals: list[FinalEvaluation]
     loss: LossSetup | None
     #: the class count: stated by the task, else the chance level's, else the label samples' (None: not a classifier
     #: or not known)
@@ -95,6 +97,7 @@ def gather(facts: Sequence[Fact]) -> RunEvidence:
         loss_scales=of_run(facts, LossScaleTrend),
         benchmark_gaps=of_run(facts, BenchmarkGap),
         task=task,
+        finals=of_run(facts, FinalEvaluation),
         loss=next(iter(of_run(facts, LossSetup)), None),
         n_classes=n_classes,
         majority=majority,

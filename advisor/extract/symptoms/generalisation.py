@@ -17,6 +17,7 @@ from advisor.extract.symptoms.thresholds import (
     EVALS_AFTER,
     FANO_RATIO,
     SCORE_GAP,
+    TEST_OVER_VALIDATION,
     TRAIN_FLOOR_CHANCE_RATIO,
     TRAIN_OVER_EVAL,
     TRAIN_OVER_EVAL_WITH_DROPOUT,
@@ -73,7 +74,8 @@ def _train_above_eval(ev: RunEvidence) -> list[Symptom]:
 
 def eval_worse(ev: RunEvidence) -> list[Symptom]:
     """The first of: an eval loss that rose half above its best over 3+ evaluations while the train loss fell; an
-    eval loss that ends 5x the train loss and 0.3 ln(C) above it; a held-out accuracy 15 points below training."""
+    eval loss that ends 5x the train loss and 0.3 ln(C) above it; a final test evaluation 3x the last validation
+    loss or 15 points below its score; a held-out accuracy 15 points below training."""
     for g in ev.gaps:
         rising = g.is_eval_rising or (
             (g.eval_rise_ratio or 0) >= EVAL_RISE
@@ -112,6 +114,28 @@ def eval_worse(ev: RunEvidence) -> list[Symptom]:
                     source=g.source,
                 )
             ]
+    for f in ev.finals:
+        far = f.loss_ratio is not None and f.loss_ratio >= TEST_OVER_VALIDATION
+        lower = f.score_drop is not None and f.score_drop >= SCORE_GAP
+        if not (far or lower):
+            continue
+        said = []
+        if f.test_loss is not None and f.validation_loss is not None:
+            said.append(f"a loss of {num(f.test_loss)} against the last validation loss {num(f.validation_loss)}")
+        if f.test_score is not None and f.validation_score is not None:
+            said.append(f"{f.score_name} {num(f.test_score)} against {num(f.validation_score)}")
+        return [
+            Symptom(
+                name="eval_worse_than_train",
+                text=f"The final evaluation gives {' and '.join(said)}: the test data is not prepared or distributed "
+                "like the data the model was trained and validated on.",
+                split="eval",
+                metric_name=f.score_name,
+                level=f.test_loss if far else f.test_score,
+                reference=f.validation_loss if far else f.validation_score,
+                source=f.source,
+            )
+        ]
     for s in ev.scores:
         if is_accuracy(s) and s.eval_minus_train is not None and s.eval_minus_train <= -SCORE_GAP:
             return [

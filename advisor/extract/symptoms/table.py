@@ -224,6 +224,7 @@ TABLE: tuple[Row, ...] = (
         tests=(
             "tests/extract/test_hparams_training_runs.py::"
             "test_thirty_training_samples_is_insufficient_samples_not_overfitting",
+            _TT + "test_a_final_evaluation_far_from_the_last_validation",
         ),
     ),
     Row(

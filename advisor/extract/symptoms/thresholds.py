@@ -60,6 +60,9 @@ SCORE_GAP = 0.15
 #: a few hundredths of ln(C) of each other, however large their ratio near zero)
 EVAL_OVER_TRAIN = 5.0
 EVAL_GAP_OF_CHANCE = 0.3
+#: a final test evaluation whose loss is this many times the last validation loss (or whose score is SCORE_GAP
+#: below it): the test data is not what the validation data was (its preprocessing, its distribution)
+TEST_OVER_VALIDATION = 3.0
 #: a training that plainly works: a held-out accuracy this high, a classifier's loss this low in units of ln(C),
 #: or a loss that lost this share of its start level
 HEALTHY_ACCURACY = 0.9
