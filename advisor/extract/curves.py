@@ -34,6 +34,9 @@ class CurveThresholds:
     spike_z: float = 6.0  # robust sigmas above the running median
     spike_min_ratio: float = 0.25  # ... and at least this share above it
     rise_ratio_diverged: float = 2.0  # end level >= this x the smoothed minimum (and above the start): diverged
+    #: ... and above it by this many times the curve's step-to-step noise: a minibatch loss that only scatters
+    #: around one level (a model at its label prior) rises that far between its luckiest and unluckiest batches
+    rise_noise_z_diverged: float = 4.0
     end_share: float = 0.2  # share of the run whose trend tells "still falling"
     end_min_points: float = 5  # ... but at least this many points
     fall_ratio: float = 0.03  # relative fall over that share that counts as still falling
@@ -264,7 +267,13 @@ def shape(x: np.ndarray, y: np.ndarray, th: CurveThresholds) -> Shape | None:
     stagnant = bool(plateau and drop < th.stagnant_drop)
     oscillating = bool(noise_ratio >= th.oscillation_noise and drop < th.oscillation_drop)
     slow = bool(still and 0 <= drop < th.slow_drop)
-    diverged = bool(smin > 0 and end >= th.rise_ratio_diverged * smin and end > start)
+    noise = diff_sigma(y)
+    diverged = bool(
+        smin > 0
+        and end >= th.rise_ratio_diverged * smin
+        and end > start
+        and end - smin > th.rise_noise_z_diverged * noise
+    )
     return Shape(
         start_level=start,
         end_level=end,

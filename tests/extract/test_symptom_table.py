@@ -343,3 +343,29 @@ def test_a_final_evaluation_far_from_the_last_validation():
         "The final evaluation gives a loss of 1.474 against the last validation loss 0.2926")
     assert report.causes[0].id == "preprocessing_mismatch"
     assert _shown(FIXTURES / "keras_evaluate_unscaled_ok") == []
+
+
+def test_a_minibatch_loss_scattered_around_the_label_prior_is_no_divergence(tmp_path):
+    """Inputs zeroed by a bug: the model can only learn the share of the positive class (10 %), and each batch's
+    loss scatters with how many positives it holds (0.1 to 0.7). Its last values above its luckiest batches are
+    noise, not a loss that climbs and does not come back."""
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    xt, yt, _, _ = _digits()
+    yt = (yt == 0).float()
+    xt = xt * 0.0
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    gen = torch.Generator().manual_seed(0)
+    lines, step = [], 0
+    for epoch in range(1, 7):
+        for idx in torch.randperm(len(yt), generator=gen).split(32):
+            step += 1
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(xt[idx])[:, 0], yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step % 10 == 0:
+                lines.append(f"epoch {epoch} step {step} loss {loss.item():.4f}")
+    (tmp_path / "train.log").write_text("\n".join(lines) + "\n")
+    assert "loss_explodes" not in _shown(tmp_path)
