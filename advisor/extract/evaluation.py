@@ -171,7 +171,6 @@ def extract(pair: RunPair) -> Extraction:
                 name=score.raw_key,
                 metric=score.key.base,
                 points=int(y.size),
-                is_constant=bool(y.size >= 3 and float(y.min()) == float(y.max())),
                 last_value=float(y[-1]),
                 best_value=float(y.max() if higher else y.min()),
                 best_minus_last=float(y.max() - y[-1]) if higher else float(y[-1] - y.min()),

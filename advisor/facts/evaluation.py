@@ -21,9 +21,6 @@ class EvalScore(Fact):
     name: str = Field(description="the score's key as logged (Accuracy, val_acc, eval_f1)")
     metric: str = Field(description="its base name (accuracy, f1, wer, ...)")
     points: int = Field(description="number of evaluations logged")
-    is_constant: bool = Field(
-        default=False, description="three or more evaluations, every one the same value (at the logged precision)"
-    )
     last_value: float = Field(description="the last logged value")
     best_value: float = Field(description="the best logged value (lowest for error rates such as wer, cer)")
     best_minus_last: float = Field(

@@ -117,8 +117,7 @@ def test_every_symptom_id_is_reported_by_a_row_and_silencers_come_first():
     assert {s for row in TABLE for s in row.emits} == set(SYMPTOM_IDS)
     assert silences("nonfinite-train-loss")[:3] == ["nonfinite-crash", "nonfinite-eval-loss", "saturated-outputs"]
     assert silences("loss-at-chance") == ["double-softmax-floor", "loss-stuck", "label-floor", "score-at-chance",
-                                          "accuracy-frozen-while-loss-falls", "overlap-near-zero",
-                                          "eval-worse-than-train"]
+                                          "overlap-near-zero", "eval-worse-than-train"]
 
 
 def _row(**change) -> Row:
@@ -384,40 +383,3 @@ def test_a_minibatch_loss_scattered_around_the_label_prior_is_no_divergence(tmp_
     assert report.causes[0].id == "wrong_operator" and report.causes[0].confidence >= 0.5
     healthy = advisor.diagnose(_binary_run(tmp_path / "real", False))
     assert healthy.summary.symptom_status == "trains_well" and not healthy.found()
-
-
-def _one_logit_run(root: Path, argmax: bool) -> Path:
-    """Is this digit a 0? One output unit and BCEWithLogitsLoss; the printed accuracy takes argmax over the outputs
-    (always 0 for one unit: the share of negatives) or thresholds the logit at 0."""
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
-    xt, yt, xe, ye = _digits()
-    yt, ye = (yt == 0).float(), (ye == 0).float()
-    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    lossf = torch.nn.BCEWithLogitsLoss()
-    gen = torch.Generator().manual_seed(0)
-    lines, step = [], 0
-    for epoch in range(1, 7):
-        for idx in torch.randperm(len(yt), generator=gen).split(32):
-            step += 1
-            loss = lossf(model(xt[idx])[:, 0], yt[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            if step % 10 == 0:
-                lines.append(f"epoch {epoch} step {step} loss {loss.item():.4f}")
-        with torch.no_grad():
-            out = model(xe)
-            pred = out.argmax(dim=1).float() if argmax else (out[:, 0] > 0).float()
-            lines.append(f"epoch {epoch} val_loss {float(lossf(out[:, 0], ye)):.4f} val_acc {float((pred == ye).float().mean()):.4f}")
-    root.mkdir(parents=True)
-    (root / "train.log").write_text("\n".join(lines) + "\n")
-    return root
-
-
-def test_an_accuracy_frozen_while_the_loss_falls_contradicts_it(tmp_path):
-    report = advisor.diagnose(_one_logit_run(tmp_path / "argmax", True))
-    shown = report.summary.symptoms
-    assert [s.id for s in shown] == ["metric_inconsistent"] and "at every one of its 6 evaluations" in shown[0].text
-    assert _shown(_one_logit_run(tmp_path / "threshold", False)) == []

@@ -15,7 +15,6 @@ from advisor.extract.symptoms.thresholds import (
     BELOW_CHANCE_SHARE,
     CE_FLOOR_SHARE,
     CLIP_BAND,
-    CONSTANT_SCORE_LOSS_DROP,
     HEALTHY_ACCURACY,
     MAJORITY_BAND,
     NEAR_ZERO_OVERLAP,
@@ -50,29 +49,6 @@ def below_chance(ev: RunEvidence) -> list[Symptom]:
             metric_name=acc.name,
             level=acc.best_value,
             reference=chance,
-            source=acc.source,
-        )
-    ]
-
-
-def constant_beside_falling_loss(ev: RunEvidence) -> list[Symptom]:
-    """A held-out accuracy that is the same value at every evaluation while the train loss falls by a third or more:
-    the predictions the accuracy counts do not follow what the loss trains (an argmax over one output unit, a
-    threshold on the wrong output), whatever value it is stuck at."""
-    acc = ev.accuracy()
-    train = ev.train(finite=True)
-    if acc is None or not acc.is_constant or train is None or train.is_window:
-        return []
-    if (train.drop_ratio or 0.0) < CONSTANT_SCORE_LOSS_DROP:
-        return []
-    return [
-        Symptom(
-            name="metric_inconsistent",
-            text=f"{acc.name} is {num(acc.last_value)} at every one of its {acc.points} evaluations while the train "
-            f"loss falls by {train.drop_ratio:.0%}: the predictions the accuracy counts do not follow what the loss "
-            "trains.",
-            metric_name=acc.name,
-            level=acc.last_value,
             source=acc.source,
         )
     ]

@@ -180,16 +180,6 @@ TABLE: tuple[Row, ...] = (
         tests=(_TT + "test_a_held_out_accuracy_at_one_over_c_is_at_chance",),
     ),
     Row(
-        "accuracy-frozen-while-loss-falls",
-        ("metric_inconsistent",),
-        scores.constant_beside_falling_loss,
-        "An accuracy that never changes while the loss it should follow falls counts predictions that do not "
-        "depend on the trained outputs (argmax over a single output unit is always 0).",
-        silenced_by=frozenset({"metric_inconsistent", "score_at_chance", "loss_at_chance", "loss_stuck"}),
-        references=(_HUMBATOVA, "PyTorch torch.argmax docs: the index of the maximum along a dimension"),
-        tests=(_TT + "test_an_accuracy_frozen_while_the_loss_falls_contradicts_it",),
-    ),
-    Row(
         "overlap-near-zero",
         ("score_near_zero",),
         scores.near_zero,

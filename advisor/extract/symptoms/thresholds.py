@@ -76,8 +76,6 @@ NEAR_ZERO_SCORE = 0.02
 #: an eval loss at most this share of (1 - accuracy) ln 2, the least mean cross-entropy that accuracy allows, is no
 #: cross-entropy of those predictions
 CE_FLOOR_SHARE = 0.5
-#: a held-out accuracy constant over 3+ evaluations beside a train loss that removed this share of its start
-CONSTANT_SCORE_LOSS_DROP = 0.3
 #: a stated target missed by more than this relative share
 TARGET_BAND = 0.01
 
