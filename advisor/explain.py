@@ -115,11 +115,8 @@ def reads_curves_only(c: CauseReport) -> bool:
     dump, tensor, crash or overflow record: nothing that observes the model itself). False without evidence."""
     if not c.evidence:
         return False
-    for e in c.evidence:
-        kinds = {str(f.get("kind")) for f in e.facts.values()}
-        if kinds - CURVE_KINDS and kinds & OBSERVED_KINDS - CURVE_KINDS:
-            return False
-    return True
+    model_kinds = OBSERVED_KINDS - CURVE_KINDS
+    return not any(str(f.get("kind")) in model_kinds for e in c.evidence for f in e.facts.values())
 
 
 def not_worse_than_baseline(facts: Sequence[Fact]) -> bool:
@@ -165,10 +162,8 @@ def explain(
         elif (healthy or keeps_up) and (c.is_smell or (at_ceiling and c.id in SHORT_OF_CONVERGENCE)):
             c.warning_note = (
                 "Differs from the benchmark; the run is not worse."
-                if keeps_up
+                if keeps_up or summary is None
                 else f"The run trains well ({summary.health}): nothing it shows comes from this."
-                if summary is not None
-                else None
             )
             smells.append(c)
         elif shown and c.is_smell and not explains(c.id, shown):

@@ -65,6 +65,15 @@ _LIBRARY_HINTS = (
 _ORDER = {"behaviour_changed": 0, "legacy_api": 1, "deprecated": 2}
 
 
+def warning_head(text: str, start: int) -> tuple[int, re.Match[str] | None]:
+    """Where the line of a Python warning whose category matched at ``start`` begins, and its head
+    (``path.py:42: `` and a prefix of the category), searched in the MAX_HEAD characters before it only (a
+    hostile line of megabytes is not searched from its start at every warning)."""
+    lo = max(0, start - MAX_HEAD)
+    line_start = max(text.rfind("\n", lo, start) + 1, lo)
+    return line_start, _PYTHON_HEAD.search(text, line_start, start)
+
+
 def _shortened(message: str) -> str:
     """The message on one line of single spaces, cut at a sentence's end before MAX_MESSAGE where it is longer."""
     message = " ".join(message.split())
@@ -100,11 +109,7 @@ def _warnings_of(side: RunRead) -> list[ApiWarning]:
         hits: list[tuple[int, str, str, str]] = []
         for m in _PYTHON.finditer(text):
             message = m.group("message").strip()
-            # the path and category prefix are in the few hundred characters before (bounded: a hostile line of
-            # megabytes is not searched from its start at every warning)
-            lo = max(0, m.start() - MAX_HEAD)
-            line_start = max(text.rfind("\n", lo, m.start()) + 1, lo)
-            head_m = _PYTHON_HEAD.search(text, line_start, m.start())
+            _, head_m = warning_head(text, m.start())
             prefix = head_m.group("prefix") if head_m else ""
             if m.group("category") == "UserWarning" and not prefix and not _ABOUT_VERSIONS.search(message):
                 continue

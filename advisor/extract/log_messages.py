@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from advisor.extract.api_warnings import warning_head
 from advisor.extract.base import Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.messages import LogMessage
@@ -14,9 +15,6 @@ from advisor.knowledge.log_messages import ABOUT_TARGETS, MESSAGES
 from advisor.read.run import RunRead
 
 MAX_TEXT = 240
-#: characters before a match searched for the warning's ``path.py:42: `` head
-MAX_HEAD = 400
-_HEAD = re.compile(r"(?P<path>\S+\.py):\d+: \w*$")
 _CODE = re.compile(r"\n[ \t]+(?P<code>[^\n]{1,200})")
 
 
@@ -34,12 +32,10 @@ def _messages_of(side: RunRead) -> list[LogMessage]:
             if not matches:
                 continue
             m = matches[0]
-            lo = max(0, m.start() - MAX_HEAD)
-            line_start = max(text.rfind("\n", lo, m.start()) + 1, lo)
+            line_start, head_m = warning_head(text, m.start())
             line_end = text.find("\n", m.end())
             line_end = len(text) if line_end < 0 else line_end
-            head_m = _HEAD.search(text, line_start, m.start())
-            path = head_m.group("path") if head_m else ""
+            path = (head_m.group("path") if head_m else None) or ""
             code_m = _CODE.match(text, line_end) if path else None
             code = code_m.group("code").strip() if code_m else ""
             out.append(

@@ -122,15 +122,17 @@ def settings_in_text(text: str) -> list[LogSettings]:
     dict_lines = 0
     setting_lines = 0
     named: set[str] = set()
+    no_dump_before = 0  # a block of assignments already found to be no dump is not scanned again from each line
     i = 0
     while i < len(lines):
         line = lines[i]
-        if _ASSIGN.match(line) and _LITERAL_START.match(line.split("=", 1)[1].lstrip()):
+        if i >= no_dump_before and _ASSIGN.match(line) and _LITERAL_START.match(line.split("=", 1)[1].lstrip()):
             dump, nxt = _config_dump(lines, i)
             if dump is not None:
                 out.append(dump)
                 i = nxt
                 continue
+            no_dump_before = nxt
         if setting_lines < MAX_SETTING_LINES and len(line) <= 80 and (m := _SETTING_LINE.match(line)):
             setting_lines += 1
             key = re.sub(r"[\s-]+", "_", m.group(1).strip()).lower()

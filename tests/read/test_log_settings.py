@@ -193,3 +193,15 @@ def test_a_config_dump_keeps_its_assignments():
     text = "lr = 0.01\nmomentum = 0.9\noptimizer = dict(type='SGD', lr=0.01)\n"
     (dump,) = settings_in_text(text)
     assert dump.form == "config dump" and dump.values["lr"] == 0.01
+
+
+def test_a_block_of_assignments_that_is_no_dump_is_scanned_once(monkeypatch):
+    """Thousands of ``a = 1`` lines without a dict(...) are no config dump; the block is read once, not again from
+    each of its lines (which took minutes on a long log)."""
+    import advisor.read.log_settings as ls
+
+    calls = []
+    real = ls._config_dump
+    monkeypatch.setattr(ls, "_config_dump", lambda lines, start: calls.append(start) or real(lines, start))
+    assert settings_in_text("a = 1\n" * 2000) == []
+    assert calls == [0]
