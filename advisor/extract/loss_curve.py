@@ -195,6 +195,8 @@ def summarize(
         first_value=float(y[np.isfinite(y)][0]) if np.isfinite(y).any() else None,
         last_value=float(y[np.isfinite(y)][-1]) if np.isfinite(y).any() else None,
         min_value=float(np.min(y[np.isfinite(y)])) if np.isfinite(y).any() else None,
+        max_value=float(np.max(y[np.isfinite(y)])) if np.isfinite(y).any() else None,
+        zero_count=int(np.count_nonzero(y == 0.0)),
         first_nonfinite_step=step_int(first_nf),
         nonfinite_count=int(s.buf.nonfinite),
         diverged=diverged,

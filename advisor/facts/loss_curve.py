@@ -37,6 +37,12 @@ class LossCurve(Fact):
     last_value: float | None = Field(default=None, description="last finite loss value")
     min_value: float | None = Field(default=None, description="smallest finite loss value")
     min_step: int | None = Field(default=None, description="step of the smallest (smoothed) value")
+    max_value: float | None = Field(default=None, description="the largest finite value")
+    zero_count: int = Field(
+        default=0,
+        description="finite values exactly 0.0 as logged (a cross-entropy reaches 0.0 only when every "
+        "true-class probability rounds to 1)",
+    )
     first_nonfinite_step: int | None = Field(default=None, description="step of the first NaN/Inf loss, if any")
     nonfinite_count: int = Field(default=0, description="number of NaN/Inf values logged")
     diverged: bool = Field(

@@ -192,6 +192,36 @@ def test_a_real_loss_that_climbs_and_stays_up_explodes():
     assert _shown(FIXTURES / "torch_log_only_healthy_cancer") == []
 
 
+def test_a_loss_exactly_zero_between_losses_in_the_hundreds_is_saturated_outputs():
+    """Lightning's CSVLogger, Adam at 3.0 on the wine data (benchmarks/mutations, lightning_mlp_wine/lr_high): the
+    train loss is 0.0 at 169 of 180 steps and up to 1418 at the others; it left its start (82.9) in one leap, so
+    it is not a loss that never leaves its start either. The same program at 1e-3 shows nothing."""
+    report = advisor.diagnose(FIXTURES / "lightning_lr_high_zero_loss")
+    assert _shown(FIXTURES / "lightning_lr_high_zero_loss") == ["predictions_saturated"]
+    assert "exactly 0 at 169 of its 180 values and reaches 1418" in report.summary.symptoms[0].text
+    assert report.causes[0].id == "lr_too_high"
+    assert _shown(FIXTURES / "lightning_wine_healthy") == []
+
+
+def test_a_loss_frozen_at_the_clip_after_one_epoch_keeps_the_input_scale_beside_the_rate():
+    """Keras 3, Adam at its default rate, on features times 100 (fixtures/make/saturation_logs.py): the loss moves
+    once, then sits at the probability clip. Without the rate's value or a sample of the inputs the curve fits a
+    step too large and unscaled inputs alike: both are named, neither is confident. The standardised twin trains
+    well and gets neither."""
+    report = advisor.diagnose(FIXTURES / "keras_unscaled_frozen")
+    assert [s.id for s in report.summary.symptoms] == ["loss_stuck", "predictions_saturated"]
+    top = {c.id: c.confidence for c in report.causes[:2]}
+    assert set(top) == {"lr_too_high", "not_normalized"}, report.causes
+    assert max(top.values()) < 0.5
+    scale = next(c for c in report.causes if c.id == "not_normalized")
+    assert [e.rule for e in scale.evidence] == ["loss-frozen-after-it-moved-inputs-unknown"]
+    # a log that states a rate far above its band: the rate's rules decide, the input scale is not offered
+    lr_high = advisor.diagnose(FIXTURES / "keras_log_only_frozen_lr_high")
+    assert lr_high.causes[0].id == "lr_too_high" and "not_normalized" not in {c.id for c in lr_high.causes}
+    healthy = advisor.diagnose(FIXTURES / "keras_unscaled_frozen_ok")
+    assert healthy.summary.symptom_status == "trains_well" and not healthy.causes
+
+
 def test_a_softmax_before_cross_entropy_levels_off_at_its_floor(tmp_path):
     run = _train(tmp_path / "softmax", epochs=12, lr=0.5, head=torch.nn.Softmax(dim=1))
     assert _shown(run) == ["loss_at_floor"]

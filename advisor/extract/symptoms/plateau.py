@@ -16,6 +16,7 @@ from advisor.extract.symptoms.thresholds import (
     CHANCE_BAND,
     FLAT_DROP,
     FLOOR_BAND,
+    LEAP_SHARE,
     MAX_CHANCE_LEVEL,
 )
 
@@ -132,7 +133,16 @@ def _at_label_entropy(ev: RunEvidence) -> list[Symptom]:
 
 
 def _unmoved(train: LossCurve) -> bool:
-    return frozen(train) or (train.is_stagnant and not train.is_oscillating)
+    return frozen(train) or (train.is_stagnant and not train.is_oscillating and not _leapt_then_froze(train))
+
+
+def _leapt_then_froze(train: LossCurve) -> bool:
+    """The first value is far from the frozen tail the curve ends on (0.24, then 17.27 at every later step): the
+    loss left its start in one leap, which a robust start level hides."""
+    first, last = train.first_value, train.last_value
+    if train.is_frozen_from_start or (train.frozen_tail_points or 0) < 2 or first is None or last is None:
+        return False
+    return abs(last - first) > LEAP_SHARE * max(abs(first), abs(last))
 
 
 def at_chance(ev: RunEvidence) -> list[Symptom]:

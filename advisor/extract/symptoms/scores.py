@@ -12,6 +12,9 @@ from advisor.knowledge.metrics import OVERLAP
 
 from advisor.extract.symptoms.evidence import RunEvidence, frozen, is_accuracy, num, on_curve
 from advisor.extract.symptoms.thresholds import (
+    ZERO_BESIDE_PEAK,
+    ZERO_LOSS_MIN_POINTS,
+    ZERO_LOSS_MIN_SHARE,
     BELOW_CHANCE_SHARE,
     CE_FLOOR_SHARE,
     CLIP_BAND,
@@ -226,3 +229,25 @@ def saturated(ev: RunEvidence) -> list[Symptom]:
                 )
             ]
     return []
+
+
+def zero_beside_huge(ev: RunEvidence) -> list[Symptom]:
+    """A train loss exactly 0.0 at many logged values and in the tens or more at others: the logits are so far apart
+    (weights blown up) that each prediction is a hard 0 or 1 with no clip: a right one costs 0.0 in floating
+    point, a wrong one its whole margin."""
+    train = ev.train(finite=True)
+    if train is None or train.max_value is None or train.points <= 0:
+        return []
+    zeros, peak = train.zero_count, train.max_value
+    if zeros < ZERO_LOSS_MIN_POINTS or zeros < ZERO_LOSS_MIN_SHARE * train.points or peak < ZERO_BESIDE_PEAK:
+        return []
+    return [
+        on_curve(
+            train,
+            name="predictions_saturated",
+            text=f"The train loss ({train.metric_name or 'loss'}) is exactly 0 at {zeros} of its {train.points} "
+            f"values and reaches {num(peak)} at others: the logits are so large that every prediction is a hard 0 "
+            "or 1, free when right and costing its whole margin when wrong.",
+            level=peak,
+        )
+    ]

@@ -90,15 +90,6 @@ TABLE: tuple[Row, ...] = (
         tests=(_T + "test_a_nan_in_the_eval_loss_alone_keeps_the_learning_rate_among_the_candidates",),
     ),
     Row(
-        "runaway-loss",
-        ("loss_explodes",),
-        divergence.runaway,
-        "Steps too large for the curvature (a rate far above the recipe's, no warm-up, no clipping) throw the "
-        "weights out of the basin: the loss climbs and stays up, or the gradient norm grows by orders.",
-        references=("Goodfellow et al., Deep Learning (2016), 8.2.4 cliffs and exploding gradients", _AUTOTRAINER),
-        tests=(_TT + "test_a_real_loss_that_climbs_and_stays_up_explodes",),
-    ),
-    Row(
         "saturated-outputs",
         ("predictions_saturated",),
         scores.saturated,
@@ -107,6 +98,26 @@ TABLE: tuple[Row, ...] = (
         silenced_by=NONFINITE_TRAIN,
         references=("Keras backend.epsilon() = 1e-7; PyTorch BCELoss clamps log at -100",),
         tests=(_T + "test_a_loss_that_leaps_to_the_clip_and_freezes_is_saturated_outputs",),
+    ),
+    Row(
+        "zero-loss-beside-huge-losses",
+        ("predictions_saturated",),
+        scores.zero_beside_huge,
+        "A cross-entropy is exactly 0.0 in floating point only when the true class's probability rounds to 1 (a "
+        "logit margin past about 17 in float32); beside losses in the tens or hundreds the logits have blown up, "
+        "and every prediction is a hard 0 or 1 with no clip to bound what a wrong one costs.",
+        references=("IEEE 754 binary32: 1 - exp(-17) rounds to 1", _AUTOTRAINER),
+        tests=(_TT + "test_a_loss_exactly_zero_between_losses_in_the_hundreds_is_saturated_outputs",),
+    ),
+    Row(
+        "runaway-loss",
+        ("loss_explodes",),
+        divergence.runaway,
+        "Steps too large for the curvature (a rate far above the recipe's, no warm-up, no clipping) throw the "
+        "weights out of the basin: the loss climbs and stays up, or the gradient norm grows by orders.",
+        silenced_by=frozenset({"predictions_saturated"}),
+        references=("Goodfellow et al., Deep Learning (2016), 8.2.4 cliffs and exploding gradients", _AUTOTRAINER),
+        tests=(_TT + "test_a_real_loss_that_climbs_and_stays_up_explodes",),
     ),
     Row(
         "loss-at-chance",

@@ -9,6 +9,8 @@ import math
 CHANCE_BAND = 0.05
 #: a curve that removed less than this share of its start level has levelled off where it started
 FLAT_DROP = 0.1
+#: a first value this share of the larger of it and the frozen tail away from that tail is a leap, not a start level
+LEAP_SHARE = 0.5
 #: a levelled loss above ln(C), up to this many times it, is stuck at or worse than chance (further up, the loss
 #: blew up: loss_explodes and the rules that read the ratio)
 ABOVE_CHANCE_MAX = 3.0
@@ -37,6 +39,12 @@ PROBABILITY_CLIPS = (
 )
 #: a loss within this share of error x -ln(clip)
 CLIP_BAND = 0.015
+#: a train loss exactly 0.0 at this many logged values, this share of them or more, beside a value this large:
+#: logits so far apart that each prediction costs nothing or its whole margin (float32 rounds a softmax to exactly
+#: 1 once the margin passes about 17)
+ZERO_LOSS_MIN_POINTS = 3
+ZERO_LOSS_MIN_SHARE = 0.3
+ZERO_BESIDE_PEAK = 10.0
 #: oscillation: noise at least this share of the end level, and at least NOISE_OF_START of the start level
 NOISE_OF_END = 0.5
 NOISE_OF_START = 0.1
