@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from advisor.extract.structure_compare import compare_structures, inference_graph_hides
+from advisor.extract.structure_compare import compare_structures, inference_graph_hides, width_list_hides
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
@@ -494,6 +494,18 @@ def _facts_for(folder: RunRead, out: Extraction, view: RunView) -> None:
         )
 
 
+def _hides(summary: ModelSummary | None, layers: list[ModelLayer]) -> frozenset[str]:
+    """What one side's model description cannot show, so that the other side's layers of that kind are not called
+    missing: an inference graph's folded BatchNorms and dropped Dropouts, a width list's everything but widths."""
+    if summary is None:
+        return frozenset()
+    if summary.description_format == "onnx_graph":
+        return inference_graph_hides(layers)
+    if summary.description_format == "hparams":
+        return width_list_hides(summary.activations_known)
+    return frozenset()
+
+
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     for folder in pair.sides():
@@ -501,13 +513,8 @@ def extract(pair: RunPair) -> Extraction:
     if pair.baseline is not None:
         layers = [f for f in out.facts if isinstance(f, ModelLayer)]
         run, base = [f for f in layers if f.side == "run"], [f for f in layers if f.side == "baseline"]
-        graphs = {f.side for f in out.facts if isinstance(f, ModelSummary) and f.description_format == "onnx_graph"}
-        diff = compare_structures(
-            run,
-            base,
-            inference_graph_hides(run) if "run" in graphs else frozenset(),
-            inference_graph_hides(base) if "baseline" in graphs else frozenset(),
-        )
+        summaries = {f.side: f for f in out.facts if isinstance(f, ModelSummary)}
+        diff = compare_structures(run, base, _hides(summaries.get("run"), run), _hides(summaries.get("baseline"), base))
         if diff is not None:
             out.facts.append(diff)
     return out

@@ -35,11 +35,12 @@ class _Unit:
 
 
 def _units(layers: list[ModelLayer], unseen: frozenset[str] = frozenset()) -> list[_Unit]:
-    """The compared units of one side; ``unseen``: what the other side's description cannot show ("dropout":
-    an inference graph has none; "batchnorm": an inference graph folds a BatchNorm into the conv before it)."""
+    """The compared units of one side; ``unseen``: what the other side's description cannot show, as roles
+    ("dropout": an inference graph has none; "norm", "pool", ...: a list of layer widths in a config names none)
+    or "batchnorm" (an inference graph folds a BatchNorm into the conv before it)."""
     out: list[_Unit] = []
     for la in sorted(layers, key=lambda la: la.index):
-        if la.role not in COMPARED or (la.role == "dropout" and "dropout" in unseen):
+        if la.role not in COMPARED or la.role in unseen:
             continue
         if (
             la.role == "norm"
@@ -53,7 +54,11 @@ def _units(layers: list[ModelLayer], unseen: frozenset[str] = frozenset()) -> li
             out.append(_Unit("activation", la.name, activation=la.activation))
             continue
         out.append(_Unit(la.role, la.name, units=la.units, rate=la.dropout_rate, layer_type=la.layer_type))
-        if la.role in ("dense", "conv", "recurrent") and la.activation not in (None, "linear"):
+        if (
+            la.role in ("dense", "conv", "recurrent")
+            and la.activation not in (None, "linear")
+            and "activation" not in unseen
+        ):
             out.append(_Unit("activation", f"{la.name}.activation", activation=la.activation))
     return out
 
@@ -122,6 +127,16 @@ def inference_graph_hides(layers: list[ModelLayer]) -> frozenset[str]:
     return frozenset(hidden)
 
 
+def width_list_hides(activations_known: bool) -> frozenset[str]:
+    """What a list of layer widths in a hyper-parameter file (``hidden_sizes: [128, 64]``, ``layers: [...]``)
+    cannot show: every role but the weighted layers it lists, and their activations unless the file states them.
+    A model print beside it has its norms, dropouts and pools compared with nothing, not called missing."""
+    hidden = set(COMPARED) - {"dense", "activation"}
+    if not activations_known:
+        hidden.add("activation")
+    return frozenset(hidden)
+
+
 def compare_structures(
     run: list[ModelLayer],
     base: list[ModelLayer],
@@ -132,7 +147,8 @@ def compare_structures(
 
     ``run_hides`` / ``base_hides``: what that side's description cannot show (an inference ONNX graph's,
     inference_graph_hides); the other side's layers of that kind are left out of the comparison."""
-    r, b = _units(run, base_hides), _units(base, run_hides)
+    shared = (run_hides | base_hides) & frozenset(COMPARED)  # a role one side cannot show is compared on neither
+    r, b = _units(run, base_hides | shared), _units(base, run_hides | shared)
     if not r or not b:
         return None
     missing: list[str] = []

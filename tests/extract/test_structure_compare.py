@@ -78,3 +78,68 @@ def test_alignment_keeps_repeated_roles_in_place():
     base = layers(["dense", "activation", "dropout", "dense", "activation", "dense"], "baseline")
     diff = compare_structures(run, base)
     assert (diff.missing_count, diff.extra_count) == (1, 0), diff.text  # difflib's greedy blocks gave 3 and 2
+
+
+def _bn_mlp(folder):
+    """A PyTorch MLP with BatchNorm and Dropout, as print(model) shows it."""
+    nn = torch.nn
+    folder.mkdir()
+    net = nn.Sequential(nn.Linear(64, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.2), nn.Linear(128, 64),
+                        nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 10))
+    (folder / "model.txt").write_text(str(net))
+
+
+@pytest.mark.parametrize("activation", ["activation: relu\n  ", ""])
+def test_a_width_list_beside_a_model_print_compares_the_widths_only(tmp_path, activation):
+    """A port's config lists its layer widths (``hidden_sizes: [128, 64]``), the benchmark's print shows the whole
+    module tree: the print's BatchNorms, Dropout and (when the config states none) activations are nothing the
+    list could show, so they are not missing; a width that differs still is."""
+    _bn_mlp(tmp_path / "base")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "hparams.yaml").write_text(f"model:\n  hidden_sizes: [128, 64]\n  {activation}output_units: 10\n")
+    (diff,) = _facts(run, tmp_path / "base")
+    assert diff.differences == 0, diff.text
+    (run / "hparams.yaml").write_text(f"model:\n  hidden_sizes: [128, 32]\n  {activation}output_units: 10\n")
+    (diff,) = _facts(run, tmp_path / "base")
+    assert (diff.differences, diff.width_changes, diff.missing_count) == (1, 1, 0), diff.text
+    assert "has 32 units, the baseline's '4' 64" in diff.text
+
+
+def test_a_mindspore_print_beside_the_torch_print_of_the_same_cnn(tmp_path):
+    """MindSpore 2.10's print(net) (Conv2d(input_channels=..., BatchNorm2d(num_features=..., gamma=Parameter
+    (name=bn1.gamma, ...)): a layer line holds nested parentheses) against PyTorch's print of the same CNN: the
+    BatchNorms pair up, nothing is missing."""
+    ms_nn = pytest.importorskip("mindspore.nn")
+    nn = torch.nn
+
+    class MsNet(ms_nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = ms_nn.Conv2d(1, 16, 3, pad_mode="pad", padding=1)
+            self.bn1 = ms_nn.BatchNorm2d(16)
+            self.relu = ms_nn.ReLU()
+            self.pool = ms_nn.MaxPool2d(2, 2)
+            self.conv2 = ms_nn.Conv2d(16, 32, 3, pad_mode="pad", padding=1)
+            self.bn2 = ms_nn.BatchNorm2d(32)
+            self.flatten = ms_nn.Flatten()
+            self.fc = ms_nn.Dense(128, 10)
+
+    class TorchNet(nn.Module):  # the benchmark the port follows: the same cells, the same reuse of relu and pool
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 16, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(16)
+            self.relu = nn.ReLU()
+            self.pool = nn.MaxPool2d(2, 2)
+            self.conv2 = nn.Conv2d(16, 32, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(32)
+            self.flatten = nn.Flatten()
+            self.fc = nn.Linear(128, 10)
+
+    torch_net = TorchNet()
+    for side, text in (("run", str(MsNet())), ("base", str(torch_net))):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "model.txt").write_text(text)
+    (diff,) = _facts(tmp_path / "run", tmp_path / "base")
+    assert diff.missing_count == 0 and "bn" not in diff.text, diff.text
