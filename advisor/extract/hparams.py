@@ -36,6 +36,7 @@ from advisor.facts.hparams import Setting as SettingFact
 from advisor.knowledge.settings import is_data_pipeline_setting
 from advisor.knowledge.framework_defaults import (
     EFFECTS,
+    read_by,
     LAYER_DEFAULTS,
     TYPICAL_RANGES,
 )
@@ -209,6 +210,8 @@ def diff(run: HparamSet, base: HparamSet) -> list[HparamDiff]:
             continue
         if name == "weight_decay_mode" and run.get("weight_decay") == 0.0 and base.get("weight_decay") == 0.0:
             continue  # no decay on either side: how it would be applied does not matter
+        if not (read_by(name, run.get("optimizer")) or read_by(name, base.get("optimizer"))):
+            continue  # neither side's optimizer reads it (momentum given to Adam): it changes nothing
         ratio = rel = None
         if isinstance(av, float) and isinstance(bv, float) and not isinstance(av, bool):
             ratio = float(av / bv) if bv != 0 else None

@@ -234,6 +234,30 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, dict[str, Default]]] = {
     },
 }
 
+#: optimizer settings and the optimizers whose update rule reads them (canonical names of
+#: advisor.knowledge.setting_values.OPTIMIZERS); a setting the run's optimizer does not read (momentum given to Adam,
+#: betas given to SGD) changes nothing, so a difference in it is no difference between the runs. From the update
+#: rules as documented: torch.optim (SGD: momentum, dampening, nesterov; RMSprop: momentum; Adam/AdamW/NAdam/RAdam/
+#: Adamax: betas, eps), keras.optimizers (SGD: momentum, nesterov; RMSprop: momentum; Adam family: beta_1, beta_2,
+#: epsilon), MindSpore nn.Momentum / nn.SGD / nn.Adam / nn.AdamWeightDecay, LAMB (betas, eps), Lion (betas)
+SETTING_READ_BY: dict[str, frozenset[str]] = {
+    "momentum": frozenset({"sgd", "rmsprop", "lars"}),
+    "nesterov": frozenset({"sgd", "lars"}),
+    "dampening": frozenset({"sgd"}),
+    "adam_beta1": frozenset({"adam", "adamw", "nadam", "radam", "adamax", "lamb", "lion"}),
+    "adam_beta2": frozenset({"adam", "adamw", "nadam", "radam", "adamax", "lamb", "lion"}),
+    "adam_epsilon": frozenset({"adam", "adamw", "nadam", "radam", "adamax", "lamb"}),
+}
+
+
+def read_by(setting: str, optimizer: object) -> bool:
+    """Whether an optimizer (canonical name; unknown or None: assumed to read everything) reads ``setting``."""
+    users = SETTING_READ_BY.get(setting)
+    return users is None or not isinstance(optimizer, str) or optimizer not in _KNOWN_OPTIMIZERS or optimizer in users
+
+
+_KNOWN_OPTIMIZERS = frozenset().union(*SETTING_READ_BY.values()) | {"adagrad", "adadelta", "adafactor", "ftrl"}
+
 #: what a difference in each key typically does (quoted in hparam_diff facts)
 EFFECTS: dict[str, str] = {
     "learning_rate": "sets the step size: too large diverges or oscillates, too small converges slowly",

@@ -104,3 +104,24 @@ def test_a_layer_default_of_a_layer_the_model_does_not_have_is_no_difference(tmp
     assert {"batchnorm_decay", "batchnorm_epsilon", "linear_init"} <= names and "gelu_approximate" not in names
     # no model described on either side: every default is compared, as before
     assert "batchnorm_epsilon" in _diffed(*_port(tmp_path, "none", "step 1 loss 2.3"))
+
+
+@pytest.mark.parametrize(
+    ("run_opt", "base_opt", "differs"),
+    [
+        ("adam", "adam", set()),  # Adam reads no momentum: 0.9 against 0 changes nothing
+        ("torch.optim.AdamW", "keras.optimizers.Adam", {"optimizer"}),  # another optimizer, neither reads momentum
+        ("SGD", "SGD", {"momentum", "nesterov"}),  # SGD reads both
+        ("Momentum", "RMSprop", {"momentum", "nesterov", "optimizer"}),  # nn.Momentum reads both, RMSprop momentum
+    ],
+)
+def test_a_setting_the_optimizers_do_not_read_is_no_difference(tmp_path, run_opt, base_opt, differs):
+    """The run writes momentum and nesterov whatever its optimizer; a difference counts only when an optimizer of
+    either side reads the setting (torch.optim / keras.optimizers / mindspore.nn update rules)."""
+    for side, opt, momentum, nesterov in (("run", run_opt, 0.9, "true"), ("base", base_opt, 0.0, "false")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "hparams.yaml").write_text(
+            f"optimizer: {opt}\nlearning_rate: 0.001\nmomentum: {momentum}\nnesterov: {nesterov}\nbatch_size: 32\n"
+        )
+    names = _diffed(tmp_path / "run", tmp_path / "base")
+    assert names & {"momentum", "nesterov", "optimizer"} == differs, names
