@@ -40,6 +40,15 @@ MESSAGES: tuple[MessagePattern, ...] = (
         "https://numpy.org/doc/stable/reference/generated/numpy.seterr.html",
     ),
     MessagePattern(
+        "tokenization_mismatch",
+        "fastchat",
+        re.compile(r"WARNING: tokenization mismatch: (?P<op>\d+ vs\. \d+)"),
+        "the preprocessing counted another number of tokens for a conversation than the tokenizer produced (its "
+        "offsets were written for another tokenizer or template), and masked every label of that sample: it "
+        "teaches nothing",
+        "FastChat fastchat/train/train.py preprocess() (LLaVA's train.py copies it): target[:] = IGNORE_TOKEN_ID",
+    ),
+    MessagePattern(
         "torch_target_size",
         "torch",
         re.compile(r"UserWarning: Using a target size \((?P<op>[^\n]{0,80}?)\) that is different to the input size"),

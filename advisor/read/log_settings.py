@@ -30,6 +30,9 @@ The shapes read, all common at the top of real logs:
   30``: a name the settings vocabulary knows (``advisor/knowledge/settings.py``, spaces and hyphens read as
   underscores) and one number; the first print of each name is taken (a script that prints its rate at every
   step prints the rate it set first), and a line of logged values (``loss: 0.5``) is no setting;
+- the epoch header of a fit loop, ``Epoch 1/50`` (Keras ``fit``; ``Epoch [1/50]`` as many torch scripts print
+  it): the number after the slash is the epochs the run was set to train, taken from the first header as
+  ``epochs`` (the only place a Keras log states it);
 - the line Lightning's fit loop logs (INFO, to stderr) when training ends on its budget:
   "Trainer.fit stopped: max_epochs=12 reached." (backquoted names; or ``max_steps``): the ``Trainer`` argument and
   its value, the only place a log states it when the script does not print its settings.
@@ -94,6 +97,7 @@ _COMPILE = re.compile(r"\.compile\((.*)\)\s*$")
 _COMMAND = re.compile(r"(?:^|[\s:$>#])((?:\S*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate\s+launch)\s.*)$")
 _SCRIPT = re.compile(r"\S+\.py$")
 _HYDRA = re.compile(r"^\+{0,2}([A-Za-z_][\w.]*)=(.*)$")
+_EPOCH_HEADER = re.compile(r"^\s*Epoch\s*\[?\s*(\d{1,9})\s*/\s*(\d{1,9})\s*\]?\s*:?\s*$")
 _SETTING_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z _-]{0,40}?)\s*[=:]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
 #: single-setting lines read per log (a script that prints its rate at every step is read once)
 MAX_SETTING_LINES = 2000
@@ -144,6 +148,14 @@ def settings_in_text(text: str) -> list[LogSettings]:
             continue
         if len(line) > MAX_LINE_CHARS:
             pass
+        elif "epochs" not in named and line.lstrip()[:5] == "Epoch" and (m := _EPOCH_HEADER.match(line)):
+            if 0 <= int(m.group(1)) <= int(m.group(2)):
+                named.add("epochs")
+                out.append(
+                    LogSettings(
+                        form="epoch header", line=i + 1, values={"epochs": int(m.group(2))}, lines={"epochs": i + 1}
+                    )
+                )
         elif _HF_BLOCK_START in line:
             block = _hf_trainer_block(lines, i)
             if block is not None:

@@ -54,6 +54,21 @@ def test_a_loss_that_broadcasts_its_target_is_a_loss_error():
     assert not advisor.diagnose(FIXTURES / "msg_mse_broadcast_ok").causes
 
 
+def test_fastchat_tokenization_mismatch_masks_every_label():
+    """FastChat 0.2.36's preprocess() on a tokenizer its Llama offsets do not fit (fixtures/make/hf_masked_logs.py):
+    its warning for each of 48 samples, then a transformers Trainer whose loss is 0 at every step. The message and
+    the loss both name the preprocessing; the twin fine-tune without the warning names nothing."""
+    (m,) = _messages(FIXTURES / "fastchat_tokenization_mismatch")
+    assert (m.message_id, m.library, m.count, m.operation) == ("tokenization_mismatch", "fastchat", 48, "61 vs. 63")
+    assert m.text == "WARNING: tokenization mismatch: 61 vs. 63. #turn = 2. (ignored)"
+    report = advisor.diagnose(FIXTURES / "fastchat_tokenization_mismatch")
+    top = report.causes[0]
+    assert top.id == "preprocessing_mismatch" and top.confidence >= 0.9
+    assert {"log-message-tokenization-mismatch", "train-loss-zero-from-the-start-every-label-masked"} <= set(top.rules)
+    assert _messages(FIXTURES / "hf_labels_answer_masked") == []
+    assert not advisor.diagnose(FIXTURES / "hf_labels_answer_masked").causes
+
+
 def test_a_project_folder_named_like_labels_is_not_label_code(tmp_path):
     text = (FIXTURES / "msg_log_features_bad" / "train.log").read_text()
     (tmp_path / "train.log").write_text("/home/me/labelme-tools/feats.py:" + text.split(":", 1)[1])

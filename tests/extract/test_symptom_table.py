@@ -222,6 +222,34 @@ def test_a_loss_frozen_at_the_clip_after_one_epoch_keeps_the_input_scale_beside_
     assert healthy.summary.symptom_status == "trains_well" and not healthy.causes
 
 
+def test_a_fine_tune_whose_loss_is_exactly_zero_from_the_start_counts_no_label():
+    """transformers 5's Trainer on a GPT-2 built from a config, every label -100 (fixtures/make/hf_masked_logs.py):
+    {'loss': '0', 'grad_norm': '0'} at every step. The loss is stuck at 0, and in a Trainer run that is the labels'
+    masking (the preprocessing), not a cross-entropy over one output. The twin masks the prompt only: its loss
+    falls and nothing is named."""
+    report = advisor.diagnose(FIXTURES / "hf_labels_all_masked")
+    assert [s.id for s in report.summary.symptoms] == ["loss_stuck"]
+    assert report.causes[0].id == "preprocessing_mismatch", [(c.id, c.confidence) for c in report.causes]
+    assert [e.rule for e in report.causes[0].evidence] == ["train-loss-zero-from-the-start-every-label-masked"]
+    assert "loss_function_error" not in {c.id for c in report.causes}
+    twin = advisor.diagnose(FIXTURES / "hf_labels_answer_masked")
+    assert twin.summary.symptoms == [] and not twin.causes
+
+
+def test_a_keras_run_stopped_after_its_first_epoch_is_unfinished():
+    """Keras 3 fit(epochs=50) whose log ends after ``Epoch 1/50`` (fixtures/make/stopped_logs.py): the header's
+    total is the epochs the run set, and a run that ends there is unfinished, the cause a training stopped short.
+    Quiet on the same program's 50 epochs and on an EarlyStopping run that stops at epoch 34 of 1000 because its
+    validation loss stopped falling."""
+    report = advisor.diagnose(FIXTURES / "keras_stopped_epoch1")
+    assert _shown(FIXTURES / "keras_stopped_epoch1") == ["slow_or_unfinished"]
+    assert report.summary.symptoms[0].text.startswith("The log ends at epoch 1 of the 50 the run was set to train")
+    assert report.causes[0].id == "insufficient_epochs"
+    assert [e.rule for e in report.causes[0].evidence] == ["run-stopped-within-its-first-epochs"]
+    assert _shown(FIXTURES / "keras_stopped_full") == []
+    assert _shown(FIXTURES / "keras_early_stopping") == []
+
+
 def test_a_softmax_before_cross_entropy_levels_off_at_its_floor(tmp_path):
     run = _train(tmp_path / "softmax", epochs=12, lr=0.5, head=torch.nn.Softmax(dim=1))
     assert _shown(run) == ["loss_at_floor"]
@@ -295,6 +323,32 @@ def test_a_negative_cross_entropy_contradicts_its_loss(tmp_path):
     run = _train(tmp_path / "bce", epochs=2, lr=0.01, loss_fn=bce_on_ids,
                  hparams="loss: BCEWithLogitsLoss\noptimizer: sgd\nlr: 0.01\nnum_classes: 10\n")
     assert "metric_inconsistent" in _shown(run)
+
+
+def test_a_negative_loss_that_a_density_can_have_is_no_contradiction(tmp_path):
+    """torch.nn.GaussianNLLLoss (a regression that predicts a mean and a variance) is a negative log-density: once
+    the predicted variance is small its loss is below 0, as it should be. The log shows it; nothing contradicts."""
+    torch.manual_seed(0)
+    x = torch.randn(512, 8)
+    y = x @ torch.randn(8) + 0.05 * torch.randn(512)
+    net = torch.nn.Linear(8, 2)
+    opt = torch.optim.Adam(net.parameters(), lr=0.05)
+    nll = torch.nn.GaussianNLLLoss()
+    lines = []
+    for epoch in range(1, 16):
+        for step in range(16):
+            out = net(x[32 * step:32 * step + 32])
+            loss = nll(out[:, 0], y[32 * step:32 * step + 32], torch.nn.functional.softplus(out[:, 1]) + 1e-6)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        lines.append(f"epoch {epoch} step {16 * epoch} loss {loss.item():.4f}")
+    run = tmp_path / "density"
+    run.mkdir()
+    (run / "train.log").write_text("\n".join(lines) + "\n")
+    (run / "hparams.yaml").write_text("loss: GaussianNLLLoss\noptimizer: adam\nlr: 0.05\ntask: regression\n")
+    assert loss.item() < 0
+    assert "metric_inconsistent" not in _shown(run)
 
 
 def _amp_log(blow: bool) -> str:

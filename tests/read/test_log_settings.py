@@ -131,8 +131,9 @@ def test_printed_dicts_of_logged_values_are_not_settings():
 
 def test_a_keras_compile_call_gives_optimizer_loss_and_metrics():
     line = "model.compile(optimizer='adam', loss='binary_crossentropy', metrics=['accuracy'])"
-    (found,) = settings_in_text(f"Model: \"sequential\"\n{line}\nEpoch 1/25\n")
+    found, header = settings_in_text(f"Model: \"sequential\"\n{line}\nEpoch 1/25\n")
     assert found.form == "compile call" and found.line == 2
+    assert (header.form, header.values, header.line) == ("epoch header", {"epochs": 25}, 3)
     assert found.values == {"optimizer": "adam", "loss": "binary_crossentropy", "metrics": ["accuracy"],
                             "framework": "keras"}
     # a constructor gives its class and rate (Keras 2's lr= and a positional rate too)
@@ -205,3 +206,16 @@ def test_a_block_of_assignments_that_is_no_dump_is_scanned_once(monkeypatch):
     monkeypatch.setattr(ls, "_config_dump", lambda lines, start: calls.append(start) or real(lines, start))
     assert settings_in_text("a = 1\n" * 2000) == []
     assert calls == [0]
+
+
+def test_an_epoch_header_gives_the_epochs_the_run_was_set_to_train():
+    """Keras fit prints ``Epoch 1/50`` (the only place its log states the epochs); many torch scripts print
+    ``Epoch [1/50]``. The first header counts; a header whose count exceeds its total, or one inside other text,
+    is not one."""
+    for text in ("Epoch 1/50\n45/45 - 0s - loss: 2.3\nEpoch 2/50\n", "Epoch [1/50]\nEpoch [2/50]\n", "Epoch 0/50:\n"):
+        (found,) = settings_in_text(text)
+        assert found.form == "epoch header" and found.values == {"epochs": 50}, text
+    assert settings_in_text("Epoch 7/5\n") == []
+    assert settings_in_text("step 3 Epoch 1/50 loss 2.3\n") == []
+    # a printed EPOCHS = 30 comes first: it is the setting
+    assert [f.values for f in settings_in_text("EPOCHS = 30\nEpoch 1/50\n")] == [{"epochs": 30}]

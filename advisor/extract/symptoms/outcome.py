@@ -6,7 +6,7 @@ from __future__ import annotations
 from advisor.facts.symptom import Symptom
 
 from advisor.extract.symptoms.evidence import RunEvidence, num, on_curve
-from advisor.extract.symptoms.thresholds import TARGET_BAND
+from advisor.extract.symptoms.thresholds import HEALTHY_ACCURACY, TARGET_BAND
 
 
 def crash(ev: RunEvidence) -> list[Symptom]:
@@ -82,3 +82,31 @@ def target(ev: RunEvidence) -> list[Symptom]:
                 )
             )
     return out[:1]
+
+
+def stopped_short(ev: RunEvidence) -> list[Symptom]:
+    """The log ends within the first EARLY_SHARE of the epochs the run set (``epochs``, or a Keras ``Epoch 1/50``
+    header), with no crash, no held-out accuracy that is already good, and a loss still falling if it logged
+    three values or more (the held-out one if there is one: EarlyStopping ends a run whose eval loss stopped): what it shows is a training that has barely started."""
+    train = ev.train()
+    if not ev.early or train is None or train.is_window or ev.crashes:
+        return []
+    held = next((c for c in ev.curves if c.split == "eval" and c.points >= 3), None)
+    judged = held or train
+    if judged.points >= 3 and not judged.is_still_falling:
+        return []  # a loss that stopped falling: an early stop on a plateau (EarlyStopping), not a cut-off start
+    acc = ev.accuracy()
+    if acc is not None and acc.best_value >= HEALTHY_ACCURACY:
+        return []
+    planned = next(h.value for h in ev.hparams if h.name == "epochs")
+    seen = max(c.last_step for c in ev.curves if c.x_unit == "epoch" and c.last_step is not None)
+    score = f"; its {acc.name} {num(acc.last_value)} is that of a training that has barely started" if acc else ""
+    return [
+        on_curve(
+            train,
+            name="slow_or_unfinished",
+            text=f"The log ends at epoch {seen:g} of the {planned:g} the run was set to train{score}.",
+            step=seen,
+            x_unit="epoch",
+        )
+    ]

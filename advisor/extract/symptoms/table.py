@@ -282,6 +282,16 @@ TABLE: tuple[Row, ...] = (
         tests=(_TT + "test_a_stated_target_missed_is_a_gap",),
     ),
     Row(
+        "stopped-short",
+        ("slow_or_unfinished",),
+        outcome.stopped_short,
+        "A run stopped within the first tenth of the epochs it was set to train (interrupted, killed, a time limit, "
+        "or a log cut short) has had too few updates to reach what it would: its scores describe the start.",
+        silenced_by=frozenset({ANY}),
+        references=(_KARPATHY,),
+        tests=(_TT + "test_a_keras_run_stopped_after_its_first_epoch_is_unfinished",),
+    ),
+    Row(
         "slow-fall",
         ("slow_or_unfinished",),
         plateau.slow,
