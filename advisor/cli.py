@@ -7,41 +7,23 @@ subcommands so that ``advisor --help`` starts fast.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from advisor import cli_common
+from advisor.cli_common import (
+    check_output,
+    chosen_engine,
+    diagnose_options,
+    format_from_path,
+    long_lived_imports,
+    parse_assignments,
+    write_report,
+)
+from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
 from advisor.read.safe import shown
 from advisor.rulebase.schema import SEVERITIES
-
-#: True when the process is the ``advisor`` command's own (``run``), not a caller of ``main`` (tests, scripts)
-_OWN_PROCESS = False
-
-
-@contextmanager
-def _long_lived_imports() -> Iterator[None]:
-    """Imports made with the cyclic garbage collector off, their objects then put out of its reach.
-
-    Importing a diagnosis's modules makes a few hundred thousand objects that live as long as the process
-    (classes, pydantic schemas, regexes, the rule base's code). With the collector on, about a hundred young,
-    ten middle and one full collection walk them again and again during a diagnosis and free almost nothing
-    (~50 ms of a ~0.6 s run); ``gc.freeze`` moves them to the permanent generation and the collector is on
-    again for the diagnosis itself. Only in the command's own process: a caller of ``main`` keeps its collector
-    as it was (freezing would keep its pending garbage for ever).
-    """
-    if not _OWN_PROCESS or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,82 +31,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"advisor: error: {message} (see: {self.prog} --help)\n")
 
 
-_EXT_FORMATS = {".html": "html", ".htm": "html", ".json": "json", ".md": "md", ".txt": "text", ".text": "text"}
-
-
-def _fmt_from_path(path: str | None, fmt: str | None) -> str:
-    if fmt:
-        return fmt
-    if path:
-        ext = Path(path).suffix.lower()
-        if ext not in _EXT_FORMATS:
-            raise _Usage(f"-o '{path}': name it .html, .json, .md or .txt, or give --format")
-        return _EXT_FORMATS[ext]
-    return "text"
-
-
-def _check_output(out: str | None, folders: list[tuple[str | None, str]]) -> None:
-    """-o must land in an existing folder, outside the run and baseline folders (never written)."""
-    from advisor.inventory import output_problem
-
-    problem = output_problem(out, folders) if out else None
-    if problem:
-        raise _Usage(f"-o '{out}': {problem}")
-
-
-def _write(text: str, out: str | None) -> None:
-    """The report to ``out`` (a temporary file beside it, then renamed: a full disk leaves an old report whole),
-    or to standard output."""
-    if out:
-        from advisor.atomic import write_text_atomic
-
-        try:  # a folder, an unwritable place or a full disk: one line, exit 2
-            write_text_atomic(out, text)
-        except OSError as exc:
-            raise _Usage(f"-o '{shown(out)}': cannot write the report ({exc.strerror or exc})") from None
-    else:
-        sys.stdout.write(text)
-
-
-def _params(values: list[str], flag: str = "--param") -> dict:
-    out = {}
-    for v in values or []:
-        key, sep, raw = v.partition("=")
-        if not sep or not key:
-            raise _Usage(f"{flag} needs NAME=VALUE, got '{v}'")
-        try:
-            import json
-
-            out[key] = json.loads(raw)
-        except ValueError:
-            out[key] = raw
-    return out
-
-
-class _Usage(Exception):
-    pass
-
-
 # ---------------------------------------------------------------------------- subcommands
-def _scheduler(address: str) -> str:
-    """--scheduler's address, once dask.distributed is known to be installed."""
-    import importlib.util
-
-    if importlib.util.find_spec("distributed") is None:
-        raise _Usage('--scheduler needs dask.distributed: pip install "accuracy-advisor[dask]"')
-    return address
-
-
-def _diagnose_options(args: argparse.Namespace) -> dict:
-    """The extractor options of diagnose's flags: --threshold, --baseline-kind, --scheduler."""
-    options = _params(args.threshold, "--threshold")
-    if args.baseline_kind != "auto":
-        options["compare.baseline_kind"] = args.baseline_kind
-    if args.scheduler:
-        options["op_compare.scheduler"] = _scheduler(args.scheduler)
-    return options
-
-
 def _sweep(args: argparse.Namespace) -> int:
     from advisor.cli_sweep import diagnose_many
 
@@ -142,52 +49,48 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         if len(args.run) > 1:
             return _sweep(args)
         args.run = args.run[0]
-    with _long_lived_imports():
+    with long_lived_imports():
         from advisor.diagnosis import diagnose
-        from advisor.errors import UsageError
         from advisor.report.render import render
 
-    fmt = _fmt_from_path(args.output, args.format)
-    _check_output(args.output, [(args.run, "run"), (args.baseline, "baseline")])
+    fmt = format_from_path(args.output, args.format)
+    check_output(args.output, [(args.run, "run"), (args.baseline, "baseline")])
     if not 0.0 <= args.min_confidence <= 1.0:
-        raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
+        raise UsageError(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
     if (
         args.baseline
         and Path(args.baseline).is_dir()
         and Path(args.run).is_dir()
         and Path(args.baseline).resolve() == Path(args.run).resolve()
     ):
-        raise _Usage("--baseline is the run folder itself: give the benchmark run's folder")
+        raise UsageError("--baseline is the run folder itself: give the benchmark run's folder")
     if (
         args.baseline
         and Path(args.baseline).is_file()
         and Path(args.run).is_file()
         and Path(args.baseline).resolve() == Path(args.run).resolve()
     ):
-        raise _Usage("--baseline is the run log itself: give the benchmark run's log or folder")
+        raise UsageError("--baseline is the run log itself: give the benchmark run's log or folder")
     if args.only_rules and not args.rules:
-        raise _Usage("--only-rules without --rules leaves no rule to run")
+        raise UsageError("--only-rules without --rules leaves no rule to run")
     for path in args.rules or ():
         if not Path(path).exists():
-            raise _Usage(f"--rules '{path}': no such rule file or folder")
-    options = _diagnose_options(args)
-    engine = _engine(args)
-    try:
-        report = diagnose(
-            args.run,
-            baseline=args.baseline,
-            rules=args.rules or (),
-            only_rules=args.only_rules,
-            params=_params(args.param),
-            options=options,
-            engine=engine,
-        )
-    except UsageError as exc:
-        raise _Usage(str(exc)) from None
+            raise UsageError(f"--rules '{path}': no such rule file or folder")
+    options = diagnose_options(args)
+    engine = chosen_engine(args)
+    report = diagnose(
+        args.run,
+        baseline=args.baseline,
+        rules=args.rules or (),
+        only_rules=args.only_rules,
+        params=parse_assignments(args.param),
+        options=options,
+        engine=engine,
+    )
     for w in report.warnings:
         print(shown(w), file=sys.stderr)
     color = fmt == "text" and not args.output and sys.stdout.isatty()
-    _write(render(report, fmt, color=color), args.output)
+    write_report(render(report, fmt, color=color), args.output)
     if args.output and not args.quiet:
         print(f"advisor: wrote {args.output} ({report.summary.headline})", file=sys.stderr)
     if report.rule_errors:  # a broken rule of the user's must not pass a --fail-on gate silently
@@ -229,20 +132,16 @@ def cmd_facts(args: argparse.Namespace) -> int:
                 print(f"    {name}: {f.description or ''}")
         return EXIT_OK
     if not args.run:
-        raise _Usage("facts needs RUN (or --kinds)")
+        raise UsageError("facts needs RUN (or --kinds)")
     import json
 
     from advisor.diagnosis import read_pair, threshold_problems
-    from advisor.errors import UsageError
     from advisor.extract import extract_facts
 
-    options = _params(args.threshold, "--threshold")
+    options = parse_assignments(args.threshold, "--threshold")
     for w in threshold_problems(options):
         print(w, file=sys.stderr)
-    try:
-        pair, notes = read_pair(args.run, args.baseline, options)
-    except UsageError as exc:
-        raise _Usage(str(exc)) from None
+    pair, notes = read_pair(args.run, args.baseline, options)
     for w in notes:
         print(shown(w), file=sys.stderr)
     ex = extract_facts(pair)
@@ -285,15 +184,16 @@ def cmd_watch(args: argparse.Namespace) -> int:
         alert = level(args.alert)
         exit_on = level(args.exit_on) if args.exit_on else None
     except ValueError as exc:
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
     if not Path(args.run).is_dir():
-        raise _Usage(f"RUN '{args.run}' is not a folder")
+        raise UsageError(f"RUN '{args.run}' is not a folder")
     if args.interval <= 0:
-        raise _Usage(f"--interval must be above 0, got {args.interval}")
+        raise UsageError(f"--interval must be above 0, got {args.interval}")
 
     def say(alert_) -> None:
         print(alert_.line(), flush=True)
 
+    params, options = parse_assignments(args.param), parse_assignments(args.threshold, "--threshold")
     try:
         return watch(
             args.run,
@@ -304,23 +204,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
             idle_exit=args.idle_exit,
             on_alert=say,
             rules=args.rules or (),
-            params=_params(args.param),
-            options=_params(args.threshold, "--threshold"),
+            params=params,
+            options=options,
         )
     except KeyboardInterrupt:
         return EXIT_OK
     except RunGone as exc:
-        raise _Usage(str(exc)) from None
-
-
-def _engine(args: argparse.Namespace) -> str:
-    """The rule engine back-end for --engine (advisor/rulebase/backends.py chooses), or a usage error."""
-    from advisor.rulebase.backends import EngineUnavailable, choose
-
-    try:
-        return choose(getattr(args, "engine", None))
-    except (ValueError, EngineUnavailable) as exc:
-        raise _Usage(f"--engine: {exc}") from None
+        raise UsageError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------- parser
@@ -460,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(args.func(args) or 0)
-    except _Usage as exc:
+    except UsageError as exc:
         print(shown(f"advisor: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -472,8 +362,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """The ``advisor`` command (the console script, ``python -m advisor``): ``main`` in a process of its own."""
-    global _OWN_PROCESS
-    _OWN_PROCESS = True
+    cli_common.mark_own_process()
     raise SystemExit(main())
 
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from advisor.cli import _Usage, _engine
-from advisor.errors import EXIT_FOUND, EXIT_OK
+from advisor.cli_common import chosen_engine
+from advisor.errors import EXIT_FOUND, EXIT_OK, UsageError
 from advisor.read.safe import shown
 
 
@@ -69,7 +69,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             return EXIT_FOUND if errors else EXIT_OK
         from advisor.rulebase.testing import run_tests
 
-        results = run_tests(rules, engine=_engine(args))
+        results = run_tests(rules, engine=chosen_engine(args))
         failed = [r for r in results if not r.passed]
         for r in failed:
             print(shown(f"{r.rule.path}:{r.case.pos[0]}: FAIL {r.test_id}: {r.message}"))
@@ -92,7 +92,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             import difflib
 
             close = difflib.get_close_matches(args.id, [r.id for r in rules], n=3)
-            raise _Usage(f"no rule '{args.id}'" + (f" (did you mean: {', '.join(close)}?)" if close else ""))
+            raise UsageError(f"no rule '{args.id}'" + (f" (did you mean: {', '.join(close)}?)" if close else ""))
         r = match[0]
         if action == "show":
             print(shown(Path(r.path).read_text(encoding="utf-8", errors="replace") if Path(r.path).is_file() else r))
@@ -110,4 +110,4 @@ def cmd_rules(args: argparse.Namespace) -> int:
         if r.params:
             print(shown("PARAMS\n" + "\n".join(f"  {k} = {v}" for k, v in r.params.items())))
         return EXIT_OK
-    raise _Usage(f"unknown rules action '{action}'")
+    raise UsageError(f"unknown rules action '{action}'")

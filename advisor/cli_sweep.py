@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from advisor.cli import (
-    _Usage,
-    _check_output,
-    _diagnose_options,
-    _engine,
-    _fmt_from_path,
-    _long_lived_imports,
-    _params,
-    _write,
+from advisor.cli_common import (
+    check_output,
+    chosen_engine,
+    diagnose_options,
+    format_from_path,
+    long_lived_imports,
+    parse_assignments,
+    write_report,
 )
-from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
 from advisor.read.safe import shown
 from advisor.rulebase.schema import SEVERITIES
 
@@ -25,27 +24,27 @@ def diagnose_many(args: argparse.Namespace) -> int:
     engine and options, the same --baseline for all), then one table: run, what it shows, its top cause and
     that cause's confidence. A run that cannot be diagnosed gets its error in the table; the others go on.
     With --scheduler, one Dask cluster serves every run."""
-    with _long_lived_imports():
+    with long_lived_imports():
         import advisor.diagnosis  # noqa: F401 (imported once, out of the collector's reach)
 
     runs: list[str] = args.run
     if "-" in runs:
-        raise _Usage("standard input (-) can only be diagnosed alone")
-    fmt = _fmt_from_path(args.output, args.format)
+        raise UsageError("standard input (-) can only be diagnosed alone")
+    fmt = format_from_path(args.output, args.format)
     if fmt == "html":
-        raise _Usage("several RUNs are summed up in a table: use text, md or json (diagnose one RUN for HTML)")
-    _check_output(args.output, [(r, "run") for r in runs] + [(args.baseline, "baseline")])
+        raise UsageError("several RUNs are summed up in a table: use text, md or json (diagnose one RUN for HTML)")
+    check_output(args.output, [(r, "run") for r in runs] + [(args.baseline, "baseline")])
     if not 0.0 <= args.min_confidence <= 1.0:
-        raise _Usage(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
-    options = _diagnose_options(args)
-    engine, params = _engine(args), _params(args.param)
+        raise UsageError(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
+    options = diagnose_options(args)
+    engine, params = chosen_engine(args), parse_assignments(args.param)
     if options.get("op_compare.scheduler"):  # one cluster for every run of the sweep
         from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
 
         try:
             options["op_compare.runner"] = DaskRunner(str(options.pop("op_compare.scheduler")), None)
         except DaskUnavailable as exc:
-            raise _Usage(f"--scheduler: {exc}") from None
+            raise UsageError(f"--scheduler: {exc}") from None
     try:
         return _sweep_runs(args, runs, fmt, options, engine, params)
     finally:
@@ -57,7 +56,6 @@ def _sweep_runs(args: argparse.Namespace, runs: list[str], fmt: str, options: di
     import json
 
     from advisor.diagnosis import diagnose
-    from advisor.errors import UsageError
 
     rows: list[dict] = []
     failed = found = False
@@ -116,7 +114,7 @@ def _sweep_runs(args: argparse.Namespace, runs: list[str], fmt: str, options: di
             width = max(len(head[0]), *(len(t[0]) for t in table))  # run names aligned; what it shows last
             text = "".join(f"{t[0]:<{width}}  {t[3]:>10}  {t[2]:<26}  {t[1]}\n" for t in [head, *table])
         text = shown(text)
-    _write(text, args.output)
+    write_report(text, args.output)
     if args.output and not args.quiet:
         print(f"advisor: wrote {args.output} ({len(rows)} runs)", file=sys.stderr)
     if failed:

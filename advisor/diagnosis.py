@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from advisor import __version__
+from advisor.version import __version__
 from advisor.errors import Diagnostic, UsageError
 from advisor.extract import extract_facts
 from advisor.extract.base import RunPair

@@ -1,4 +1,4 @@
-"""The command's own process imports with the garbage collector off and freezes what it imported (cli.py)."""
+"""The command's own process imports with the garbage collector off and freezes what it imported (cli_common.py)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from advisor import cli
+from advisor import cli, cli_common
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_caller_of_main_keeps_its_collector_as_it_was() -> None:
-    assert not cli._OWN_PROCESS
+    assert not cli_common.OWN_PROCESS
     frozen = gc.get_freeze_count()
-    with cli._long_lived_imports():
+    with cli_common.long_lived_imports():
         assert gc.isenabled()
     assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
 def test_the_command_process_imports_without_collections_then_collects_again(monkeypatch) -> None:
-    monkeypatch.setattr(cli, "_OWN_PROCESS", True)
+    monkeypatch.setattr(cli_common, "OWN_PROCESS", True)
     frozen = gc.get_freeze_count()
     try:
-        with cli._long_lived_imports():
+        with cli_common.long_lived_imports():
             assert not gc.isenabled()
             kept = [[] for _ in range(100)]  # objects made while importing
         assert gc.isenabled()

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE
+from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
 from advisor.read.safe import shown
 
 
@@ -71,28 +71,24 @@ def add_compare_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-class _Usage(Exception):
-    pass
-
-
 def _dump_folder(arg: str) -> Path:
     """The dump (or tree) the argument names: a folder above exactly one dump is that dump."""
     from advisor.compare.tree import TreeError, find_leaves
 
     path = Path(arg)
     if not path.is_dir():
-        raise _Usage(f"'{arg}' is not a folder")
+        raise UsageError(f"'{arg}' is not a folder")
     try:
         leaves = find_leaves(path)
     except TreeError as exc:
-        raise _Usage(f"'{arg}': {exc}") from None
+        raise UsageError(f"'{arg}': {exc}") from None
     if not leaves:
-        raise _Usage(f"'{arg}' holds no dump (a folder of .npy files or an msprobe dump.json)")
+        raise UsageError(f"'{arg}' holds no dump (a folder of .npy files or an msprobe dump.json)")
     if len(leaves) == 1:
         return path / leaves[0].rel
     if all(leaf.step is None and leaf.rank is None for leaf in leaves):
         found = ", ".join(leaf.rel for leaf in leaves[:5])
-        raise _Usage(
+        raise UsageError(
             f"'{arg}' holds {len(leaves)} dumps whose folders name no step or rank ({found}): give one of them, "
             "or lay them out as step*/rank*"
         )
@@ -106,9 +102,9 @@ def _overrides(values: list[str]) -> dict[str, float]:
         try:
             out[f"compare.{key}"] = float(raw)
         except ValueError:
-            raise _Usage(f"--tolerance needs DTYPE.NAME=NUMBER, got '{v}'") from None
+            raise UsageError(f"--tolerance needs DTYPE.NAME=NUMBER, got '{v}'") from None
         if not sep:
-            raise _Usage(f"--tolerance needs DTYPE.NAME=NUMBER, got '{v}'")
+            raise UsageError(f"--tolerance needs DTYPE.NAME=NUMBER, got '{v}'")
     return out
 
 
@@ -147,64 +143,18 @@ def _kernel_hint(comp, option: str) -> None:
         )
 
 
-def summary_text(table, limit: int = 30) -> str:
-    from advisor.compare.table import _fmt
-
-    lines = [
-        f"advisor compare: {table.mode} mode, {table.counts['error']} error, {table.counts['warning']} warning, "
-        f"{table.counts['pass']} pass, {table.counts['skipped']} skipped"
-    ]
-    if table.source:
-        lines.append(
-            f"source operator: {table.source} ({table.source_reason}); "
-            f"{len(table.propagated)} operators after it only inherit the error"
-        )
-        if table.independent_sources:
-            lines.append("independent sources: " + ", ".join(table.independent_sources))
-    else:
-        skipped = table.counts["skipped"]
-        lines.append(
-            "no operator deviates beyond tolerance"
-            + (f" among those compared ({skipped} not compared: see below)" if skipped else "")
-        )
-    for label, value in (
-        ("first difference", table.first_difference),
-        ("first NaN/Inf from finite inputs", table.nonfinite_source),
-        ("first output beyond fp16 range", table.fp16_overflow),
-        ("first integer-valued float output", table.integer_valued),
-    ):
-        if value:
-            lines.append(f"{label}: {value}")
-    for p in table.problems:
-        lines.append(f"not compared ({p['side']}): {p['file']}: {p['why']}")
-    if table.unmatched_run or table.unmatched_baseline:
-        lines.append(
-            f"unmatched: {len(table.unmatched_run)} run tensors, {len(table.unmatched_baseline)} baseline tensors"
-        )
-    shown = [r for r in table.rows if r["verdict"] != "pass"][:limit]
-    if shown:
-        lines.append("")
-        lines.append(f"{'verdict':8} {'cosine':>9} {'max_abs_err':>11} {'rel_dist':>9}  tensor  (reason)")
-        for r in shown:
-            lines.append(
-                f"{r['verdict']:8} {_fmt(r['cosine']):>9} {_fmt(r['max_abs_err']):>11} "
-                f"{_fmt(r['euclid_rel_dist']):>9}  {r['name']}  ({r['reason']})"
-            )
-    return "\n".join(lines) + "\n"
-
-
 def run_compare(args: argparse.Namespace) -> int:
     from advisor.inventory import output_problem
 
     try:
         run_dir, base_dir = _dump_folder(args.run_dump), _dump_folder(args.baseline_dump)
         if run_dir.resolve() == base_dir.resolve():
-            raise _Usage("RUN_DUMP and BASELINE_DUMP are the same dump: give the benchmark's dump as the second")
+            raise UsageError("RUN_DUMP and BASELINE_DUMP are the same dump: give the benchmark's dump as the second")
         options: dict = _overrides(args.tolerance)
         from advisor.compare.tolerances import option_problems
 
         for problem in option_problems(options):
-            raise _Usage(f"--tolerance {problem.replace('compare.', '', 1)}")
+            raise UsageError(f"--tolerance {problem.replace('compare.', '', 1)}")
         if args.no_kl:
             options["compare.kl"] = False
         options["compare.kernel"] = args.kernel
@@ -213,9 +163,9 @@ def run_compare(args: argparse.Namespace) -> int:
         try:
             use_compiled(args.kernel, 0)
         except ValueError as exc:
-            raise _Usage(str(exc)) from None
+            raise UsageError(str(exc)) from None
         if args.output and Path(args.output).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
-            raise _Usage(f"--output must end in .csv, .json or .html, got '{args.output}'")
+            raise UsageError(f"--output must end in .csv, .json or .html, got '{args.output}'")
         problem = (
             output_problem(
                 args.output,
@@ -230,8 +180,8 @@ def run_compare(args: argparse.Namespace) -> int:
             else None
         )
         if problem:
-            raise _Usage(f"--output '{args.output}': {problem}")
-    except _Usage as exc:
+            raise UsageError(f"--output '{args.output}': {problem}")
+    except UsageError as exc:
         print(
             shown(
                 f"advisor: error: {exc} (usage: advisor compare RUN_DUMP BASELINE_DUMP [-o out.csv|out.json|out.html])"
@@ -241,7 +191,7 @@ def run_compare(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         runner = _runner(args)
-    except _Usage as exc:
+    except UsageError as exc:
         print(shown(f"advisor: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -260,13 +210,13 @@ def _runner(args: argparse.Namespace):
     try:
         return DaskRunner(args.scheduler, args.workers)
     except DaskUnavailable as exc:
-        raise _Usage(f"--scheduler: {exc}") from None
+        raise UsageError(f"--scheduler: {exc}") from None
 
 
 def _compare(args: argparse.Namespace, run_dir: Path, base_dir: Path, options: dict, runner) -> int:
     from advisor.compare.engine import compare_dumps
     from advisor.compare.localise import localise
-    from advisor.compare.table import build_table, write
+    from advisor.compare.table import build_table, summary_text, write
     from advisor.compare.tree import find_leaves
     from advisor.read.dumps import DumpReadError, read_dump
 

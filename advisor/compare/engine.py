@@ -20,17 +20,11 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from advisor.compare.accumulator import Accumulator, PairMetrics, SideAcc
 from advisor.compare.match import match_records
 from advisor.compare.kernel_loader import compiled_kernel, kernel_loaded
 from advisor.compare.kl import kl_accumulate, minmax_kl
-from advisor.compare.metrics import (
-    Accumulator,
-    PairMetrics,
-    SideAcc,
-    accumulate,
-    ranges,
-    side_stats,
-)
+from advisor.compare.metrics import accumulate, ranges, side_stats
 from advisor.compare.runner import Item, Runner, ThreadRunner
 from advisor.compare.tolerances import judge, judge_stats, normalise_dtype, tolerance_for
 from advisor.read.dumps import DumpReadError, Dump, TensorRecord, load_tensor

@@ -30,12 +30,13 @@ import math
 import numpy as np
 from numba import njit  # first: without numba, the ImportError names numba
 
-from advisor.compare.kernel_math import _as_f64, _floor, _fmax, _fmin, exp_nonpositive
+from advisor.compare.accumulator import Accumulator, SideAcc, numpy_side_stats
+from advisor.compare.kernel_math import as_f64, exp_nonpositive, floor_f64, fmax_f64, fmin_f64
 from advisor.read.dumps import BFloat16Bits
 
 #: elements per block: two float32 blocks fit the 32 KB L1 cache with room to spare
 BLOCK = 4096
-#: the per-element relative error's denominator floor (as ``metrics.REL_FLOOR``)
+#: the per-element relative error's denominator floor (as ``accumulator.REL_FLOOR``)
 REL_FLOOR = 1e-12
 #: blocks whose max|r - b| is at most this take the KL's run-side exponentials from the baseline's
 NEAR_DIFF = 1e-2
@@ -93,8 +94,8 @@ def _block_sums(r, b, s, e, o):
     sr = sb = sd = srr = sbb = sdd = srb = sab = sad = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)  # unsigned: no negative-index wraparound in the loop
-        x = _as_f64(r[i])
-        y = _as_f64(b[i])
+        x = as_f64(r[i])
+        y = as_f64(b[i])
         d = x - y
         sr += x
         sb += y
@@ -132,21 +133,21 @@ def _block_extremes(r, b, s, e, o):
     whole = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)
-        x = _as_f64(r[i])
-        y = _as_f64(b[i])
+        x = as_f64(r[i])
+        y = as_f64(b[i])
         ad = abs(x - y)
-        lr = _fmin(lr, x)
-        hr = _fmax(hr, x)
-        lb = _fmin(lb, y)
-        hb = _fmax(hb, y)
-        mad = _fmax(mad, ad)
-        q = ad / _fmax(abs(y), REL_FLOOR)
+        lr = fmin_f64(lr, x)
+        hr = fmax_f64(hr, x)
+        lb = fmin_f64(lb, y)
+        hb = fmax_f64(hb, y)
+        mad = fmax_f64(mad, ad)
+        q = ad / fmax_f64(abs(y), REL_FLOOR)
         srel += q
-        mrel = _fmax(mrel, q)
+        mrel = fmax_f64(mrel, q)
         c1 += 1.0 if q > 1e-3 else 0.0  # float counters vectorise better than int64 ones here
         c2 += 1.0 if q > 5e-3 else 0.0
         zeros += 1.0 if x == 0.0 else 0.0
-        whole += 1.0 if _floor(x) == x else 0.0
+        whole += 1.0 if floor_f64(x) == x else 0.0
     o[9] = lr
     o[10] = hr
     o[11] = lb
@@ -166,9 +167,9 @@ def _block_whole(x, s, e):
     zeros = 0.0
     whole = 0.0
     for j in range(e - s):
-        v = _as_f64(x[np.uint64(s) + np.uint64(j)])
+        v = as_f64(x[np.uint64(s) + np.uint64(j)])
         zeros += 1.0 if v == 0.0 else 0.0
-        whole += 1.0 if _floor(v) == v else 0.0
+        whole += 1.0 if floor_f64(v) == v else 0.0
     return whole - zeros, (e - s) - zeros
 
 
@@ -184,8 +185,8 @@ def _block_kl_near(r, b, s, e, mr, mb, o):
     t = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)
-        x = _as_f64(r[i])
-        y = _as_f64(b[i])
+        x = as_f64(r[i])
+        y = as_f64(b[i])
         d = x - y
         eb = exp_nonpositive(y - mb)
         zb += eb
@@ -204,8 +205,8 @@ def _block_kl(r, b, s, e, mr, mb, o):
     t = 0.0
     for j in range(e - s):
         i = np.uint64(s) + np.uint64(j)  # unsigned: no negative-index wraparound, so the loop vectorises
-        x = _as_f64(r[i])
-        y = _as_f64(b[i])
+        x = as_f64(r[i])
+        y = as_f64(b[i])
         er = exp_nonpositive(x - mr)
         eb = exp_nonpositive(y - mb)
         zr += er
@@ -224,12 +225,12 @@ def _block_extremes_identical(r, s, e, o):
     ints = 0
     nz = 0
     for j in range(e - s):
-        x = _as_f64(r[np.uint64(s) + np.uint64(j)])
-        lo = _fmin(lo, x)
-        hi = _fmax(hi, x)
+        x = as_f64(r[np.uint64(s) + np.uint64(j)])
+        lo = fmin_f64(lo, x)
+        hi = fmax_f64(hi, x)
         z = np.int64(x != 0.0)
         nz += z
-        ints += z * np.int64(_floor(x) == x)
+        ints += z * np.int64(floor_f64(x) == x)
     o[9] = lo
     o[10] = hi
     o[11] = lo
@@ -250,7 +251,7 @@ def _block_softmax_sum(r, s, e, m):
     """Σ e^(r-m) over r[s:e]: the KL's sums of a block where both sides are equal."""
     z = 0.0
     for j in range(e - s):
-        z += exp_nonpositive(_as_f64(r[np.uint64(s) + np.uint64(j)]) - m)
+        z += exp_nonpositive(as_f64(r[np.uint64(s) + np.uint64(j)]) - m)
     return z
 
 
@@ -362,7 +363,7 @@ def _side_sums(x, s, e):
     t = 0.0
     q = 0.0
     for j in range(e - s):
-        v = _as_f64(x[np.uint64(s) + np.uint64(j)])
+        v = as_f64(x[np.uint64(s) + np.uint64(j)])
         t += v
         q += v * v
     return t, q
@@ -418,8 +419,6 @@ def _kernel_view(x: np.ndarray) -> np.ndarray:
 
 def pair_accumulate(r: np.ndarray, b: np.ndarray, start: int, stop: int, with_kl: bool):
     """``metrics.accumulate`` of r[start:stop] vs b[start:stop] (flat, ``supports``) by the kernel."""
-    from advisor.compare.metrics import Accumulator, SideAcc
-
     r, b = r.reshape(-1), b.reshape(-1)  # views (a memmap or BFloat16Bits; _kernel_view makes them plain)
     out = np.zeros(SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
@@ -497,8 +496,6 @@ def warm_up(dtypes: set[tuple[np.dtype, np.dtype]], side: bool = False, writable
 
 def side_accumulate(x: np.ndarray, start: int, stop: int):
     """``metrics.side_stats`` of x[start:stop] (flat, a ``DTYPES`` dtype, contiguous) by the kernel."""
-    from advisor.compare.metrics import SideAcc, side_stats
-
     x = x.reshape(-1)
     out = np.zeros(SIDE_SLOTS)
     bad = np.empty(max(1, -(-(stop - start) // BLOCK)), dtype=np.int64)
@@ -518,5 +515,5 @@ def side_accumulate(x: np.ndarray, start: int, stop: int):
             nonzero=int(out[S_NZ]),
         )
     for s in bad[:nbad]:  # blocks with NaN/Inf: the numpy path counts and masks them
-        acc.merge(side_stats(x, int(s), min(stop, int(s) + BLOCK)))
+        acc.merge(numpy_side_stats(x, int(s), min(stop, int(s) + BLOCK)))
     return acc

@@ -38,12 +38,16 @@ def _binary_intrinsic(name: str):
 
 
 # llvm.maxnum/minnum vectorise as reductions where Python's max()/conditional expressions do not
-_fmax = _binary_intrinsic("llvm.maxnum.f64")
-_fmin = _binary_intrinsic("llvm.minnum.f64")
+#: the larger of two float64 (llvm.maxnum), compiled code only
+fmax_f64 = _binary_intrinsic("llvm.maxnum.f64")
+#: the smaller of two float64 (llvm.minnum), compiled code only
+fmin_f64 = _binary_intrinsic("llvm.minnum.f64")
 
 
 @intrinsic
-def _floor(typingctx, a):
+def floor_f64(typingctx, a):
+    """The floor of a float64 (llvm.floor), compiled code only."""
+
     def codegen(context, builder, sig, args):
         fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
         return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.floor.f64"), args)
@@ -78,13 +82,13 @@ def _f32_from_bits(typingctx, a):
     return types.float32(types.int32), codegen
 
 
-def _as_f64(x):
+def as_f64(x):
     """An array element as float64: uint16 elements are float16 bit patterns, int16 ones bfloat16 bit
     patterns (numba has neither type on CPU)."""
     raise NotImplementedError  # compiled code only (see the overload below)
 
 
-@overload(_as_f64)
+@overload(as_f64)
 def _as_f64_overload(x):
     if isinstance(x, types.Integer) and x.bitwidth == 16 and not x.signed:
 
@@ -112,7 +116,7 @@ def _as_f64_overload(x):
 @njit(nogil=True, fastmath=EXP_FLAGS, cache=True)
 def exp_nonpositive(v: float) -> float:
     """e^v for v <= 0 (v below -708 gives e^-708 ~ 3e-308, not 0: nothing next to the sum's 1)."""
-    v = _fmax(v, -708.0)
+    v = fmax_f64(v, -708.0)
     kd = v * _LOG2E + _ROUND
     k = kd - _ROUND
     z = v - k * _LN2_HI - k * _LN2_LO  # |z| <= ln2/2

@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from advisor.compare.metrics import CHUNK, Accumulator, _dot, float_chunk
+from advisor.compare.accumulator import CHUNK, Accumulator, dot
+from advisor.read.dumps import float_chunk
 
 
 def kl_accumulate(
@@ -35,7 +36,7 @@ def kl_accumulate(
             j = min(stop, i + chunk)
             rc, bc = float_chunk(rf[i:j]), float_chunk(bf[i:j])
             d = np.subtract(rc, bc, dtype=np.float64)  # float32 inputs: exact, no copies of r and b
-            dd = _dot(d, d)
+            dd = dot(d, d)
             if not math.isfinite(dd):  # a NaN/Inf on either side (or a float64 overflow)
                 keep = np.isfinite(rc) & np.isfinite(bc)
                 rc, bc = rc[keep], bc[keep]

@@ -21,7 +21,7 @@ from advisor.chart_data import Marker, Series
 from advisor.compare.chart import op_error_series
 from advisor.compare.engine import Comparison, Row
 from advisor.compare.localise import Localisation
-from advisor.compare.metrics import PairMetrics
+from advisor.compare.accumulator import PairMetrics
 from advisor.read.safe import csv_text, shown
 
 METRIC_COLUMNS = [f for f in PairMetrics.__dataclass_fields__]
@@ -70,7 +70,8 @@ class CompareTable:
         return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "chart"}
 
 
-def _clean(v: Any) -> Any:
+def json_value(v: Any) -> Any:
+    """A cell's value as JSON holds it: NaN as null, infinities as "inf"/"-inf", tuples as lists."""
     if isinstance(v, float) and not math.isfinite(v):
         return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
     if isinstance(v, tuple):
@@ -79,10 +80,10 @@ def _clean(v: Any) -> Any:
 
 
 def row_record(r: Row) -> dict[str, Any]:
-    rec: dict[str, Any] = {c: _clean(getattr(r, c, None)) for c in COLUMNS[:16]}
+    rec: dict[str, Any] = {c: json_value(getattr(r, c, None)) for c in COLUMNS[:16]}
     metrics = r.metrics.as_dict() if r.metrics else {}
     for c in METRIC_COLUMNS:
-        rec[c] = _clean(metrics.get(c))
+        rec[c] = json_value(metrics.get(c))
     return rec
 
 
@@ -176,7 +177,8 @@ def to_json(table: CompareTable) -> str:
     return buf.getvalue()
 
 
-def _fmt(v: Any) -> str:
+def format_cell(v: Any) -> str:
+    """A cell's value as short text: blank for None, yes/no, floats to 4 significant digits, lists as 2×3."""
     if v is None:
         return ""
     if isinstance(v, bool):
@@ -186,6 +188,52 @@ def _fmt(v: Any) -> str:
     if isinstance(v, list):
         return "×".join(str(x) for x in v)
     return str(v)
+
+
+def summary_text(table: CompareTable, limit: int = 30) -> str:
+    """The table as the short text ``advisor compare`` prints without ``-o``: counts, the source operator,
+    the first findings, then at most ``limit`` rows that do not pass."""
+    lines = [
+        f"advisor compare: {table.mode} mode, {table.counts['error']} error, {table.counts['warning']} warning, "
+        f"{table.counts['pass']} pass, {table.counts['skipped']} skipped"
+    ]
+    if table.source:
+        lines.append(
+            f"source operator: {table.source} ({table.source_reason}); "
+            f"{len(table.propagated)} operators after it only inherit the error"
+        )
+        if table.independent_sources:
+            lines.append("independent sources: " + ", ".join(table.independent_sources))
+    else:
+        skipped = table.counts["skipped"]
+        lines.append(
+            "no operator deviates beyond tolerance"
+            + (f" among those compared ({skipped} not compared: see below)" if skipped else "")
+        )
+    for label, value in (
+        ("first difference", table.first_difference),
+        ("first NaN/Inf from finite inputs", table.nonfinite_source),
+        ("first output beyond fp16 range", table.fp16_overflow),
+        ("first integer-valued float output", table.integer_valued),
+    ):
+        if value:
+            lines.append(f"{label}: {value}")
+    for p in table.problems:
+        lines.append(f"not compared ({p['side']}): {p['file']}: {p['why']}")
+    if table.unmatched_run or table.unmatched_baseline:
+        lines.append(
+            f"unmatched: {len(table.unmatched_run)} run tensors, {len(table.unmatched_baseline)} baseline tensors"
+        )
+    shown = [r for r in table.rows if r["verdict"] != "pass"][:limit]
+    if shown:
+        lines.append("")
+        lines.append(f"{'verdict':8} {'cosine':>9} {'max_abs_err':>11} {'rel_dist':>9}  tensor  (reason)")
+        for r in shown:
+            lines.append(
+                f"{r['verdict']:8} {format_cell(r['cosine']):>9} {format_cell(r['max_abs_err']):>11} "
+                f"{format_cell(r['euclid_rel_dist']):>9}  {r['name']}  ({r['reason']})"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def to_html(table: CompareTable, tree: dict[str, Any] | None = None, shown_label: str = "") -> str:
@@ -199,7 +247,7 @@ def to_html(table: CompareTable, tree: dict[str, Any] | None = None, shown_label
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates)), autoescape=True, undefined=jinja2.StrictUndefined
     )
-    env.filters["fmt"] = _fmt
+    env.filters["fmt"] = format_cell
     shown = [
         "name",
         "op_type",

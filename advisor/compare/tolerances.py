@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from advisor.compare.metrics import PairMetrics
+from advisor.compare.accumulator import PairMetrics
 
 Verdict = Literal["pass", "warning", "error"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.atomic import open_atomic, write_text_atomic
-from advisor.compare.table import CompareTable, _clean, _fmt, build_table, to_html, write_json
+from advisor.compare.table import CompareTable, build_table, format_cell, json_value, summary_text, to_html, write_json
 from advisor.compare.ranks import Cell
 from advisor.compare.tree_compare import TreeResult
 from advisor.read.safe import csv_text, shown
@@ -44,14 +44,12 @@ def tree_dict(tree: TreeResult) -> dict[str, Any]:
             "unpaired_run": [leaf.rel for leaf in tree.pairing.unpaired_run],
             "unpaired_baseline": [leaf.rel for leaf in tree.pairing.unpaired_baseline],
         },
-        "cells": [{k: _clean(v) for k, v in asdict(c).items()} for c in tree.cells],
+        "cells": [{k: json_value(v) for k, v in asdict(c).items()} for c in tree.cells],
         "shown_pair": {"step": res.cell.step, "rank": res.cell.rank} if res else None,
     }
 
 
 def tree_text(tree: TreeResult, limit: int = 30) -> str:
-    from advisor.compare.cli import summary_text
-
     d = tree.divergence
     lines = [
         f"advisor compare: {len(tree.cells)} step x rank pairs"
@@ -121,7 +119,7 @@ def _step_rows(tree: TreeResult, limit: int) -> list[str]:
             if len(members) >= GROUP_FROM and len(ranks) == len(members):
                 errors = sum(c.errors for c in members)
                 cosines = [c.cosine for c in members if c.cosine is not None]
-                low = _fmt(min(cosines)) if cosines else ""
+                low = format_cell(min(cosines)) if cosines else ""
                 out.append(
                     f"{label:>5} {'*':>5} {errors:>6} {low:>9}  {text} on {len(members)} ranks: {rank_span(ranks)}"
                 )
@@ -131,7 +129,7 @@ def _step_rows(tree: TreeResult, limit: int) -> list[str]:
                 if shown_rows >= limit:
                     break
                 rank = "" if c.rank is None else str(c.rank)
-                out.append(f"{label:>5} {rank:>5} {c.errors:>6} {_fmt(c.cosine):>9}  {text}")
+                out.append(f"{label:>5} {rank:>5} {c.errors:>6} {format_cell(c.cosine):>9}  {text}")
                 shown_rows += 1
         if len(cells) > len(odd):
             out.append(f"{label:>5} {'':>5} {'':>6} {'':>9}  the other {len(cells) - len(odd)} ranks match")
@@ -164,7 +162,7 @@ def write_tree(tree: TreeResult, path: str) -> None:
             w = csv.DictWriter(out, fieldnames=CELL_COLUMNS, lineterminator="\n")
             w.writeheader()
             for c in tree.cells:
-                rec = {k: _clean(v) for k, v in asdict(c).items()}
+                rec = {k: json_value(v) for k, v in asdict(c).items()}
                 w.writerow({k: csv_text("" if v is None else v) for k, v in rec.items()})
         out.flush()
         out.detach()

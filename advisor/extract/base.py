@@ -10,7 +10,7 @@ reason when it could not be read). An extractor does not find or open files
 with pure functions (numbers -> summaries, no causes) and returns everything
 in one ``Extraction``. What the files *mean* (the canonical settings, the
 class count) is worked out once per side by ``pair.view(side)``
-(advisor/extract/view.py) and read from there. It never raises on bad user data: an unreadable file
+(advisor/extract/view/) and read from there. It never raises on bad user data: an unreadable file
 becomes an ``InputRecord(status="unreadable", why=...)`` and the rest goes on.
 """
 
@@ -19,11 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from pydantic import BaseModel, Field
-
-from advisor.chart_data import Marker, Series
-from advisor.facts.base import Fact
-from advisor.inventory import InputRecord, RunFolder
+from advisor.extract.extraction import CheckRun, Extraction
+from advisor.inventory import RunFolder
 from advisor.read.run import RunRead, read_run
 
 if TYPE_CHECKING:
@@ -52,7 +49,7 @@ class RunPair:
         return [self.run] + ([self.baseline] if self.baseline is not None else [])
 
     def view(self, side: RunRead) -> "RunView":
-        """What ``side``'s files mean, worked out once and shared by the extractors (advisor/extract/view.py)."""
+        """What ``side``'s files mean, worked out once and shared by the extractors (advisor/extract/view/)."""
         from advisor.extract.view import RunView
 
         got = self._views.get(id(side))
@@ -61,29 +58,6 @@ class RunPair:
         return got
 
 
-class CheckRun(BaseModel):
-    """A stage of the tuning routine that an extractor ran, and on what."""
-
-    stage: str = Field(description="a stage id of advisor.stages")
-    inputs: list[str] = Field(default_factory=list, description="files the stage used")
-    note: str | None = None
-
-
-class Extraction(BaseModel):
-    """What one extractor returns."""
-
-    facts: list[Fact] = Field(default_factory=list)
-    inputs: list[InputRecord] = Field(default_factory=list)
-    checks: list[CheckRun] = Field(default_factory=list)
-    series: list[Series] = Field(default_factory=list)
-    markers: list[Marker] = Field(default_factory=list)
-
-    def merge(self, other: "Extraction") -> None:
-        self.facts.extend(other.facts)
-        self.inputs.extend(other.inputs)
-        self.checks.extend(other.checks)
-        self.series.extend(other.series)
-        self.markers.extend(other.markers)
-
-
 Extractor = Callable[[RunPair], Extraction]
+
+__all__ = ["CheckRun", "Extraction", "Extractor", "RunPair"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from advisor.extract.curve_pick import curve_xy, step_int
+from advisor.extract.view.curves import curve_xy, step_int
 from advisor.extract.curves import CurveThresholds, align, first_sustained, running_median, shape
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import BaselineDeviation

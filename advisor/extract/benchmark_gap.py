@@ -11,23 +11,16 @@ this is tested on (a user may widen it with ``--threshold benchmark.score_band=`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from advisor.extract.base import CheckRun, Extraction, RunPair
+from advisor.extract.baseline_curves import baseline_deviation
+from advisor.extract.curves import CurveThresholds
+from advisor.extract.view.curves import FinalScore, final_score
 from advisor.facts.base import Source
 from advisor.facts.benchmark import BenchmarkGap, GapMetric
 from advisor.facts.loss_curve import BaselineDeviation
 
 SCORE_BAND = 0.02
 _LABEL = {"train_loss": "train loss", "eval_loss": "eval loss"}
-
-
-@dataclass
-class FinalScore:
-    name: str
-    last: float
-    lower_better: bool
-    path: str
 
 
 def _pct(x: float) -> str:
@@ -103,10 +96,6 @@ __all__ = ["SCORE_BAND", "FinalScore", "benchmark_gap"]
 
 def extract(pair: RunPair) -> Extraction:
     """The benchmark gap of a run with a baseline: its loss deviations and both sides' final eval scores."""
-    from advisor.extract.baseline_curves import baseline_deviation
-    from advisor.extract.curve_pick import final_score
-    from advisor.extract.curves import CurveThresholds
-
     out = Extraction()
     if pair.baseline is None:
         return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from advisor.extract.base import Extraction, RunPair
-from advisor.extract.curve_pick import step_int
+from advisor.extract.view.curves import step_int
 from advisor.facts.base import Source
 from advisor.facts.mixed_precision import TrainingCrash
 from advisor.read.logs.merge import MergedRun

@@ -17,8 +17,7 @@ from advisor.extract.data_features import (
     FeatureStats,
     RTOL,
     row_hashes,
-    _side,
-    _smd,
+    standardised_mean_difference,
 )
 from advisor.extract.data_labels import (
     Labels,
@@ -32,7 +31,7 @@ def shift_fact(
     if len(a.count) != len(b.count) or not len(a.count):
         return None
     sa, sb = a.std, b.std
-    smd = _smd(a, b)
+    smd = standardised_mean_difference(a, b)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(
             (sa > 0) & (sb > 0), np.maximum(sa, sb) / np.minimum(np.where(sa > 0, sa, 1), np.where(sb > 0, sb, 1)), 1.0
@@ -68,7 +67,7 @@ def shift_fact(
         label_distribution_distance=tvd,
         shifted_position_share=pos_share,
         max_position_shift_std=pos_max,
-        side=_side(s_tr),
+        side=s_tr.side,
         source=Source(path=s_ev.files[0]),
     )
 

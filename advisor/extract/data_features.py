@@ -227,7 +227,8 @@ def _merge_positions(st: FeatureStats, x: np.ndarray, fin: np.ndarray | None) ->
     st.pos_count = tot
 
 
-def _f(v: float) -> float | None:
+def finite_or_none(v: float) -> float | None:
+    """The value as a float, or None when it is missing or not finite (a fact field holds no NaN)."""
     return float(v) if v is not None and math.isfinite(v) else None
 
 
@@ -236,12 +237,12 @@ def _robust_levels(st: FeatureStats) -> dict:
         return {}
     pos = st.iqr_scale[st.iqr_scale > 0]
     level = np.maximum(np.abs(st.median), st.iqr_scale)
-    out = {"max_robust_level": _f(float(level.max())) if level.size else None}
+    out = {"max_robust_level": finite_or_none(float(level.max())) if level.size else None}
     if pos.size:
         out.update(
-            min_robust_scale=_f(float(pos.min())),
-            max_robust_scale=_f(float(pos.max())),
-            robust_scale_ratio=_f(float(pos.max() / pos.min())),
+            min_robust_scale=finite_or_none(float(pos.min())),
+            max_robust_scale=finite_or_none(float(pos.max())),
+            robust_scale_ratio=finite_or_none(float(pos.max() / pos.min())),
         )
     return out
 
@@ -281,31 +282,27 @@ def features_fact(sset: SampleSet, src: ArraySource, st: FeatureStats) -> DataFe
         worst_nan_feature=int(np.argmax(st.nan)) if st.nan.any() else None,
         all_nan_features=int((~finite_f & (st.nan > 0)).sum()),
         constant_features=int((finite_f & (st.vmax == st.vmin)).sum()),
-        value_min=_f(vmin),
-        value_max=_f(vmax),
-        max_abs_mean=_f(max_abs_mean) if max_abs_mean is not None else None,
-        max_std=_f(max_std),
-        min_std=_f(min_std),
-        std_ratio=_f(max_std / min_std) if max_std and min_std else None,
+        value_min=finite_or_none(vmin),
+        value_max=finite_or_none(vmax),
+        max_abs_mean=finite_or_none(max_abs_mean) if max_abs_mean is not None else None,
+        max_std=finite_or_none(max_std),
+        min_std=finite_or_none(min_std),
+        std_ratio=finite_or_none(max_std / min_std) if max_std and min_std else None,
         **_robust_levels(st),
         is_integer_valued=bool(st.is_integer and finite_f.any()),
         looks_like_raw_pixels=raw_pixels,
-        max_robust_z=_f(st.max_z) if has_robust else None,
+        max_robust_z=finite_or_none(st.max_z) if has_robust else None,
         outlier_sample_share=float(st.outlier_rows / max(1, st.n_rows)) if has_robust else None,
         extreme_sample_count=int(st.extreme_rows) if has_robust else None,
         worst_samples=", ".join(str(i) for z, i in st.worst if z > OUTLIER_Z) or None if has_robust else None,
         worst_outlier_feature=st.max_z_feature,
         duplicate_share=dup,
-        side=_side(sset),
+        side=sset.side,
         source=Source(path=src.file),
     )
 
 
-def _side(sset: SampleSet) -> str:
-    return sset.side
-
-
-def _smd(a: FeatureStats, b: FeatureStats) -> np.ndarray:
+def standardised_mean_difference(a: FeatureStats, b: FeatureStats) -> np.ndarray:
     """Per-feature standardised mean difference |mean_a - mean_b| / pooled std (1e6 where only the means differ)."""
     sa, sb = a.std, b.std
     pooled = np.sqrt((sa * sa + sb * sb) / 2.0)

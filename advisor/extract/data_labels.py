@@ -18,7 +18,6 @@ from advisor.extract.data_features import (
     KNN_K,
     KNN_ROWS,
     MAX_CLASSES,
-    _side,
 )
 
 
@@ -146,7 +145,7 @@ def labels_fact(sset: SampleSet, src: ArraySource, lab: Labels) -> LabelStats:
         split=sset.split,
         n_samples=int(lab.n),
         nan_count=lab.nan_count,
-        side=_side(sset),
+        side=sset.side,
         source=Source(path=src.file),
     )
     if lab.classes is None:
@@ -225,6 +224,6 @@ def noise_fact(sset: SampleSet, feats: ArraySource, lab: Labels) -> LabelNoise |
         knn_disagreement_share=disagree,
         estimated_error_share=est,
         suspect_samples=", ".join(str(int(i)) for i in idx[suspects[:10]]) or None,
-        side=_side(sset),
+        side=sset.side,
         source=Source(path=feats.file),
     )

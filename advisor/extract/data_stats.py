@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.extract.base import CheckRun, Extraction, RunPair, Series
+from advisor.chart_data import Series
+from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.data import PipelineCompare, SampleSize
 from advisor.inventory import InputRecord
@@ -37,8 +38,8 @@ from advisor.extract.data_features import (
     FeatureStats,
     feature_stats,
     features_fact,
-    _f,
-    _smd,
+    finite_or_none,
+    standardised_mean_difference,
 )
 from advisor.extract.data_labels import (
     BATCH_ROWS,
@@ -167,7 +168,7 @@ def _series(sset: SampleSet, st: FeatureStats | None, lab: Labels | None, out: E
                 label=f"{sset.split} feature mean +- std",
                 style="band",
                 x=[float(i) for i in idx],
-                y=[_f(v) for v in mean + std],
+                y=[finite_or_none(v) for v in mean + std],
                 y_low=[float(v) if math.isfinite(v) else 0.0 for v in mean - std],
                 x_label="feature",
                 y_label="value",
@@ -179,7 +180,7 @@ def _max_shift(a: FeatureStats, b: FeatureStats) -> float | None:
     """Largest standardised mean difference over features between two arrays (None if not comparable)."""
     if len(a.count) != len(b.count):
         return None
-    smd = _smd(a, b)
+    smd = standardised_mean_difference(a, b)
     return float(min(smd.max(), 1e6)) if smd.size else None
 
 

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
-from advisor.extract.dynamics_charts import distribution_params, distribution_series, downsample, weight_chart_params
+from advisor.chart_data import Marker
+from advisor.extract.base import CheckRun, Extraction, RunPair
+from advisor.extract.dynamics_charts import dynamics_series
 from advisor.facts.base import Source
 from advisor.facts.dynamics import ActivationStats, FrozenWeights, ParamDynamics, TensorDynamics, TiedParams
 from advisor.inventory import InputRecord
@@ -162,7 +163,10 @@ def _scan(tensors: TensorsFile, log: TensorReadLog, max_records: int) -> _Scan:
 
 
 @dataclass
-class _Param:
+class ParamTrace:
+    """One parameter's dynamics over the run: its fact, its gradient's RMS per step and its weights' statistics per
+    recorded step (what the checks and the report's weight charts read)."""
+
     fact: ParamDynamics
     grad_steps: np.ndarray
     grad_rms: np.ndarray
@@ -176,7 +180,7 @@ class _Param:
     weight_spread: np.ndarray | None = None
 
 
-def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
+def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> ParamTrace:
     shape = w.shape if w is not None else None
     mtype = w.module_type if w is not None else None
     is_embedding = _is_embedding(name, mtype)
@@ -251,7 +255,7 @@ def _param(name: str, index: int, w: _Track | None, g: _Track | None) -> _Param:
         or (fact.first_row_spread_ratio is not None and fact.first_row_spread_ratio < 0.1)
         or (fact.first_std_fan_in_ratio is not None and not 0.05 < fact.first_std_fan_in_ratio < 5)
     )
-    return _Param(fact, grad_steps, grad_rms, key, notable, late_ratio, wsteps, wstd, wspread)
+    return ParamTrace(fact, grad_steps, grad_rms, key, notable, late_ratio, wsteps, wstd, wspread)
 
 
 def _is_embedding(name: str, module_type: str | None) -> bool:
@@ -289,7 +293,7 @@ def _activation(name: str, tr: _Track) -> ActivationStats:
     )
 
 
-def _global_grad(params: list[_Param]) -> tuple[np.ndarray, np.ndarray]:
+def _global_grad(params: list[ParamTrace]) -> tuple[np.ndarray, np.ndarray]:
     """Global gradient norm per step: sqrt of the sum over parameters of norm^2 (finite ones)."""
     if not params:
         return np.zeros(0, np.int64), np.zeros(0)
@@ -302,7 +306,7 @@ def _global_grad(params: list[_Param]) -> tuple[np.ndarray, np.ndarray]:
     return uniq, np.sqrt(total)
 
 
-def _early_late(params: list[_Param]) -> tuple[str | None, str | None, float | None]:
+def _early_late(params: list[ParamTrace]) -> tuple[str | None, str | None, float | None]:
     live = [p for p in params if p.fact.is_matrix and p.fact.has_grad and not p.fact.is_grad_always_zero]
     if len(live) < 2:
         return None, None, None
@@ -313,8 +317,8 @@ def _early_late(params: list[_Param]) -> tuple[str | None, str | None, float | N
     return early.fact.name, late.fact.name, _median(ratio)
 
 
-def _tied(params: list[_Param]) -> list[TiedParams]:
-    groups: dict[bytes, list[_Param]] = {}
+def _tied(params: list[ParamTrace]) -> list[TiedParams]:
+    groups: dict[bytes, list[ParamTrace]] = {}
     for p in params:
         if p.key is not None:
             groups.setdefault(p.key, []).append(p)
@@ -335,7 +339,7 @@ def _tied(params: list[_Param]) -> list[TiedParams]:
     return out
 
 
-def _frozen(params: list[_Param]) -> FrozenWeights | None:
+def _frozen(params: list[ParamTrace]) -> FrozenWeights | None:
     """The frozen share of the recorded weights; None when none is frozen or the flag was not written."""
     known = [p.fact for p in params if p.fact.requires_grad is not None and p.fact.numel]
     frozen = [f for f in known if f.requires_grad is False]
@@ -353,16 +357,9 @@ def _frozen(params: list[_Param]) -> FrozenWeights | None:
     )
 
 
-def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
-    """Facts, series and markers from one scanned tensors.jsonl."""
-    out = Extraction()
-    tracks = scan.tracks
-    src = Source(path=shown)
-    names: list[str] = []
-    for (name, kind), _tr in sorted(tracks.items(), key=lambda kv: kv[1].order):
-        if kind in ("weight", "grad") and name not in names:
-            names.append(name)
-    params = [_param(n, i, tracks.get((n, "weight")), tracks.get((n, "grad"))) for i, n in enumerate(names)]
+def _mark_positions(params: list[ParamTrace]) -> None:
+    """Where each parameter sits against the trained ones (between two, before the first) and which matrix is the
+    output layer: what the freezing and the output checks read."""
     changed = np.array([p.fact.is_unchanged is False for p in params], dtype=bool)
     before = np.r_[False, np.cumsum(changed)[:-1] > 0] if params else changed
     after = np.r_[np.cumsum(changed[::-1])[::-1][1:] > 0, False] if params else changed
@@ -375,13 +372,13 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     if matrices:
         last = matrices[-1]
         last.fact = last.fact.model_copy(update={"is_output_layer": True})
-    acts = [
-        _activation(n, tr) for (n, k), tr in sorted(tracks.items(), key=lambda kv: kv[1].order) if k == "activation"
-    ]
-    if acts:
-        acts[-1] = acts[-1].model_copy(update={"is_last_module": True})
 
-    gsteps, gnorm = _global_grad(params)
+
+def _gradient_summary(scan: _Scan, params: list[ParamTrace], gsteps: np.ndarray, gnorm: np.ndarray) -> dict:
+    """The run-level gradient and update figures of TensorDynamics: counts, the global gradient norm's course, the
+    early/late layer ratio, update ratios and directions."""
+    tracks = scan.tracks
+    matrices = [p for p in params if p.fact.is_matrix]
     finite = np.isfinite(gnorm)
     td: dict = dict(
         records=sum(t.seen for t in tracks.values()),
@@ -419,6 +416,14 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     td["params_with_resid_cos"] = len(away)
     td["away_from_zero_param_count"] = sum(1 for c in away if c > AWAY_COS)
     td["away_from_zero_param_share"] = td["away_from_zero_param_count"] / len(away) if away else None
+    return td
+
+
+def _weight_summary(scan: _Scan, params: list[ParamTrace]) -> dict:
+    """The run-level weight figures of TensorDynamics: the largest norm growth, the late growth across layers, the
+    first non-finite value."""
+    matrices = [p for p in params if p.fact.is_matrix]
+    td: dict = {}
     growth = [(p.fact.weight_norm_growth_ratio, p.fact.name) for p in matrices if p.fact.weight_norm_growth_ratio]
     if growth:
         td["weight_norm_growth_ratio_max"], td["weight_norm_growth_param"] = max(growth)
@@ -436,6 +441,27 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     if scan.first_bad_weight is not None:
         td["first_nonfinite_weight_step"], _, td["first_nonfinite_weight"] = scan.first_bad_weight
         td["weight_nonfinite_at_first_record"] = scan.first_bad_weight[0] == scan.first_step
+    return td
+
+
+def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
+    """Facts, series and markers from one scanned tensors.jsonl."""
+    out = Extraction()
+    tracks = scan.tracks
+    src = Source(path=shown)
+    names: list[str] = []
+    for (name, kind), _tr in sorted(tracks.items(), key=lambda kv: kv[1].order):
+        if kind in ("weight", "grad") and name not in names:
+            names.append(name)
+    params = [_param(n, i, tracks.get((n, "weight")), tracks.get((n, "grad"))) for i, n in enumerate(names)]
+    _mark_positions(params)
+    acts = [
+        _activation(n, tr) for (n, k), tr in sorted(tracks.items(), key=lambda kv: kv[1].order) if k == "activation"
+    ]
+    if acts:
+        acts[-1] = acts[-1].model_copy(update={"is_last_module": True})
+    gsteps, gnorm = _global_grad(params)
+    td = _gradient_summary(scan, params, gsteps, gnorm) | _weight_summary(scan, params)
     summary = TensorDynamics(**td, side=side, source=src)
     out.facts.append(summary)
 
@@ -452,52 +478,7 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
     frozen = _frozen(params)
     if frozen is not None:
         out.facts.append(frozen.model_copy(update={"side": side, "source": src}))
-
-    if gsteps.size:
-        x, y = downsample(gsteps.astype(np.float64), gnorm)
-        out.series.append(
-            Series(
-                chart="grad_norm",
-                label="global gradient norm",
-                side=side,
-                x=x,
-                y=y,
-                y_label="gradient norm",
-                log_y=True,
-            )
-        )
-    by_name = {p.fact.name: p for p in params}
-    for label, pname in (("early", summary.early_layer), ("late", summary.late_layer)):
-        if pname is not None:
-            p = by_name[pname]
-            x, y = downsample(p.grad_steps.astype(np.float64), p.grad_rms)
-            out.series.append(
-                Series(
-                    chart="grad_norm",
-                    label=f"{label} layer {pname} (gradient rms)",
-                    side=side,
-                    x=x,
-                    y=y,
-                    y_label="gradient norm",
-                    log_y=True,
-                )
-            )
-    for p in weight_chart_params(params, special):
-        assert p.weight_steps is not None and p.weight_std is not None
-        x, y = downsample(p.weight_steps.astype(np.float64), p.weight_std)
-        out.series.append(
-            Series(
-                chart="weight_std",
-                label=f"{p.fact.name}" + (" (frozen)" if p.fact.is_unchanged else ""),
-                side=side,
-                x=x,
-                y=y,
-                y_label="weight std",
-                log_y=True,
-            )
-        )
-    for p in distribution_params(params):
-        out.series.extend(distribution_series(p, side))
+    out.series.extend(dynamics_series(params, summary, gsteps, gnorm, side))
     if summary.first_nonfinite_step is not None:
         out.markers.append(
             Marker(

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from advisor.extract.base import Series
+from advisor.chart_data import Series
 
 if TYPE_CHECKING:  # (a layer's tracked weights and gradients, as dynamics.py holds them)
-    from advisor.extract.dynamics import _Param as Param
+    from advisor.extract.dynamics import ParamTrace as Param
+    from advisor.facts.dynamics import TensorDynamics
 
 
 def downsample(x: np.ndarray, y: np.ndarray, n: int = 1000) -> tuple[list[float], list[float | None]]:
@@ -80,3 +81,57 @@ def weight_chart_params(params: list[Param], special: set[str | None]) -> list[P
     if room > 0 and rest:
         chosen += [rest[int(i)] for i in np.unique(np.linspace(0, len(rest) - 1, min(room, len(rest))).astype(int))]
     return sorted(chosen[:MAX_WEIGHT_LINES], key=lambda p: p.fact.layer_index)
+
+
+def dynamics_series(
+    params: list[Param], summary: TensorDynamics, gsteps: np.ndarray, gnorm: np.ndarray, side: str
+) -> list[Series]:
+    """The charts of one tensors file: the global gradient norm, the early and late layers' gradient RMS, the
+    chosen layers' weight std and distributions, each thinned."""
+    out: list[Series] = []
+    if gsteps.size:
+        x, y = downsample(gsteps.astype(np.float64), gnorm)
+        out.append(
+            Series(
+                chart="grad_norm",
+                label="global gradient norm",
+                side=side,
+                x=x,
+                y=y,
+                y_label="gradient norm",
+                log_y=True,
+            )
+        )
+    by_name = {p.fact.name: p for p in params}
+    for label, pname in (("early", summary.early_layer), ("late", summary.late_layer)):
+        if pname is not None:
+            p = by_name[pname]
+            x, y = downsample(p.grad_steps.astype(np.float64), p.grad_rms)
+            out.append(
+                Series(
+                    chart="grad_norm",
+                    label=f"{label} layer {pname} (gradient rms)",
+                    side=side,
+                    x=x,
+                    y=y,
+                    y_label="gradient norm",
+                    log_y=True,
+                )
+            )
+    for p in weight_chart_params(params, {summary.early_layer, summary.late_layer}):
+        assert p.weight_steps is not None and p.weight_std is not None
+        x, y = downsample(p.weight_steps.astype(np.float64), p.weight_std)
+        out.append(
+            Series(
+                chart="weight_std",
+                label=f"{p.fact.name}" + (" (frozen)" if p.fact.is_unchanged else ""),
+                side=side,
+                x=x,
+                y=y,
+                y_label="weight std",
+                log_y=True,
+            )
+        )
+    for p in distribution_params(params):
+        out.extend(distribution_series(p, side))
+    return out

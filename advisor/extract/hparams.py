@@ -42,7 +42,7 @@ from advisor.knowledge.framework_defaults import (
 )
 
 
-from advisor.extract.hparam_set import NOT_DIFFED, TRAINER_PEAK_RATE, HparamSet, Setting
+from advisor.extract.view.settings import NOT_DIFFED, TRAINER_PEAK_RATE, HparamSet, Setting
 
 
 def _facts_for(hp: HparamSet, out: Extraction) -> None:

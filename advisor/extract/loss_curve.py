@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from advisor.knowledge.metrics import lower_is_better
-from advisor.extract.base import CheckRun, Extraction, Marker, RunPair, Series
+from advisor.chart_data import Marker, Series
+from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.extract.baseline_curves import baseline_deviation
 from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
 from advisor.extract.curves import (
@@ -26,7 +27,7 @@ from advisor.extract.curves import (
     shape,
 )
 from advisor.extract.chance import classes_at_level
-from advisor.extract.curve_pick import curve_xy, primary_loss, step_int
+from advisor.extract.view.curves import curve_xy, primary_loss, step_int
 from advisor.facts.base import Source
 from advisor.facts.loss_curve import GeneralizationGap, GradNormTrend, LossCurve, LrSchedule
 from advisor.inventory import InputRecord

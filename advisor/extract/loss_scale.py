@@ -9,7 +9,7 @@ import numpy as np
 
 from advisor.chart_data import Marker
 from advisor.extract.base import CheckRun, Extraction, RunPair
-from advisor.extract.curve_pick import train_span
+from advisor.extract.view.curves import train_span
 from advisor.extract.curves import CurveThresholds
 from advisor.facts.base import Source
 from advisor.facts.mixed_precision import LossScaleTrend, OverflowEvents

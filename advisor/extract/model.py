@@ -30,7 +30,7 @@ from advisor.extract.structure_compare import compare_structures, inference_grap
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
-from advisor.extract.model_inputs import ACC, REG, Found
+from advisor.extract.view.model_inputs import ACC, REG, Found
 from advisor.extract.view import RunView
 from advisor.read import model_desc as md
 from advisor.read.run import RunRead
@@ -324,73 +324,93 @@ def _summarise(
     return facts, summary
 
 
-def _task(found: Found, summary: ModelSummary | None, loss: LossSetup | None, side: str) -> Task | None:
-    acc = next((m for m in found.metrics if ACC.search(m) and not REG.search(m)), None)
-    reg = next((m for m in found.metrics if REG.search(m)), None)
-    said: list[str] = []
-    decision: tuple[str, int | None, str, str] | None = None  # task, n, where, how
+class _TaskVotes:
+    """What each source says of the task, in the order they are asked: the first decides, a later one that names
+    another task is a conflict."""
 
-    def say(task: str, n: int | None, where: str, how: str = "") -> None:
-        nonlocal decision
-        said.append(f"{where} ({task}{'' if n is None else f', {n} classes'})")
-        if decision is None:
-            decision = (task, n, where, how)
-        elif decision[0] != task:
-            conflicts.append(where)
+    def __init__(self) -> None:
+        self.said: list[str] = []
+        self.decision: tuple[str, int | None, str, str] | None = None  # task, n, where, how
+        self.conflicts: list[str] = []
 
-    conflicts: list[str] = []
+    def say(self, task: str, n: int | None, where: str, how: str = "") -> None:
+        self.said.append(f"{where} ({task}{'' if n is None else f', {n} classes'})")
+        if self.decision is None:
+            self.decision = (task, n, where, how)
+        elif self.decision[0] != task:
+            self.conflicts.append(where)
+
+
+def _task_from_settings(found: Found, votes: _TaskVotes) -> None:
+    """A Hugging Face config's problem_type/num_labels, a task or class-count setting, a well-known data set, the
+    labels of a data sample."""
     hf = found.hf
     if hf is not None:
         pt = (hf.problem_type or "").lower()
         if pt == "regression" or (not pt and hf.n_classes == 1):
-            say("regression", None, f"{hf.path}: " + (f"problem_type={hf.problem_type}" if pt else "num_labels=1"))
+            votes.say(
+                "regression", None, f"{hf.path}: " + (f"problem_type={hf.problem_type}" if pt else "num_labels=1")
+            )
         elif pt.startswith("multi_label"):
-            say("multilabel", hf.n_classes, f"{hf.path}: problem_type={hf.problem_type}")
+            votes.say("multilabel", hf.n_classes, f"{hf.path}: problem_type={hf.problem_type}")
         elif hf.n_classes and hf.n_classes >= 2 and "ForSequenceClassification" in (hf.architecture or "") + pt:
-            say("binary" if hf.n_classes == 2 else "multiclass", hf.n_classes, f"{hf.path}: num_labels={hf.n_classes}")
+            votes.say(
+                "binary" if hf.n_classes == 2 else "multiclass", hf.n_classes, f"{hf.path}: num_labels={hf.n_classes}"
+            )
     if "task" in found.settings:
         value, where = found.settings["task"]
         n = found.settings.get("num_classes", (None, ""))[0]
         if "regress" in value:
-            say("regression", None, where)
+            votes.say("regression", None, where)
         elif "multi_label" in value or "multilabel" in value:
-            say("multilabel", n, where)
+            votes.say("multilabel", n, where)
         elif "binary" in value:
-            say("binary", 2, where)
+            votes.say("binary", 2, where)
         elif "class" in value:
-            say("binary" if n == 2 else "multiclass", n, where)
+            votes.say("binary" if n == 2 else "multiclass", n, where)
     if "num_classes" in found.settings:
         n, where = found.settings["num_classes"]
         if n >= 2:
-            say("binary" if n == 2 else "multiclass", n, where)
+            votes.say("binary" if n == 2 else "multiclass", n, where)
     elif "dataset_classes" in found.settings:  # a well-known data set named in the config: its documented count
         n, where = found.settings["dataset_classes"]
-        say("binary" if n == 2 else "multiclass", n, where)
+        votes.say("binary" if n == 2 else "multiclass", n, where)
     if found.labels is not None:
         file, cols, ltask, ln = found.labels
-        say(ltask, ln, f"{file}: labels" + (f" ({cols} columns)" if cols > 1 else ""))
+        votes.say(ltask, ln, f"{file}: labels" + (f" ({cols} columns)" if cols > 1 else ""))
+
+
+def _task_from_model(
+    found: Found,
+    summary: ModelSummary | None,
+    loss: LossSetup | None,
+    acc: str | None,
+    reg: str | None,
+    votes: _TaskVotes,
+) -> None:
+    """The metrics logged or configured, the output layer, the loss's name (the last, weakest sources)."""
     units = summary.output_units if summary else None
     out_act = summary.output_activation if summary else None
     if acc is not None:
         n = units if units and units >= 2 else None
-        if loss is not None and loss.variant == "regression" and n is None and decision is None:
+        if loss is not None and loss.variant == "regression" and n is None and votes.decision is None:
             pass  # accuracy beside a regression loss on one output: the metric may be the mistake (see the loss)
         elif loss is not None and loss.family == "bce" and n is None:
-            say("binary", 2, f"{found.metrics[acc]}: {acc}", "metric")
+            votes.say("binary", 2, f"{found.metrics[acc]}: {acc}", "metric")
         else:
-            say("binary" if n == 2 else "multiclass", n, f"{found.metrics[acc]}: {acc}", "metric")
+            votes.say("binary" if n == 2 else "multiclass", n, f"{found.metrics[acc]}: {acc}", "metric")
     elif reg is not None:
-        say("regression", None, f"{found.metrics[reg]}: {reg}", "metric")
+        votes.say("regression", None, f"{found.metrics[reg]}: {reg}", "metric")
     if summary is not None and units:
         where = f"{summary.source.cite() if summary.source else summary.description_format}: output layer"
         if out_act == "softmax" and units >= 2:
-            say("binary" if units == 2 else "multiclass", units, f"{where} {units} units + softmax", "output")
+            votes.say("binary" if units == 2 else "multiclass", units, f"{where} {units} units + softmax", "output")
         elif out_act == "sigmoid" and units == 1:
-            say("binary", 2, f"{where} 1 unit + sigmoid", "output")
+            votes.say("binary", 2, f"{where} 1 unit + sigmoid", "output")
     if loss is not None:
         where = f"loss {loss.name}"
         if loss.variant == "regression":
-            say("regression", None, where, "loss")
+            votes.say("regression", None, where, "loss")
         elif loss.variant in (
             "categorical",
             "sparse_categorical",
@@ -398,17 +418,26 @@ def _task(found: Found, summary: ModelSummary | None, loss: LossSetup | None, si
             "softmax_cross_entropy",
             "torch_nll",
         ):
-            say("multiclass", units if units and units > 2 else None, where, "loss")
+            votes.say("multiclass", units if units and units > 2 else None, where, "loss")
         elif loss.family == "bce":
-            say(
+            votes.say(
                 "multilabel" if units and units > 1 and out_act in ("sigmoid", None, "linear") else "binary",
                 units if units and units > 1 else 2,
                 where,
                 "loss",
             )
-    if decision is None:
+
+
+def _task(found: Found, summary: ModelSummary | None, loss: LossSetup | None, side: str) -> Task | None:
+    acc = next((m for m in found.metrics if ACC.search(m) and not REG.search(m)), None)
+    reg = next((m for m in found.metrics if REG.search(m)), None)
+    votes = _TaskVotes()
+    _task_from_settings(found, votes)
+    _task_from_model(found, summary, loss, acc, reg, votes)
+    if votes.decision is None:
         return None
-    task, n, where, how = decision
+    units = summary.output_units if summary else None
+    task, n, where, how = votes.decision
     n_from_output = how == "output" or (how in ("metric", "loss") and n is not None and n == units and n != 2)
     if n is None and task == "multiclass" and units and units > 2:
         n, n_from_output = units, True
@@ -419,8 +448,8 @@ def _task(found: Found, summary: ModelSummary | None, loss: LossSetup | None, si
         is_from_loss=how == "loss",  # type: ignore[arg-type]
         is_from_metric=how == "metric",
         is_n_from_output=n_from_output,
-        sources="; ".join(said),
-        has_conflict=bool(conflicts),
+        sources="; ".join(votes.said),
+        has_conflict=bool(votes.conflicts),
         accuracy_metric=acc,
         regression_metric=reg,
         side=side,  # type: ignore[arg-type]

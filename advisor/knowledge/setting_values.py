@@ -1,7 +1,7 @@
 """The canonical values of settings: optimizer, loss, initialiser and scheduler names in every spelling the
 frameworks and their configs use (``"AdamW"``, ``torch.optim.AdamW``, ``adamw_torch`` -> ``adamw``), and how
 numbers, flags and precisions are written (``"1e-3"``, ``"true"``, ``"bf16-mixed"``). The keys' spellings are
-in ``settings.py``; the hyper-parameter reading (advisor/extract/hparam_set.py) uses both.
+in ``settings.py``; the hyper-parameter reading (advisor/extract/view/settings.py) uses both.
 """
 
 from __future__ import annotations

@@ -6,16 +6,16 @@ import re
 from pathlib import Path
 
 
-from advisor.read.dumps import (
+from advisor.read.dump_files import (
     MAX_JSON_BYTES,
     MS_DUMP_FILE,
     Dump,
     DumpReadError,
     TensorRecord,
-    _dtype_name,
-    _fill_npy_header,
-    _within,
+    dtype_name,
+    file_within,
 )
+from advisor.read.dump_npy import fill_npy_header
 
 
 def _ms_order(root: Path) -> list[str]:
@@ -24,7 +24,7 @@ def _ms_order(root: Path) -> list[str]:
     graph = root.parent.name
     rank = root.parent.parent.parent
     try:  # inside the rank's folder: an execution_order that is a link out of it is not followed
-        csv_path = _within(rank, f"execution_order/ms_execution_order_graph_{graph}.csv")
+        csv_path = file_within(rank, f"execution_order/ms_execution_order_graph_{graph}.csv")
     except DumpReadError:
         return []
     if not csv_path.is_file() or csv_path.stat().st_size > MAX_JSON_BYTES:
@@ -91,11 +91,11 @@ def read_mindspore_dump(root: Path) -> Dump:
                 index=m.group("slot"),
                 order=op_index,
                 op_type=m.group("type"),
-                dtype=_dtype_name(m.group("dtype")),
+                dtype=dtype_name(m.group("dtype")),
                 rel_file=fname,
                 file=root / fname,
             )
-            _fill_npy_header(rec)
+            fill_npy_header(rec)
             dump.records.append(rec)
         op_index += 1
     for key, members in scopes.items():
@@ -113,11 +113,11 @@ def read_mindspore_dump(root: Path) -> Dump:
                 index="0",
                 order=order_of,  # type: ignore[arg-type]
                 op_type=classes.get(key),
-                dtype=_dtype_name(m.group("dtype")) if m else None,
+                dtype=dtype_name(m.group("dtype")) if m else None,
                 rel_file=hit,
                 file=root / hit,
             )
-            _fill_npy_header(rec)
+            fill_npy_header(rec)
             dump.records.append(rec)
     dump.records.sort(key=lambda r: (r.order, r.role != "input", r.index))
     return dump

@@ -6,32 +6,47 @@ from pathlib import Path
 from typing import Any, Literal
 
 
-from advisor.read.dumps import (
+from advisor.read.dump_files import (
     Dump,
     DumpReadError,
     TensorRecord,
-    _check_count,
-    _dtype_name,
-    _read_json,
-    _text,
-    _within,
-    msprobe_op_type,
+    check_count,
+    dtype_name,
+    file_within,
+    metadata_text,
+    read_dump_json,
 )
 from advisor.read.safe import finite_float
 
 
+def msprobe_op_type(op: str) -> str | None:
+    """``Functional.gelu.0.forward`` -> gelu; ``Module.layer1.Conv2d.forward.0`` -> Conv2d."""
+    parts = op.split(".")
+    if parts[0] == "Module" and len(parts) >= 4:
+        for i, p in enumerate(parts):
+            if p in ("forward", "backward") and i >= 1:
+                return parts[i - 1]
+    if len(parts) >= 4 and parts[-1] in ("forward", "backward"):
+        return parts[-3]
+    return None
+
+
 def read_msprobe_dump(root: Path) -> Dump:
     """``dump.json`` (+ ``dump_tensor_data/`` in tensor mode)."""
-    meta = _read_json(root / "dump.json")
+    meta = read_dump_json(root / "dump.json")
     if not isinstance(meta, dict) or not isinstance(meta.get("data"), dict):
         raise DumpReadError("dump.json has no 'data' mapping of API calls")
     task = str(meta.get("task") or "statistics").lower()
     mode: Literal["tensor", "statistics"] = "tensor" if task == "tensor" else "statistics"
     dump = Dump(
-        root=root, layout="msprobe", mode=mode, framework=_text(meta.get("framework")), device=_text(meta.get("device"))
+        root=root,
+        layout="msprobe",
+        mode=mode,
+        framework=metadata_text(meta.get("framework")),
+        device=metadata_text(meta.get("device")),
     )
     data_dir = root / "dump_tensor_data"  # dump_data_dir in the json is the writer's path: not trusted
-    _check_count(len(meta["data"]), "operator calls")
+    check_count(len(meta["data"]), "operator calls")
     for order, (op, entry) in enumerate(meta["data"].items()):
         if not isinstance(entry, dict):
             continue
@@ -100,7 +115,7 @@ def _msprobe_record(
         index=index,
         order=order,  # type: ignore[arg-type]
         op_type=op_type,
-        dtype=_dtype_name(item.get("dtype")),
+        dtype=dtype_name(item.get("dtype")),
         shape=tuple(int(s) for s in shape)
         if isinstance(shape, list)
         and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**62 for s in shape)
@@ -111,7 +126,7 @@ def _msprobe_record(
     if mode == "tensor" and isinstance(name, str) and name not in ("-1", ""):
         rec.rel_file = f"dump_tensor_data/{name}"
         try:  # inside the dump's own folder: a dump_tensor_data that is a link out of it is not followed
-            rec.file = _within(data_dir.parent, f"{data_dir.name}/{name}")
+            rec.file = file_within(data_dir.parent, f"{data_dir.name}/{name}")
         except DumpReadError as exc:
             rec.problem = str(exc)
             return rec

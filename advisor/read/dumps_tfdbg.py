@@ -32,7 +32,7 @@ import numpy as np
 
 from advisor.read import protobuf_wire as pb
 from advisor.read.tfrecord import FramingError, framed
-from advisor.read.dumps import Dump, DumpReadError, TensorRecord, _check_count
+from advisor.read.dump_files import BFloat16Bits, Dump, DumpReadError, TensorRecord, check_count
 
 #: ops that compute nothing a comparison needs
 SKIPPED_TYPES = frozenset(
@@ -83,8 +83,6 @@ def _tensor_header(proto: bytes) -> tuple[int, tuple[int, ...]]:
 
 def decode_tensor(proto: bytes) -> np.ndarray:
     """A TensorProto's value (bfloat16 as ``BFloat16Bits``). Raises DumpReadError."""
-    from advisor.read.dumps import BFloat16Bits
-
     dtype_enum, shape = _tensor_header(proto)
     dtype = DTYPES.get(dtype_enum)
     if dtype is None:
@@ -205,7 +203,7 @@ def read_tfdbg_dump(root: Path) -> Dump:
             "a tfdbg dump without tensor values (tensor_debug_mode other than FULL_TENSOR): "
             'dump again with enable_dump_debug_info(..., tensor_debug_mode="FULL_TENSOR")'
         )
-    _check_count(len(graph_ops) + len(eager))
+    check_count(len(graph_ops) + len(eager))
     paths = _module_paths([g[1] for g in graph_ops])
     last_kernel: dict[str, tuple[int, Path, int, int, Header]] = {}  # module op -> its last kernel's output 0
     # one execution order for both: the events' wall times (a stable sort keeps each file's own order)

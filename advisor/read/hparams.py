@@ -2,7 +2,7 @@
 
 YAML is read by read/yaml_mapping.py (a ``yaml.SafeLoader`` subclass only: tags
 that would build Python objects are refused), with a size cap, an alias cap
-against "billion laughs" anchor bombs and a nesting cap. JSON and YAML nesting deeper than
+against "billion laughs" anchor bombs and a nesting cap (read/hparam_limits.py). JSON and YAML nesting deeper than
 ``MAX_DEPTH`` is refused with a reason instead of recursing.
 """
 
@@ -14,12 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from advisor.read.hparam_limits import MAX_BYTES, MAX_DEPTH, MAX_NODES, HparamReadError
 from advisor.read.safe import UnsafeInput, loads_json
-
-MAX_BYTES = 5_000_000
-MAX_ALIASES = 100
-MAX_DEPTH = 32
-MAX_NODES = 100_000  # values after expanding aliases: a config has hundreds
 
 HPARAM_FILE_NAMES = (
     "advisor_hparams.json",  # what advisor's capture hook and callbacks recorded (advisor/capture/settings.py)
@@ -46,10 +42,6 @@ HPARAM_FILE_NAMES = (
 PRIORITY = {"advisor_hparams": -1, "hparams": 0, "training_args": 1, "args": 2, "config": 4}
 #: file name families -> (priority, dialect): what a key means can depend on the file it is in
 _FAMILIES = ((("ds_config", "deepspeed"), 3, "deepspeed"),)
-
-
-class HparamReadError(ValueError):
-    pass
 
 
 def _json_pairs(notes: list[str]):

@@ -92,9 +92,6 @@ class RawLayer:
     in_sequence: bool = True
 
 
-_SEQUENTIAL = {"sequential", "sequentialcell"}
-
-
 @dataclass
 class ModelDescription:
     """The layers of one model description, in order, and what else it states."""

@@ -9,7 +9,6 @@ import re
 from advisor.read.logs.keyvalue import ACCURACY_OF_RE, VALUE_WRAPPER
 
 from advisor.read.model_desc import (
-    _SEQUENTIAL,
     CompileSettings,
     ModelDescription,
     RawLayer,
@@ -17,6 +16,9 @@ from advisor.read.model_desc import (
     keras_compile,
     role_of,
 )
+
+#: containers whose printed order is the execution order (``RawLayer.in_sequence``)
+_SEQUENTIAL = {"sequential", "sequentialcell"}
 
 
 # -- PyTorch / MindSpore printed module trees ------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from advisor.read.hparams import MAX_ALIASES, MAX_DEPTH, HparamReadError
+from advisor.read.hparam_limits import MAX_ALIASES, MAX_DEPTH, HparamReadError
 
 
 def load_yaml(text: str, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> Any:

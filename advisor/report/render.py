@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from advisor.evidence_format import FILTERS
 from advisor.read.safe import shown
 from advisor.report.model import Report
-from advisor.rulebase import templates_dir
+from advisor.report.templates import templates_dir
 
 if TYPE_CHECKING:
     from jinja2 import BytecodeCache, Environment

@@ -19,11 +19,3 @@ def builtin_rules_dir() -> Path:
         if candidate.is_dir():
             return candidate
     return here / "rules"
-
-
-def templates_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "templates", here.parent / "templates"):
-        if candidate.is_dir():
-            return candidate
-    return here / "templates"

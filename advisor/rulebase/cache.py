@@ -97,7 +97,7 @@ def _code_files() -> list[Path]:
 
 def cache_key(folder: Path, files: list[Path]) -> str:
     """SHA-256 of advisor's version, the rule files (names and contents) and the code that checks them."""
-    from advisor import __version__
+    from advisor.version import __version__
 
     h = hashlib.sha256(f"advisor {__version__} format {FORMAT}\n".encode())
     for label, paths in (("rule", files), ("code", _code_files())):

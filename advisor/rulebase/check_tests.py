@@ -11,7 +11,7 @@ import advisor.facts as vocabulary
 from advisor.rulebase import schema as S
 from advisor.rulebase.positions import PosList
 
-from advisor.rulebase.load_common import CheckerBase, _suggest
+from advisor.rulebase.load_common import CheckerBase, suggest
 
 
 class TestChecks(CheckerBase):
@@ -30,7 +30,7 @@ class TestChecks(CheckerBase):
                     self._kpos(tests, key),
                     f"unknown key '{key}' in tests",
                     expected="fires, quiet",
-                    hint=_suggest(key, ("fires", "quiet")),
+                    hint=suggest(key, ("fires", "quiet")),
                 )
         out: list[list[S.TestCase]] = []
         for key in ("fires", "quiet"):
@@ -62,7 +62,7 @@ class TestChecks(CheckerBase):
                     self._kpos(case, key),
                     f"unknown key '{key}' in a test case",
                     expected=", ".join(S.TEST_CASE_KEYS),
-                    hint=_suggest(key, S.TEST_CASE_KEYS),
+                    hint=suggest(key, S.TEST_CASE_KEYS),
                 )
         name = case.get("name")
         if not isinstance(name, str) or not name:
@@ -86,7 +86,7 @@ class TestChecks(CheckerBase):
                     self._kpos(f, kind),
                     f"unknown fact kind '{kind}' in test case '{name}'",
                     expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
-                    hint=_suggest(kind, vocabulary.FACT_KINDS),
+                    hint=suggest(kind, vocabulary.FACT_KINDS),
                 )
                 continue
             fields = fields or {}
@@ -112,7 +112,7 @@ class TestChecks(CheckerBase):
                         epos,
                         f"test case '{name}': {msg}",
                         code="rule-tests",
-                        hint=_suggest(str(loc), vocabulary.FACT_KINDS[kind].model_fields)
+                        hint=suggest(str(loc), vocabulary.FACT_KINDS[kind].model_fields)
                         if e["type"] == "extra_forbidden"
                         else None,
                     )

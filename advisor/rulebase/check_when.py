@@ -10,7 +10,7 @@ import advisor.facts as vocabulary
 from advisor.rulebase import schema as S
 from advisor.rulebase.positions import PosList
 
-from advisor.rulebase.load_common import CheckerBase, ALIAS_RE, CONTAINS_FORBIDDEN, _category, _suggest, field_types
+from advisor.rulebase.load_common import CheckerBase, ALIAS_RE, CONTAINS_FORBIDDEN, value_category, suggest, field_types
 
 
 class WhenChecks(CheckerBase):
@@ -47,13 +47,13 @@ class WhenChecks(CheckerBase):
                     rpos,
                     f"ref '{ref.alias}.{ref.field}' names no fact of this rule",
                     expected="one of: " + ", ".join(sorted(self.aliases)),
-                    hint=_suggest(ref.alias, self.aliases),
+                    hint=suggest(ref.alias, self.aliases),
                 )
             elif ref.field not in field_types(target.kind):
                 self.err(
                     rpos,
                     f"fact kind '{target.kind}' has no field '{ref.field}'",
-                    hint=_suggest(ref.field, field_types(target.kind)),
+                    hint=suggest(ref.field, field_types(target.kind)),
                 )
         if mode == "any" and any(not isinstance(i, S.Pattern) for i in items):
             self.err(pos, "'any' takes fact patterns only (no 'not' or nested 'any')")
@@ -102,7 +102,7 @@ class WhenChecks(CheckerBase):
                 kpos,
                 f"unknown fact kind '{kind}'",
                 expected="one of: " + ", ".join(vocabulary.FACT_KINDS),
-                hint=_suggest(kind, vocabulary.FACT_KINDS),
+                hint=suggest(kind, vocabulary.FACT_KINDS),
             )
             return None
         alias = item.get("as", kind)
@@ -122,7 +122,7 @@ class WhenChecks(CheckerBase):
                     fpos,
                     f"fact kind '{kind}' has no field '{fname}'",
                     expected="one of: " + ", ".join(types_),
-                    hint=_suggest(fname, types_),
+                    hint=suggest(fname, types_),
                 )
                 continue
             conditions.extend(self.check_condition(kind, fname, cond, self._vpos(fields, fname, fpos), types_[fname]))
@@ -151,14 +151,14 @@ class WhenChecks(CheckerBase):
         if isinstance(value, str) and value.startswith("$"):
             name = value[1:]
             if name not in self.params:
-                self.err(pos, f"param '{value}' has no default in 'params'", hint=_suggest(name, self.params))
+                self.err(pos, f"param '{value}' has no default in 'params'", hint=suggest(name, self.params))
                 return None
             value_for_check = self.params[name]
             result: S.Value = S.Param(name)
         else:
             value_for_check = value
             result = S.Literal_(value)
-        cat = _category(value_for_check)
+        cat = value_category(value_for_check)
         if cat not in cats and "other" not in cats:
             self.err(
                 pos,
@@ -171,7 +171,7 @@ class WhenChecks(CheckerBase):
                 pos,
                 f"'{fname}' of '{kind}' is never {value_for_check!r}",
                 expected="one of: " + ", ".join(map(str, choices)),
-                hint=_suggest(value_for_check, map(str, choices)),
+                hint=suggest(value_for_check, map(str, choices)),
             )
             return None
         return result
@@ -191,7 +191,7 @@ class WhenChecks(CheckerBase):
                     self._kpos(cond, op),
                     f"unknown operator '{op}'",
                     expected="one of: " + ", ".join(S.OPERATORS),
-                    hint=_suggest(op, S.OPERATORS),
+                    hint=suggest(op, S.OPERATORS),
                 )
                 continue
             if op == "exists":
@@ -233,7 +233,11 @@ class WhenChecks(CheckerBase):
                     continue
                 v = self.check_value(value, opos, cats, choices if op in ("eq", "ne") else None, fname, kind)
                 if v is not None:
-                    if op in ("gt", "ge", "lt", "le") and isinstance(v, S.Literal_) and _category(v.value) != "number":
+                    if (
+                        op in ("gt", "ge", "lt", "le")
+                        and isinstance(v, S.Literal_)
+                        and value_category(v.value) != "number"
+                    ):
                         self.err(opos, f"'{op}' needs a number, got {v.value!r}")
                         continue
                     out.append(S.Condition(fname, op, v))

@@ -15,29 +15,7 @@ from typing import Any
 
 from advisor.evidence_format import FILTERS
 from advisor.facts.base import Source
-
-
-#: budgets of one evidence text (a user's rule file is untrusted: a template must not hang or flood)
-MAX_EVIDENCE_CHARS = 20_000
-MAX_RENDER_SECONDS = 2.0
-MAX_VALUE = 100_000  # characters or items of any value a template makes on the way
-MAX_WIDTH = 10_000  # widths, repeat counts and exponents in a template
-_WIDE = re.compile(r"\d{5,}")  # a width or precision of 10000 or more in a format spec
-
-
-class TemplateBudgetError(Exception):
-    """An evidence template that ran past its time or size budget."""
-
-
-def _check_count(n: Any, what: str) -> None:
-    if isinstance(n, int) and not isinstance(n, bool) and abs(n) > MAX_WIDTH:
-        raise TemplateBudgetError(f"{what} {n} is above the limit of {MAX_WIDTH}")
-
-
-def _check_size(value: Any) -> Any:
-    if isinstance(value, (str, list, tuple, dict)) and len(value) > MAX_VALUE:
-        raise TemplateBudgetError(f"a value of {len(value)} items or characters, above the limit of {MAX_VALUE}")
-    return value
+from advisor.rulebase.template_budget import MAX_EVIDENCE_CHARS, MAX_RENDER_SECONDS, TemplateBudgetError
 
 
 def render_budgeted(

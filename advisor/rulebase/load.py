@@ -23,7 +23,7 @@ from advisor.rulebase.positions import PosDict, PosList
 from advisor.rulebase.evidence import template_env
 
 from advisor.rulebase.check_tests import TestChecks
-from advisor.rulebase.load_common import _suggest
+from advisor.rulebase.load_common import suggest
 from advisor.rulebase.check_when import WhenChecks
 
 MAX_RULE_FILE_BYTES = 1_000_000
@@ -82,7 +82,7 @@ class _RuleChecker(WhenChecks, TestChecks):
                     self._kpos(d, key),
                     f"unknown key '{key}' in rule '{rid}'",
                     expected="one of: " + ", ".join(S.TOP_KEYS),
-                    hint=_suggest(key, S.TOP_KEYS),
+                    hint=suggest(key, S.TOP_KEYS),
                 )
         for key in S.REQUIRED_KEYS:
             if key not in d:
@@ -103,7 +103,7 @@ class _RuleChecker(WhenChecks, TestChecks):
                     f"cause '{cause}' is not in the cause catalogue (a custom cause)",
                     code="unknown-cause",
                     severity="warning",
-                    hint=_suggest(cause, CAUSE_BY_ID)
+                    hint=suggest(cause, CAUSE_BY_ID)
                     or "declare it in a causes.yaml beside the rule file (`my_cause: its title`) to silence this",
                 )
         finding = d.get("finding")
@@ -117,7 +117,7 @@ class _RuleChecker(WhenChecks, TestChecks):
             self.err(
                 self._vpos(d, "severity"),
                 f"severity must be one of low, medium, high, got {sev!r}",
-                hint=_suggest(str(sev), S.SEVERITIES),
+                hint=suggest(str(sev), S.SEVERITIES),
             )
         conf = d.get("confidence")
         if "confidence" in d and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not -1 <= conf <= 1):
@@ -162,7 +162,7 @@ class _RuleChecker(WhenChecks, TestChecks):
                             self._kpos(doc, key),
                             f"unknown key '{key}' in doc",
                             expected="what, why, fix, references",
-                            hint=_suggest(key, S.DOC_KEYS + S.DOC_OPTIONAL),
+                            hint=suggest(key, S.DOC_KEYS + S.DOC_OPTIONAL),
                         )
         mode, items = self.check_when(d.get("when"))
         evidence = d.get("evidence", "")
@@ -232,7 +232,7 @@ class _RuleChecker(WhenChecks, TestChecks):
                 pos,
                 f"evidence template error: {text}",
                 code="evidence-template",
-                hint=_suggest(bad.group(1), known) if bad else None,
+                hint=suggest(bad.group(1), known) if bad else None,
             )
             return
         for name in sorted(undeclared):
@@ -242,7 +242,7 @@ class _RuleChecker(WhenChecks, TestChecks):
                     f"evidence uses '{name}', which is neither a matched fact nor a param",
                     code="evidence-template",
                     expected="one of: " + ", ".join(sorted(names)),
-                    hint=_suggest(name, names),
+                    hint=suggest(name, names),
                 )
         for node in ast.find_all(nodes.Getattr):
             if isinstance(node.node, nodes.Name) and node.node.name in pats:
@@ -252,7 +252,7 @@ class _RuleChecker(WhenChecks, TestChecks):
                         (pos[0] + node.lineno - 1, pos[1]),
                         f"evidence uses '{node.node.name}.{node.attr}', but '{kind}' has no field '{node.attr}'",
                         code="evidence-template",
-                        hint=_suggest(node.attr, vocabulary.FACT_KINDS[kind].model_fields),
+                        hint=suggest(node.attr, vocabulary.FACT_KINDS[kind].model_fields),
                     )
 
     # -- tests

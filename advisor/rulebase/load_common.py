@@ -47,7 +47,8 @@ def _type_categories(annotation: Any) -> tuple[set[str], tuple[Any, ...] | None]
     return {"other"}, None
 
 
-def _category(value: Any) -> str:
+def value_category(value: Any) -> str:
+    """The category of a rule's value as the fact fields' types are checked: bool, number, string or its type's name."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
@@ -64,7 +65,8 @@ def field_types(kind: str) -> dict[str, tuple[set[str], tuple[Any, ...] | None]]
     }
 
 
-def _suggest(word: str, options: Iterable[str]) -> str | None:
+def suggest(word: str, options: Iterable[str]) -> str | None:
+    """The "did you mean" hint for ``word``: the closest of ``options``, or None when none is close."""
     match = difflib.get_close_matches(str(word), list(options), n=1, cutoff=0.6)
     return f"did you mean '{match[0]}'?" if match else None
 

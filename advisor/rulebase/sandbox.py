@@ -11,13 +11,13 @@ from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import SandboxedEnvironment
 
 from advisor.evidence_format import FILTERS
-from advisor.rulebase.evidence import (
-    _WIDE,
+from advisor.rulebase.template_budget import (
     MAX_EVIDENCE_CHARS,
     MAX_VALUE,
+    WIDE_FORMAT_SPEC,
     TemplateBudgetError,
-    _check_count,
-    _check_size,
+    check_count,
+    check_size,
 )
 
 
@@ -61,7 +61,7 @@ class BudgetedSandbox(SandboxedEnvironment):
 
     def wrap_str_format(self, value: Any) -> Any:
         fmt = super().wrap_str_format(value)
-        if fmt is not None and _WIDE.search(str(getattr(value, "__self__", ""))):
+        if fmt is not None and WIDE_FORMAT_SPEC.search(str(getattr(value, "__self__", ""))):
 
             def refuse(*args: Any, **kwargs: Any) -> str:
                 raise TemplateBudgetError("a format width above the limit")
@@ -81,15 +81,15 @@ class BudgetedSandbox(SandboxedEnvironment):
         elif operator == "**":
             if isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 1024:
                 raise TemplateBudgetError(f"the power {left}**{right} is above the limit")
-        elif operator == "%" and isinstance(left, str) and _WIDE.search(left):
+        elif operator == "%" and isinstance(left, str) and WIDE_FORMAT_SPEC.search(left):
             raise TemplateBudgetError("a format width above the limit")
-        return _check_size(super().call_binop(context, operator, left, right))
+        return check_size(super().call_binop(context, operator, left, right))
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         if isinstance(getattr(__obj, "__self__", None), str):  # 'x'.ljust(10**9), .zfill, .center ...
             for a in (*args, *kwargs.values()):
-                _check_count(a, "a width")
-        return _check_size(super().call(__context, __obj, *args, **kwargs))
+                check_count(a, "a width")
+        return check_size(super().call(__context, __obj, *args, **kwargs))
 
 
 def _bounded_filter(fn: Any) -> Any:
@@ -98,11 +98,11 @@ def _bounded_filter(fn: Any) -> Any:
     def run(*args: Any, **kwargs: Any) -> Any:
         rest = [a for a in args[1:] if not hasattr(a, "environment")] + list(kwargs.values())
         for a in rest:
-            _check_count(a, "a filter argument")
+            check_count(a, "a filter argument")
         value = next((a for a in args if not hasattr(a, "environment")), None)
-        if isinstance(value, str) and _WIDE.search(value) and getattr(fn, "__name__", "") == "do_format":
+        if isinstance(value, str) and WIDE_FORMAT_SPEC.search(value) and getattr(fn, "__name__", "") == "do_format":
             raise TemplateBudgetError("a format width above the limit")
-        return _check_size(fn(*args, **kwargs))
+        return check_size(fn(*args, **kwargs))
 
     for attr in ("jinja_pass_arg",):  # keep pass_context / pass_environment markers
         if hasattr(fn, attr):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import socket
-from pathlib import Path
 
 import pytest
 
@@ -38,25 +37,29 @@ class Net(nn.Module):
         return self.fc2(self.act(self.fc1(x)))
 
 
-def _train(rank: int, port: int, out: str, fault: str | None) -> None:
+def _train(rank: int, port: int, root: str, runs: dict[str, str | None]) -> None:
+    """One rank of each run in ``runs`` (name -> fault), one after the other in one process group: a process
+    per rank and run took most of the test's time starting Python and importing torch (12 spawns, ~30 s)."""
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=WORLD)
     try:
         from advisor.capture import capture
 
-        torch.manual_seed(0)  # the same initial weights on every rank (DDP broadcasts rank 0's anyway)
-        model = nn.parallel.DistributedDataParallel(Net(fault, rank))
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        g = torch.Generator().manual_seed(100 + rank)  # each rank its own shard
-        x, y = torch.randn(16, 8, generator=g), torch.randint(0, 4, (16,), generator=g)
-        with capture(model.module, opt, out, every=100, dump_steps=[0, 1]):
-            for _ in range(2):
-                opt.zero_grad()
-                nn.functional.cross_entropy(model(x), y).backward()
-                opt.step()
-        # every rank done before any tears the group down: a rank that leaves while another is still in gloo's
-        # last exchange aborts it ("terminate called without an active exception", SIGABRT, seen on 2 busy cores)
-        dist.barrier()
+        for name, fault in runs.items():
+            torch.manual_seed(0)  # the same initial weights on every rank (DDP broadcasts rank 0's anyway)
+            model = nn.parallel.DistributedDataParallel(Net(fault, rank))
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            g = torch.Generator().manual_seed(100 + rank)  # each rank its own shard
+            x, y = torch.randn(16, 8, generator=g), torch.randint(0, 4, (16,), generator=g)
+            with capture(model.module, opt, os.path.join(root, name), every=100, dump_steps=[0, 1]):
+                for _ in range(2):
+                    opt.zero_grad()
+                    nn.functional.cross_entropy(model(x), y).backward()
+                    opt.step()
+            # every rank done before any tears the group down: a rank that leaves while another is still in gloo's
+            # last exchange aborts it ("terminate called without an active exception", SIGABRT, seen on 2 busy
+            # cores); and every rank done with a run before any starts the next
+            dist.barrier()
     finally:
         dist.destroy_process_group()
 
@@ -67,17 +70,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _run(out: Path, fault: str | None) -> Path:
-    mp.spawn(_train, args=(_free_port(), str(out), fault), nprocs=WORLD, join=True)
-    return out / "dump"
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     if not dist.is_available() or not dist.is_gloo_available():
         pytest.skip("torch.distributed with gloo is not available")
     root = tmp_path_factory.mktemp("ddp")
-    return {name: _run(root / name, None if name == "base" else name) for name in ("base", "rank", "operator")}
+    runs = {"base": None, "rank": "rank", "operator": "operator"}
+    mp.spawn(_train, args=(_free_port(), str(root), runs), nprocs=WORLD, join=True)
+    return {name: root / name / "dump" for name in runs}
 
 
 def test_each_rank_dumps_under_its_own_folder(runs):

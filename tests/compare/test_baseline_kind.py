@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from torch_models import MLP
 
 from advisor.compare.engine import compare_dumps
 from advisor.compare.localise import localise
@@ -46,6 +45,9 @@ def _pair(run, base, **options):
 
 def test_same_config_gelu_tanh_mid_network_is_a_port(dumps, mlp_input):
     """Equal config files, first difference at a GELU from bit-identical inputs: operator accuracy, not randomness."""
+    pytest.importorskip("torch")
+    from torch_models import MLP  # imports torch: only here, so the module collects without it
+
     run, base = dumps(MLP, {"gelu": "tanh"}, {"gelu": "none"}, mlp_input)
     for d in (run, base):
         (d / "hparams.yaml").write_text("lr: 0.01\nseed: 7\n")
@@ -263,7 +265,7 @@ def test_a_manifest_naming_two_devices_makes_a_port(tmp_path):
     y_run = (x @ w).numpy()
     y_base = (x.double() @ w.double()).float().numpy()  # another accumulation: last-bit differences
     assert (y_run != y_base).any()
-    for side, y, device in (("run", y_run, "npu:0"), ("base", y_base, "cuda:0")):
+    for side, y, _device in (("run", y_run, "npu:0"), ("base", y_base, "cuda:0")):
         _write_npy_dump(tmp_path / side / "dump", [("mm.forward.input.0", "MatMul", x.numpy()),
                                                    ("mm.forward.output.0", "MatMul", y)])
         (tmp_path / side / "hparams.yaml").write_text("lr: 0.1\n")

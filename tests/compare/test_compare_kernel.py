@@ -144,7 +144,7 @@ def _as_f64_all(bits: np.ndarray) -> np.ndarray:
     @numba.njit
     def convert(b, out):
         for i in range(b.size):
-            out[i] = kernel._as_f64(b[i])
+            out[i] = kernel.as_f64(b[i])
 
     out = np.empty(bits.size)
     convert(bits, out)

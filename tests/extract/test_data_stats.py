@@ -13,7 +13,6 @@ import json
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 
 import advisor
 from advisor.extract.base import RunPair
@@ -24,11 +23,17 @@ from advisor.extract.data_stats import extract
 from advisor.inventory import RunFolder
 from advisor.read.samples import ArraySource, find_samples
 
-LOADERS = {"iris": load_iris, "digits": load_digits, "wine": load_wine, "breast_cancer": load_breast_cancer}
+# scikit-learn's loaders by data set; imported per test, so the tests that need no data set run without scikit-learn
+LOADERS = {"iris": "load_iris", "digits": "load_digits", "wine": "load_wine", "breast_cancer": "load_breast_cancer"}
+
+
+def _load(name):
+    datasets = pytest.importorskip("sklearn.datasets")
+    return getattr(datasets, LOADERS[name])(return_X_y=True)
 
 
 def _split(name, seed=0):
-    x, y = LOADERS[name](return_X_y=True)
+    x, y = _load(name)
     perm = np.random.default_rng(seed).permutation(len(y))
     x, y = x[perm], y[perm]
     n = int(0.8 * len(y))
@@ -228,7 +233,7 @@ def test_baseline_pipeline_output_compared_array_by_array(tmp_path):
 
 
 def test_baseline_sample_of_other_rows_is_not_a_mismatch_but_same_rows_processed_otherwise_is(tmp_path):
-    x, y = load_digits(return_X_y=True)
+    x, y = _load("digits")
     x = (x / 16.0).astype(np.float32)
     run = _write(tmp_path / "run", x[:600], y[:600])
     other_rows = _write(tmp_path / "other", x[600:1200], y[600:1200])  # another batch, same pipeline

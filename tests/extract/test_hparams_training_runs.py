@@ -10,16 +10,16 @@ import json
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits, load_wine
 
 import advisor
 
 torch = pytest.importorskip("torch")
+sklearn_datasets = pytest.importorskip("sklearn.datasets")
 pytestmark = pytest.mark.slow  # trains small models
 
 
 def _data(name="digits", standardise=True, n_train=None, scale=None):
-    x, y = {"digits": load_digits, "wine": load_wine}[name](return_X_y=True)
+    x, y = {"digits": sklearn_datasets.load_digits, "wine": sklearn_datasets.load_wine}[name](return_X_y=True)
     perm = np.random.default_rng(0).permutation(len(y))
     x, y = x[perm].astype(np.float32), y[perm]
     n = int(0.8 * len(y))

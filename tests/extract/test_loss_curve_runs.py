@@ -24,7 +24,7 @@ import logs_gen  # noqa: E402
 from advisor.diagnosis import diagnose  # noqa: E402
 from advisor.extract.base import RunPair  # noqa: E402
 from advisor.extract import crashes, loss_curve, loss_scale  # noqa: E402
-from advisor.extract.curve_pick import curve_xy, primary_loss  # noqa: E402
+from advisor.extract.view.curves import curve_xy, primary_loss  # noqa: E402
 from advisor.inventory import RunFolder  # noqa: E402
 from advisor.read.logs import read_file  # noqa: E402
 from advisor.read.logs.merge import merge_reads  # noqa: E402

@@ -290,7 +290,7 @@ def test_dump_above_the_tensor_limit_is_refused_with_the_way_out(cli, tmp_path, 
     split the dump; the comparison of a dump at the limit runs."""
     import numpy as np
 
-    import advisor.read.dumps as dumps
+    import advisor.read.dump_files as dumps
 
     run, base = tmp_path / "run", tmp_path / "base"
     for side in (run, base):

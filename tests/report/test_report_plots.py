@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from advisor.extract.base import Marker, Series
+from advisor.chart_data import Marker, Series
 from advisor.report.model import Chart
 from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
 from advisor.extract.curves import CurveThresholds

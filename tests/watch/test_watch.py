@@ -153,11 +153,18 @@ def test_a_nan_at_an_ordinary_rate_is_announced_as_it_is_written(tmp_path):
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     try:
-        append(log, healthy(50, 100))
+        # the first poll always diagnoses; wait for it, grow the log, wait for the diagnosis of the grown log.
+        # (Counting two cycles waited out the whole 60 s deadline whenever the append came before the first
+        # poll: then one cycle saw everything and no second one ever ran.)
         deadline = time.monotonic() + 60
-        while len(cycles) < 2 and time.monotonic() < deadline:
+        while not cycles and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert alerts == []
+        grown = time.monotonic()  # taken before the write: the watcher may see the lines at once
+        append(log, healthy(50, 100))
+        while not any(c.started > grown for c in cycles) and time.monotonic() < grown + 60:
+            time.sleep(0.01)
+        assert any(c.started > grown for c in cycles), "the watcher did not re-diagnose the grown log"
+        assert sum(c.new_lines for c in cycles) == 100 and alerts == []
         written = time.monotonic()
         append(log, "step 100 loss nan\n")
         while not alerts and time.monotonic() < written + 60:
@@ -184,3 +191,14 @@ def test_usage_errors(tmp_path):
     rc, _, err = run_cli(tmp_path, "--once", "--alert", "certain")
     assert rc == 2 and "low, medium, high" in err
     assert level("high") == 0.8 and level("0.65") == 0.65
+
+
+def test_a_bad_threshold_ends_watch_with_a_usage_error_not_a_traceback(tmp_path, capsys):
+    """An option the diagnosis refuses (an unknown compare kernel) is the user's mistake: one line, exit 2, as
+    diagnose says it; watch used to end with a RuntimeError traceback and exit 1."""
+    run = make_run(tmp_path)
+    code = main(["watch", str(run), "--threshold", "compare.kernel=bogus", "--interval", "0.05"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "advisor: error: compare.kernel must be one of auto, compiled, numpy, got 'bogus'" in err
+    assert "Traceback" not in err

@@ -14,12 +14,11 @@ position, and an evaluation when it holds scores only.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from advisor.read.logs import fairseq, repeat
-from advisor.read.logs.keyvalue import parse_pairs, split_record
+from advisor.read.logs.keyvalue import DICT_ITEM_RE, parse_pairs, split_record
 from advisor.read.logs.records import Collector, LogRead
 from advisor.read.logs.keys import Split, classify_key, holds_logged_values, parse_number
 from advisor.read.safe import loads_json
@@ -27,7 +26,6 @@ from advisor.read.safe import loads_json
 if TYPE_CHECKING:
     from advisor.read.logs.reading import Reading
 
-_ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
 MAX_STATE_BYTES = 300_000_000
 
 
@@ -51,7 +49,7 @@ def parse_print(
     start = line.find("{")
     if start < 0 or (line.find("'", start) < 0 and line.find('"', start) < 0):
         return False
-    items = _ITEM_RE.findall(line, start)
+    items = DICT_ITEM_RE.findall(line, start)
     if not items:
         return False
     values: dict[str, float] = {}

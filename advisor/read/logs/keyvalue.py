@@ -39,6 +39,10 @@ _PHRASE_RE = re.compile(
     re.I,
 )
 
+#: an item of a printed dict (Hugging Face Trainer's ``{'loss': 2.31, 'epoch': 0.1}``): quoted key, value up to a
+#: comma, brace or blank
+DICT_ITEM_RE = re.compile(r"""['"]([^'"]{1,80})['"]\s*:\s*([^,}\s]+)""")
+
 #: the PyTorch tutorials' evaluation print, ``Accuracy of the network on the 10000 test images: 54 %`` (and
 #: ``Test Accuracy of the model on the 10000 test images: 97.53 %``): a test accuracy in percent
 ACCURACY_OF_RE = re.compile(
@@ -47,7 +51,8 @@ ACCURACY_OF_RE = re.compile(
 
 
 _POSITION_KEYS = STEP_KEYS | EPOCH_KEYS
-_PHRASES = (
+#: words printed apart that name one key: a line holding one is read with ``_PHRASE_RE`` first
+PHRASES = (
     "learning rate",
     "loss scale",
     "grad norm",
@@ -76,7 +81,7 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
     low = line.lower() if low is None else low
     if "accuracy of the" in low:
         line = ACCURACY_OF_RE.sub(r"test_accuracy: \1%", line)
-    for phrase in _PHRASES:
+    for phrase in PHRASES:
         if phrase in low:
             line = _PHRASE_RE.sub(r"\1_\2", line)
             break
@@ -87,7 +92,7 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
             key = key.rstrip(".")
         role = roles.get(key, "?")
         if role == "?":
-            role = _role(key)
+            role = key_role(key)
         if role is None:
             continue  # eta, time, data_time, max_mem...: not read, not converted
         try:
@@ -103,7 +108,7 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
 _ROLE: dict[str, str | None] = {}
 
 
-def _role(key: str) -> str | None:
+def key_role(key: str) -> str | None:
     """'step', 'epoch', 'strong' (a loss or score), 'weak' (lr, grad norm, loss scale) or None (not read)."""
     role = _ROLE.get(key, "?")
     if role != "?":

@@ -28,7 +28,7 @@ import re
 
 from advisor.read.logs.keys import Split
 
-_EPOCH_ITER_RE = re.compile(
+EPOCH_ITER_RE = re.compile(
     r"Epoch\s*(?:\((train|val|test)\))?:?\s*\[\s*(\d+)\s*(?:/\s*\d+\s*)?\]\s*,?\s*((?:Step|Iter(?:ation)?|Batch)\s*)?"
     r"\[\s*(\d+)\s*/\s*(\d+)\s*\]"
 )
@@ -44,7 +44,7 @@ _TRAIN_BRACKETS_RE = re.compile(r"\bTrain:\s*\[\s*(\d+)\s*/\s*\d+\s*\]\s*\[\s*(\
 
 def position(line: str) -> tuple[float | None, float | None, Split | None, str] | None:
     """(step, epoch, split, family) from the line's position prefix, or None."""
-    m = _EPOCH_ITER_RE.search(line)
+    m = EPOCH_ITER_RE.search(line)
     if m:
         mode, epoch, i, n = m.group(1), int(m.group(2)), int(m.group(4)), int(m.group(5))
         split: Split | None = "eval" if mode in ("val", "test") else None

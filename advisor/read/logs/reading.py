@@ -7,14 +7,25 @@ learning them, and the states of the other families (``states``, by class), crea
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from advisor.read.logs.records import Collector
 from advisor.read.logs.repeat import Template
-from advisor.read.logs.template_rows import Rows
 
 #: the most template compilations allowed before they pay off (each costs ~10 lines' reading)
 MAX_CREDIT = 8.0
+
+
+class HeldRows(Protocol):
+    """What a family reader asks of the templates' rows (``template_rows.Rows``, which replays Keras state)."""
+
+    def keep(self, tpl: Template | None) -> bool:
+        """Add a template just learnt (``None``: the line made none); says whether one was added."""
+        ...
+
+    def flush(self) -> None:
+        """Record the rows held back, in file order."""
+        ...
 
 
 class Reading:
@@ -22,7 +33,7 @@ class Reading:
 
     __slots__ = ("col", "read", "rows", "credit", "states")
 
-    def __init__(self, col: Collector, rows: Rows, states: dict[type, Any]) -> None:
+    def __init__(self, col: Collector, rows: HeldRows, states: dict[type, Any]) -> None:
         self.col = col
         self.read = col.read
         self.rows = rows  # lines with the shape of a line read before (repeat.py, template_rows.py)

@@ -44,8 +44,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from advisor.read.logs import hf_trainer, metriclogger
-from advisor.read.logs.keyvalue import _PHRASES, KV_RE, _role
+from advisor.read.logs import metriclogger
+from advisor.read.logs.keyvalue import DICT_ITEM_RE, KV_RE, PHRASES, key_role
 from advisor.read.logs.keys import Split, parse_number
 
 #: the longest line a template is learned from or matched on (the text reader rewrites digit runs of more
@@ -112,7 +112,7 @@ def learn(
         return None
     if step is None and epoch is None:
         return None
-    if any(s in line for s in _NEVER) or any(p in low for p in _PHRASES):
+    if any(s in line for s in _NEVER) or any(p in low for p in PHRASES):
         return None
     if ("error" in low or "exception" in low) and ("nan" in low or "inf" in low or "scale" in low):
         return None  # an exception line is told by how far words are apart (text.py): numbers' lengths count
@@ -125,7 +125,7 @@ def learn(
     where_spans: list[tuple[int, int]] = []
     base = 0
     if position:
-        m = metriclogger._EPOCH_ITER_RE.search(line)
+        m = metriclogger.EPOCH_ITER_RE.search(line)
         if m is not None:
             where_spans = [m.span(2), m.span(4), m.span(5)]
             base = 0 if fmt == "metriclogger" else 1
@@ -176,7 +176,7 @@ def _outputs(found: list[tuple[str, int, bool]]) -> tuple[list[tuple[str, int, b
     seen: set[str] = set()
     step_i = epoch_i = None
     for key, i, pct in found:
-        role = _role(key)
+        role = key_role(key)
         if role is None:
             continue
         if role == "step":
@@ -246,7 +246,7 @@ def learn_dict(
     if any(s in line for s in _NEVER if s != "{") or (("error" in low or "exception" in low) and "scale" in low):
         return None
     start = line.find("{")
-    items = list(hf_trainer._ITEM_RE.finditer(line, start))
+    items = list(DICT_ITEM_RE.finditer(line, start))
     names = [m.group(1) for m in items]
     if len(set(names)) != len(names):
         return None  # a key twice: the last value, at the first one's place
@@ -306,7 +306,7 @@ def learn_keras(header: str, line: str, values: dict[str, float]) -> Template | 
         return None
     if not values:
         return None
-    if any(s in header or s in line for s in _NEVER) or any(p in low for p in _PHRASES) or "overflow" in low:
+    if any(s in header or s in line for s in _NEVER) or any(p in low for p in PHRASES) or "overflow" in low:
         return None
     if "Invalid loss" in line or (("error" in low or "exception" in low) and ("nan" in low or "inf" in low)):
         return None

@@ -7,7 +7,7 @@ import math
 
 from advisor.extract.base import RunPair
 from advisor.extract.crashes import extract as crash_extract
-from advisor.extract.curve_pick import curve_xy
+from advisor.extract.view.curves import curve_xy
 from advisor.extract.loss_curve import extract
 from advisor.inventory import RunFolder
 from advisor.read.logs import tensorboard

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.extract.curve_pick import curve_xy, primary_loss
+from advisor.extract.view.curves import curve_xy, primary_loss
 from advisor.read.logs import read_file
 from advisor.read.logs.merge import merge_reads
 

@@ -21,7 +21,7 @@ import pytest
 from advisor.extract.base import RunPair
 from advisor.extract.curves import CurveThresholds
 from advisor.extract import crashes
-from advisor.extract.curve_pick import curve_xy, primary_loss
+from advisor.extract.view.curves import curve_xy, primary_loss
 from advisor.extract.loss_curve import extract
 from advisor.inventory import RunFolder
 from advisor.read.logs import read_file

@@ -36,9 +36,9 @@ from advisor.read.run import RunRead
 if TYPE_CHECKING:
     from advisor.read.logs.merge import MergedRun
     from advisor.read.logs.records import MetricSeries
-    from advisor.extract.base import Extraction
-    from advisor.extract.hparam_set import HparamSet
-    from advisor.extract.model_inputs import Found
+    from advisor.extract.extraction import Extraction
+    from advisor.extract.view.settings import HparamSet
+    from advisor.extract.view.model_inputs import Found
 
 #: a class count outside this range is not one (a vocabulary size, a typo)
 CLASS_COUNT_RANGE = (2, 1_000_000)
@@ -62,8 +62,8 @@ class RunView:
 
     @cached_property
     def _settings(self) -> tuple["HparamSet", "Extraction"]:
-        from advisor.extract.base import Extraction
-        from advisor.extract.hparam_set import collect
+        from advisor.extract.extraction import Extraction
+        from advisor.extract.view.settings import collect
 
         records = Extraction()
         return collect(self.run, records), records
@@ -87,7 +87,7 @@ class RunView:
     def primary_loss(self, split: str) -> "MetricSeries | None":
         """The main loss series of a split (``curve_pick.primary_loss``), picked once per split."""
         if split not in self._primary:
-            from advisor.extract.curve_pick import primary_loss
+            from advisor.extract.view.curves import primary_loss
 
             self._primary[split] = primary_loss(self.curves, split)
         return self._primary[split]
@@ -95,9 +95,9 @@ class RunView:
     @cached_property
     def model(self) -> tuple["Found", "Extraction"]:
         """What the files say of the model (descriptions, compile settings, task settings, labels), and what
-        reading them recorded (advisor/extract/model_inputs.py)."""
-        from advisor.extract.base import Extraction
-        from advisor.extract.model_inputs import read_folder
+        reading them recorded (advisor/extract/view/model_inputs.py)."""
+        from advisor.extract.extraction import Extraction
+        from advisor.extract.view.model_inputs import read_folder
 
         records = Extraction()
         return read_folder(self.run, records), records

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from advisor.extract.base import Extraction
+from advisor.extract.extraction import Extraction
 from advisor.inventory import InputRecord
 from advisor.knowledge.datasets import dataset_classes
 from advisor.knowledge.settings import CLASS_COUNT_KEYS

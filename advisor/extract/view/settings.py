@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.extract.base import CheckRun, Extraction
+from advisor.extract.extraction import CheckRun, Extraction
 from advisor.facts.hparams import (
     Scalar,
 )
@@ -544,8 +544,9 @@ def _keras_default_rate(run: RunRead, hp: HparamSet) -> None:
 def _derive(hp: HparamSet) -> None:
     """Global batch size, and framework defaults for what was not set."""
     where = hp.files[0] if hp.files else ""
-    if "global_batch_size" not in hp.values and isinstance(hp.get("batch_size"), float):
-        gbs = hp.get("batch_size")
+    batch = hp.get("batch_size")
+    if "global_batch_size" not in hp.values and isinstance(batch, float):
+        gbs = batch
         parts = ["batch_size"]
         for name in ("gradient_accumulation_steps", "world_size"):
             v = hp.get(name)

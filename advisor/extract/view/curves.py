@@ -7,14 +7,25 @@ functions pick the main loss of a split and give any series as (x, y) along step
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from advisor.extract.benchmark_gap import FinalScore
 from advisor.knowledge.metrics import lower_is_better
 from advisor.read.logs.merge import MergedRun
 from advisor.read.logs.records import MetricSeries
 from advisor.read.logs.keys import LOSS_NAMES
+
+
+@dataclass
+class FinalScore:
+    """A side's last logged evaluation score: its key, value, direction and file (the benchmark gap compares the
+    two sides' ones)."""
+
+    name: str
+    last: float
+    lower_better: bool
+    path: str
 
 
 def primary_loss(merged: MergedRun, split: str) -> MetricSeries | None:
