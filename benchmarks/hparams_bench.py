@@ -5,7 +5,7 @@ nested JSON file of 10,000 keys in 100 sections, measures
 
 - the reference: the bare parser on the same text (``json.loads`` / ``yaml.load``
   with the pure-Python ``SafeLoader``);
-- ``advisor.extract.hparam_set.collect`` on a folder holding the file, read by ``read_run`` (parse, key
+- ``advisor.extract.view.settings.collect`` on a folder holding the file, read by ``read_run`` (parse, key
   lines, flattening, mapping to the vocabulary, generic settings);
 
 and reports both times, their ratio, and the growth of ``collect`` from 1,000 to
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from advisor.extract.base import Extraction
-from advisor.extract.hparam_set import collect
+from advisor.extract.view.settings import collect
 from advisor.inventory import RunFolder
 from advisor.read.run import read_run
 
