@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from advisor.cli_common import (
     check_output,
@@ -38,21 +39,24 @@ def diagnose_many(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
     options = diagnose_options(args)
     engine, params = chosen_engine(args), parse_assignments(args.param)
+    runner = None
     if options.get("op_compare.scheduler"):  # one cluster for every run of the sweep
         from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
 
         try:
-            options["op_compare.runner"] = DaskRunner(str(options.pop("op_compare.scheduler")), None)
+            runner = DaskRunner(str(options.pop("op_compare.scheduler")), None)
         except DaskUnavailable as exc:
             raise UsageError(f"--scheduler: {exc}") from None
     try:
-        return _sweep_runs(args, runs, fmt, options, engine, params)
+        return _sweep_runs(args, runs, fmt, options, engine, params, runner)
     finally:
-        if options.get("op_compare.runner") is not None:
-            options["op_compare.runner"].close()
+        if runner is not None:
+            runner.close()
 
 
-def _sweep_runs(args: argparse.Namespace, runs: list[str], fmt: str, options: dict, engine: str, params: dict) -> int:
+def _sweep_runs(
+    args: argparse.Namespace, runs: list[str], fmt: str, options: dict, engine: str, params: dict, runner: Any
+) -> int:
     import json
 
     from advisor.diagnosis import diagnose
@@ -70,6 +74,7 @@ def _sweep_runs(args: argparse.Namespace, runs: list[str], fmt: str, options: di
                 params=params,
                 options=options,
                 engine=engine,
+                runner=runner,
             )
         except UsageError as exc:
             row["error"] = str(exc)

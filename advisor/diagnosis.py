@@ -30,7 +30,15 @@ from advisor.summary import REPORT_THRESHOLD, summarise
 
 
 from advisor.options import param_problems, unknown_options, threshold_problems
-from advisor.report_assembly import cap_ignored, charts_of, checks_of, crashes_of, dedupe_inputs, unread_files
+from advisor.report_assembly import (
+    cap_ignored,
+    charts_of,
+    checks_of,
+    crashes_of,
+    dedupe_inputs,
+    unread_files,
+    with_divergence_markers,
+)
 
 
 @lru_cache(maxsize=2)
@@ -70,7 +78,10 @@ def _several_runs(read: RunRead, what: str) -> list[str]:
 
 
 def read_pair(
-    run: str | os.PathLike, baseline: str | os.PathLike | None, options: dict[str, Any] | None = None
+    run: str | os.PathLike,
+    baseline: str | os.PathLike | None,
+    options: dict[str, Any] | None = None,
+    runner: Any = None,
 ) -> tuple[RunPair, list[str]]:
     """The run (a folder, one log file or ``-``: standard input) and the optional baseline, read once, and the
     warnings about what was picked (a folder of several runs: the latest). Raises UsageError for a RUN or a
@@ -103,6 +114,7 @@ def read_pair(
         run=read_run(run_folder),
         baseline=read_run(base_folder) if base_folder is not None else None,
         options=dict(options or {}),
+        runner=runner,
     )
     return pair, notes
 
@@ -115,13 +127,16 @@ def diagnose(
     params: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
     engine: str | None = None,
+    runner: Any = None,
 ) -> Report:
     """Diagnose a run folder, one log file or ``-`` (standard input), optionally against a baseline.
 
     ``rules``: extra rule files/folders; ``only_rules``: drop the built-in rules;
     ``params``: rule parameter overrides ``{"rule-id.param": value}``;
     ``options``: extractor threshold overrides; ``engine``: the rule engine back-end
-    ('durable', 'python' or 'auto'; see rulebase/backends.py). Nothing in the folders is written.
+    ('durable', 'python' or 'auto'; see rulebase/backends.py); ``runner``: a comparison runner the caller made
+    and closes (``advisor.compare.dask_runner.DaskRunner``: several diagnoses on one cluster). Nothing in the
+    folders is written.
     """
     if options and "compare.kernel" in options:
         from advisor.compare.engine import use_compiled
@@ -133,7 +148,7 @@ def diagnose(
     rule_list, diags = load_rule_set(rules, only_rules)
     options = dict(options or {})
     threshold_warnings = threshold_problems(options)
-    pair, runs_notes = read_pair(run, baseline, options)
+    pair, runs_notes = read_pair(run, baseline, options, runner)
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = param_problems(rule_list, params)
@@ -181,7 +196,7 @@ def diagnose(
         facts_count=len(extraction.facts),
         rules_count=len(rule_list),
         rule_errors=sum(1 for d in diags if d.severity == "error"),
-        charts=charts_of(extraction),
+        charts=with_divergence_markers(charts_of(extraction), causes),
         report_threshold=REPORT_THRESHOLD,
     )
     report.summary = summarise(report, sum(1 for i in inputs if i.status == "used"), extraction.facts)

@@ -13,24 +13,9 @@ def unknown_options(options: dict[str, Any]) -> list[str]:
     """Warnings for extractor thresholds no extractor reads (a typo would otherwise pass silently)."""
     if not options:
         return []  # nothing to check (and the comparison's tolerance module stays unimported)
-    from dataclasses import fields
+    from advisor.extract.options import known_options
 
-    from advisor.extract.curves import CurveThresholds
-
-    curve = {f"loss_curve.{f.name}" for f in fields(CurveThresholds)}
-    exact = (
-        curve
-        | {"benchmark.score_band"}
-        | {
-            "training_dynamics.max_records",
-            "op_compare.same_config",
-            "op_compare.workers",
-            "op_compare.scheduler",
-            "op_compare.runner",
-            "compare.kl",
-            "compare.kernel",
-        }
-    )
+    exact = set(known_options())
     from advisor.compare.tolerances import option_problems
 
     out = [f"advisor: warning: threshold {problem}; ignored" for problem in option_problems(options)]

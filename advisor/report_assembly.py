@@ -4,7 +4,10 @@ input list (unread files named, ignored ones capped, duplicates merged). Used by
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
+from advisor.chart_data import Marker
 from advisor.extract.base import Extraction
 from advisor.inventory import InputRecord, RunFolder
 from advisor.report.model import Chart, CheckReport, CrashReport
@@ -86,6 +89,36 @@ def _chart_title(chart: str) -> str:
     if chart.startswith("weight_dist:"):
         return f"Weights of {chart.split(':', 1)[1]} over the steps (min to max, mean +- std, mean)"
     return CHART_TITLES.get(chart, chart.replace("_", " ").title())
+
+
+def divergence_markers(causes: Iterable[Any]) -> list[Marker]:
+    """Where a loss the causes cite starts to rise (its divergence step, when that is not its first NaN, which the
+    extractor marks itself): a marker on the loss chart, once per split and step."""
+    out: dict[tuple[str, float], Marker] = {}
+    for c in causes:
+        for e in list(getattr(c, "evidence", [])):
+            for f in e.facts.values():
+                if not isinstance(f, dict) or f.get("kind") != "loss_curve" or f.get("side", "run") != "run":
+                    continue
+                step, split = f.get("divergence_step"), f.get("split", "train")
+                if f.get("diverged") and isinstance(step, (int, float)) and step != f.get("first_nonfinite_step"):
+                    out[(split, float(step))] = Marker(
+                        chart="loss", x=float(step), kind="divergence", label=f"{split} loss starts to rise"
+                    )
+    return list(out.values())
+
+
+def with_divergence_markers(charts: list[Chart], causes: Iterable[Any]) -> list[Chart]:
+    """The charts with the divergence starts of the causes' loss curves added to the loss chart (not where a
+    marker of that kind already stands at that step)."""
+    extra = divergence_markers(causes)
+    out = []
+    for c in charts:
+        if c.id == "loss" and extra:
+            have = {(m.kind, m.x) for m in c.markers}
+            c = c.model_copy(update={"markers": c.markers + [m for m in extra if ("divergence", m.x) not in have]})
+        out.append(c)
+    return out
 
 
 def charts_of(extraction: Extraction) -> list[Chart]:

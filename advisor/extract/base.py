@@ -35,8 +35,11 @@ class RunPair:
 
     run: RunRead
     baseline: RunRead | None = None
-    #: user overrides of documented thresholds, e.g. {"loss_curve.spike_z": 8}
+    #: user overrides of documented thresholds, e.g. {"loss_curve.spike_z": 8} (the groups of extract/options.py)
     options: dict[str, Any] = field(default_factory=dict)
+    #: a comparison runner the caller made and closes (a sweep's Dask cluster), passed as what it is; None: the
+    #: op_compare extractor runs its own (threads, or the cluster of op_compare.scheduler)
+    runner: Any = None
     _views: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.extract.baseline_curves import baseline_deviation
 from advisor.extract.curves import CurveThresholds
+from advisor.extract.options import BenchmarkOptions, read_group
 from advisor.extract.view.curves import FinalScore, final_score
 from advisor.facts.base import Source
 from advisor.facts.benchmark import BenchmarkGap, GapMetric
 from advisor.facts.loss_curve import BaselineDeviation
 
-SCORE_BAND = 0.02
+SCORE_BAND = BenchmarkOptions.score_band
 _LABEL = {"train_loss": "train loss", "eval_loss": "eval loss"}
 
 
@@ -110,7 +111,7 @@ def extract(pair: RunPair) -> Extraction:
             if dev is not None:
                 devs.append(dev)
     gap = benchmark_gap(
-        devs, final_score(run), final_score(base), float(pair.options.get("benchmark.score_band", SCORE_BAND))
+        devs, final_score(run), final_score(base), float(read_group(BenchmarkOptions, pair.options).score_band)
     )
     if gap is not None:
         out.facts.append(gap)

@@ -24,12 +24,13 @@ import numpy as np
 
 from advisor.chart_data import Marker
 from advisor.extract.base import CheckRun, Extraction, RunPair
+from advisor.extract.options import DynamicsOptions, read_group
 from advisor.extract.dynamics_charts import dynamics_series
 from advisor.facts.base import Source
 from advisor.facts.dynamics import ActivationStats, FrozenWeights, ParamDynamics, TensorDynamics, TiedParams
 from advisor.inventory import InputRecord
 from advisor.read.run import RunRead, TensorsFile
-from advisor.read.tensors import MAX_RECORDS, TensorReadLog
+from advisor.read.tensors import TensorReadLog
 
 #: points kept per (tensor, kind) series
 MAX_POINTS = 4096
@@ -492,7 +493,7 @@ def summarize(scan: _Scan, side: str, shown: str) -> Extraction:
 
 
 def _from_folder(folder: RunRead, pair: RunPair, out: Extraction) -> None:
-    max_records = int(pair.options.get("training_dynamics.max_records", MAX_RECORDS))
+    max_records = int(read_group(DynamicsOptions, pair.options).max_records)
     for tensors in folder.tensor_files:
         shown = tensors.shown
         log = TensorReadLog()

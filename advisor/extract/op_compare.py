@@ -30,6 +30,7 @@ from advisor.compare.localise import (
 )
 from advisor.compare.op_kinds import op_kind
 from advisor.compare.tolerances import tolerance_for
+from advisor.extract.options import CompareOptions, OpCompareOptions, group_options, read_group
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Fact, Source
 from advisor.facts.ops import OpAnomaly, OpComparison, OpComparisonSummary
@@ -109,8 +110,9 @@ def _pair_dumps(run: list[tuple[str, Dump]], base: list[tuple[str, Dump]]) -> li
 
 
 def _same_config(pair: RunPair) -> bool | None:
-    if "op_compare.same_config" in pair.options:
-        return bool(pair.options["op_compare.same_config"])
+    stated = read_group(OpCompareOptions, pair.options).same_config
+    if stated is not None:
+        return bool(stated)
     if pair.baseline is None:
         return None
     flat: list[dict[str, Any]] = []
@@ -473,9 +475,10 @@ def _pair_facts(
         )
     src = Source(path=f"{shown}/dump.json" if rd.layout == "msprobe" else shown)
     fused_base = _fused_ops(bd)
-    choice = str(pair.options.get("compare.baseline_kind", "auto")).lower()
-    if "op_compare.same_config" in pair.options and "compare.baseline_kind" not in pair.options:
-        choice = "rerun" if pair.options["op_compare.same_config"] else "port"
+    choice = str(read_group(CompareOptions, pair.options).baseline_kind).lower()
+    same_config = read_group(OpCompareOptions, pair.options).same_config
+    if same_config is not None and "baseline_kind" not in group_options(CompareOptions, pair.options):
+        choice = "rerun" if same_config else "port"
     reading = read_pair(choice, same, rd, bd, loc)
     rerun = True if reading.kind == "rerun" else (False if same is False else None)
     other = "port" if reading.kind == "rerun" else "rerun"
@@ -521,15 +524,16 @@ def extract(pair: RunPair) -> Extraction:
     if not run_dumps:
         return out
     base_dumps = _read_side(pair.baseline, out) if pair.baseline is not None else []
-    workers = pair.options.get("op_compare.workers")
-    runner = pair.options.get("op_compare.runner")  # a runner the caller made and closes (a sweep's cluster)
+    opts = read_group(OpCompareOptions, pair.options)
+    workers = opts.workers
+    runner = pair.runner  # a runner the caller made and closes (a sweep's cluster)
     if runner is not None:
         return _extract(pair, out, run_dumps, base_dumps, workers, runner)
-    if pair.options.get("op_compare.scheduler"):  # --scheduler: the comparisons on a Dask cluster
+    if opts.scheduler:  # --scheduler: the comparisons on a Dask cluster
         from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
 
         try:
-            runner = DaskRunner(str(pair.options["op_compare.scheduler"]), workers)
+            runner = DaskRunner(str(opts.scheduler), workers)
         except DaskUnavailable as exc:  # the rest of the diagnosis goes on, on this machine's threads
             out.checks.append(
                 CheckRun(stage="network_wide_comparison", inputs=[], note=f"{exc}; compared in this process")

@@ -201,44 +201,13 @@ def _clip_label(text: str) -> str:
 # ---------------------------------------------------------------- derived markers
 
 
-def facts_markers(causes: Iterable[Any]) -> list[Marker]:
-    """Anomalies the causes' matched facts show that extractors did not mark: divergence start."""
-    out: dict[tuple[str, float], Marker] = {}
-    for c in causes:
-        for e in list(getattr(c, "evidence", [])):
-            for f in e.facts.values():
-                if not isinstance(f, dict) or f.get("kind") != "loss_curve" or f.get("side", "run") != "run":
-                    continue
-                step, split = f.get("divergence_step"), f.get("split", "train")
-                if f.get("diverged") and isinstance(step, (int, float)) and step != f.get("first_nonfinite_step"):
-                    out[(split, float(step))] = Marker(
-                        chart="loss", x=float(step), kind="divergence", label=f"{split} loss starts to rise"
-                    )
-    return list(out.values())
-
-
-def _fact_values(causes: Iterable[Any], kind: str) -> list[dict]:
-    return [
-        f
-        for c in causes
-        for e in getattr(c, "evidence", [])
-        for f in e.facts.values()
-        if isinstance(f, dict) and f.get("kind") == kind
-    ]
-
-
-def with_derived_markers(charts: list[Chart], causes: Iterable[Any] = ()) -> list[Chart]:
-    """Charts in report order, with the divergence starts the causes' facts name added as markers, and band
-    series (the baseline's noise band, computed by the loss-curve extractor) drawn first, under the curves."""
-    extra = facts_markers(list(causes))
+def in_drawing_order(charts: list[Chart]) -> list[Chart]:
+    """Charts in report order, band series (the baseline's noise band, computed by the loss-curve extractor) first,
+    drawn under the curves."""
     out = []
     for c in sorted(charts, key=lambda c: CHART_ORDER.index(c.id) if c.id in CHART_ORDER else len(CHART_ORDER)):
-        markers = list(c.markers)
         series = sorted(c.series, key=lambda s: s.style != "band")  # stable: bands under the curves
-        have = {(m.kind, m.x) for m in markers}
-        if c.id == "loss":
-            markers += [m for m in extra if ("divergence", m.x) not in have]
-        out.append(c.model_copy(update={"markers": markers, "series": series}))
+        out.append(c.model_copy(update={"series": series}))
     return out
 
 
@@ -530,5 +499,5 @@ def _bars(view: PlotView, series: list[Series]) -> PlotView:
     return view
 
 
-def build_all(charts: list[Chart], causes: Iterable[Any] = ()) -> list[PlotView]:
-    return [build(c) for c in with_derived_markers(charts, causes)]
+def build_all(charts: list[Chart]) -> list[PlotView]:
+    return [build(c) for c in in_drawing_order(charts)]

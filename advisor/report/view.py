@@ -127,7 +127,7 @@ def noted_inputs(report: Report) -> list[InputRecord]:
 
 def build_view(report: Report) -> ReportView:
     t = report.summary.top_confidence
-    plots = build_all(report.charts, report.causes)
+    plots = build_all(report.charts)
     return ReportView(
         plots=plots,
         checks=checks_view(report.checks),

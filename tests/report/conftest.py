@@ -1,4 +1,5 @@
-"""A fixed Report, built by hand, for the renderer tests (no diagnosis needed)."""
+"""A fixed Report, built by hand, for the renderer tests (no diagnosis needed); its charts carry the divergence
+markers the report assembly adds from the causes' facts, as a diagnosis's do."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from advisor.chart_data import Marker, Series
 from advisor.extract.chart_extras import loss_scale_drop_markers
 from advisor.inventory import InputRecord
 from advisor.report.model import Chart, CauseReport, CheckReport, EvidenceItem, Report, Summary
+from advisor.report_assembly import with_divergence_markers
 from advisor.stages import STAGES
 
 HOSTILE = "<script>alert(1)</script>"
@@ -80,7 +82,8 @@ def make_report() -> Report:
         summary=Summary(verdict="cause_found", headline="Most likely cause: Learning rate too high (lr_too_high)",
                         top_cause="lr_too_high", top_confidence=0.87, first_remedies=lr.remedies[:3],
                         certainty="fairly sure, but check the runner-up causes too"),
-        causes=[lr, hostile], checks=checks, charts=charts, facts_count=12, rules_count=30,
+        causes=[lr, hostile], checks=checks, charts=with_divergence_markers(charts, [lr, hostile]), facts_count=12,
+        rules_count=30,
         inputs=[InputRecord(path="train.log", kind="log", status="used", why="read as keyvalue"),
                 InputRecord(path="hparams.yaml", kind="hparams"),
                 InputRecord(path="metrics.csv", kind="metrics", status="unreadable",

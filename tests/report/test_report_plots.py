@@ -10,7 +10,8 @@ from advisor.chart_data import Marker, Series
 from advisor.report.model import Chart
 from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
 from advisor.extract.curves import CurveThresholds
-from advisor.report.plots import LEFT, MAX_POINTS, PH, PW, TOP, build, build_all, nice_ticks, with_derived_markers
+from advisor.report.plots import LEFT, MAX_POINTS, PH, PW, TOP, build, build_all, in_drawing_order, nice_ticks
+from advisor.report_assembly import with_divergence_markers
 
 
 def _pts(seg: str) -> list[tuple[float, float]]:
@@ -145,6 +146,7 @@ def test_many_events_become_ticks_with_one_labelled_line():
 
 
 def test_divergence_start_comes_from_the_causes_facts():
+    """The report assembly adds it to the Report's loss chart (the JSON carries it); the report layer draws it."""
     class Ev:
         facts = {"loss_curve": {"kind": "loss_curve", "side": "run", "split": "train", "diverged": True,
                                 "divergence_step": 40, "first_nonfinite_step": 70}}
@@ -153,10 +155,10 @@ def test_divergence_start_comes_from_the_causes_facts():
         evidence = [Ev()]
 
     chart = Chart(id="loss", title="Loss", series=[Series(chart="loss", label="train", x=[0, 80], y=[2.0, 3.0])])
-    (loss,) = with_derived_markers([chart], [Cause()])
+    (loss,) = with_divergence_markers([chart], [Cause()])
     assert [(m.x, m.label, m.kind) for m in loss.markers] == [(40.0, "train loss starts to rise", "divergence")]
     Ev.facts["loss_curve"]["divergence_step"] = 70  # same step as the first NaN: the NaN marker says it already
-    assert with_derived_markers([chart], [Cause()])[0].markers == []
+    assert with_divergence_markers([chart], [Cause()])[0].markers == []
 
 
 def test_nothing_finite_is_an_empty_picture_with_a_reason():
@@ -174,7 +176,7 @@ def test_baseline_band_around_the_baseline_curve():
     quoted = baseline_band(base, 0.1, CurveThresholds().min_band)  # the band the comparison used
     assert quoted.label == "train loss (loss): baseline band ±10%"
     chart = Chart(id="loss", title="Loss", series=[run, base, quoted])
-    assert with_derived_markers([chart])[0].series[0] is quoted or with_derived_markers([chart])[0].series[0] == quoted
+    assert in_drawing_order([chart])[0].series[0] == quoted
     (view,) = build_all([chart])
     assert len(view.bands) == 1 and view.bands[0].color == view.lines[0].color == view.lines[1].color
     assert [it.label for it in view.legend] == ["train loss (loss): baseline band ±10%", "train loss (loss)",
