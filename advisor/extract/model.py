@@ -30,7 +30,8 @@ from advisor.extract.structure_compare import compare_structures, inference_grap
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.model import LossSetup, ModelLayer, ModelSummary, Task
-from advisor.extract.view.model_inputs import ACC, REG, Found
+from advisor.extract.view.model_inputs import Found
+from advisor.knowledge.metrics import ACCURACY_NAME, REGRESSION_NAME
 from advisor.extract.view import RunView
 from advisor.read import model_desc as md
 from advisor.read.run import RunRead
@@ -429,8 +430,8 @@ def _task_from_model(
 
 
 def _task(found: Found, summary: ModelSummary | None, loss: LossSetup | None, side: str) -> Task | None:
-    acc = next((m for m in found.metrics if ACC.search(m) and not REG.search(m)), None)
-    reg = next((m for m in found.metrics if REG.search(m)), None)
+    acc = next((m for m in found.metrics if ACCURACY_NAME.search(m) and not REGRESSION_NAME.search(m)), None)
+    reg = next((m for m in found.metrics if REGRESSION_NAME.search(m)), None)
     votes = _TaskVotes()
     _task_from_settings(found, votes)
     _task_from_model(found, summary, loss, acc, reg, votes)

@@ -28,19 +28,10 @@ from typing import Any
 from advisor.extract.base import Extraction, RunPair
 from advisor.facts.base import Source
 from advisor.facts.recipe import ModelFamily, TrainingTool
+from advisor.knowledge.setting_keys import LORA_KEYS, MODEL_KEYS, PRETRAINED_KEYS
 from advisor.knowledge.recipes import FAMILY_NAMES, HF_MODEL_TYPES, family_task, family_title
 from advisor.extract.view import FlatSettings
 from advisor.read.run import RunRead
-
-#: the last part of a settings key that names the model trained
-MODEL_KEYS = frozenset(
-    "model model_name model_name_or_path model_type arch architecture net_name network net backbone cfg config "
-    "model_cfg model_config base_model base_model_name_or_path meta_architecture model_id pretrained_model_name "
-    "model_arch".split()
-)
-#: keys whose value says whether training starts from pre-trained weights
-_PRETRAINED_KEYS = frozenset("pretrained weights pretrained_weights init_checkpoint load_from resume_from".split())
-_LORA_KEYS = frozenset("lora_r lora_rank lora_alpha lora_scale use_lora lora_parameters.rank".split())
 
 #: the text of a log searched for banners (they are printed at the start)
 BANNER_BYTES = 200_000
@@ -170,9 +161,9 @@ def _hits(run: RunRead, settings: list[FlatSettings]) -> tuple[list[_Hit], dict[
                         flags.setdefault("yaml_model", value)
                     if last == "model" and value.lower().endswith((".pt", ".pth")):
                         flags.setdefault("pretrained", (True, f"{shown} {key}: {value}"))
-            if last in _PRETRAINED_KEYS and "pretrained" not in flags:
+            if last in PRETRAINED_KEYS and "pretrained" not in flags:
                 flags.update(_pretrained_flag(last, value, f"{shown} {key}"))
-            if last in _LORA_KEYS or key.lower() in _LORA_KEYS or key.lower().startswith("lora_parameters."):
+            if last in LORA_KEYS or key.lower() in LORA_KEYS or key.lower().startswith("lora_parameters."):
                 flags.setdefault("lora_setting", f"{shown} {key}")
                 if last in ("lora_alpha",) and isinstance(value, (int, float)):
                     flags.setdefault("lora_alpha", float(value))

@@ -22,6 +22,8 @@ learning rate). For the run side:
 
 from __future__ import annotations
 
+from advisor.knowledge.setting_keys import WARMUP_KEYS
+
 import math
 import re
 from collections.abc import Sequence
@@ -272,7 +274,6 @@ def _lora_check(
     )
 
 
-_WARMUP_KEYS = ("warmup_steps", "warmup_ratio", "warmup_epochs")
 #: a logged rate whose first value is at least this share of its peak starts at full rate (no ramp logged)
 FULL_START = 0.95
 #: points a logged rate needs before its start says anything about a warm-up
@@ -286,7 +287,7 @@ def _warmup_check(
         return None
     if isinstance(hp.get("lr_scheduler"), Hyperparameter) and "warmup" in str(hp["lr_scheduler"].value).lower():
         return None
-    stated = [n for n in _WARMUP_KEYS if n in hp and not hp[n].is_default and isinstance(hp[n].value, (int, float))]
+    stated = [n for n in WARMUP_KEYS if n in hp and not hp[n].is_default and isinstance(hp[n].value, (int, float))]
     if any(float(hp[n].value or 0) > 0 for n in stated):
         return None
     ramp_logged = (

@@ -6,10 +6,18 @@ The names are the base names the log readers give a logged key (``val_acc`` -> `
 
 from __future__ import annotations
 
+import re
+
 #: scores where lower is better: word and character error rates, perplexity
 LOWER_BETTER = frozenset({"wer", "cer", "perplexity", "ppl"})
 #: classification accuracies (a share of correct predictions, 0 to 1)
 ACCURACY = frozenset({"acc", "accuracy", "top1", "top-1", "binary_accuracy", "categorical_accuracy"})
+#: a logged or configured metric name that is a classification score (a key's word: val_acc, top-1, eval_f1)
+ACCURACY_NAME = re.compile(
+    r"(?i)(?:^|[_\-/. ])(acc|accuracy|top1|top-1|top5|f1|auc|map|precision|recall)(?:$|[_\-/. @])"
+)
+#: a metric name that is a regression error or fit (mae, rmse, r2, ...)
+REGRESSION_NAME = re.compile(r"(?i)(^|_)(mae|rmse|r2|mean_absolute_error|mape|msle)($|_)")
 #: overlap scores of detection and segmentation, whose chance level is about 0
 OVERLAP = frozenset({"map", "map50", "map50-95", "miou", "iou", "dice"})
 #: the headline score of a task, best first (a detector's mAP, not the precision its table prints first)

@@ -11,7 +11,9 @@ cannot be read) goes into the ``Extraction`` it is given.
 
 from __future__ import annotations
 
-import re
+from advisor.knowledge.metrics import ACCURACY_NAME, REGRESSION_NAME
+from advisor.knowledge.setting_keys import DATASET_KEYS, METRIC_KEYS, TASK_KEYS
+
 from typing import Any
 
 from advisor.extract.extraction import Extraction
@@ -26,12 +28,7 @@ from advisor.read.samples import SampleReadError
 
 MAX_LABEL_BYTES = 50_000_000
 #: keys naming the data set (its class count is looked up in advisor.knowledge.datasets)
-_DATASET_KEYS = ("dataset", "dataset_name", "data_set", "dataset_id")
-_TASK_KEYS = ("task", "task_type", "problem_type", "objective")
-_METRIC_KEYS = ("metrics", "metric", "eval_metric", "metric_for_best_model", "monitor")
 #: metric names of classification (accuracy-like) and of regression
-ACC = re.compile(r"(?i)(?:^|[_\-/. ])(acc|accuracy|top1|top-1|top5|f1|auc|map|precision|recall)(?:$|[_\-/. @])")
-REG = re.compile(r"(?i)(^|_)(mae|rmse|r2|mean_absolute_error|mape|msle)($|_)")
 
 
 class Found:
@@ -96,10 +93,10 @@ def _read_hparams(file: MappingFile, found: Found) -> bool:
         elif last in CLASS_COUNT_KEYS and isinstance(value, int) and not isinstance(value, bool) and value > 0:
             _setting(found, "num_classes", value, f"{where}: {key}={value}")
             used = True
-        elif last in _DATASET_KEYS and isinstance(value, str) and (known := dataset_classes(value)) is not None:
+        elif last in DATASET_KEYS and isinstance(value, str) and (known := dataset_classes(value)) is not None:
             _setting(found, "dataset_classes", known[0], f"{where}: {key}={value} (a data set of {known[0]} classes)")
             used = True
-        elif last in _TASK_KEYS and isinstance(value, str):
+        elif last in TASK_KEYS and isinstance(value, str):
             _setting(found, "task", value.strip().lower(), f"{where}: {key}={value}")
             used = True
         elif (
@@ -115,7 +112,7 @@ def _read_hparams(file: MappingFile, found: Found) -> bool:
             used = True
         elif last == "from_logits" and isinstance(value, bool):
             _setting(found, "from_logits", value, f"{where}: {key}")
-        elif last in _METRIC_KEYS:
+        elif last in METRIC_KEYS:
             for m in value if isinstance(value, list) else [value]:
                 if isinstance(m, str):
                     found.metrics.setdefault(m.strip().lower(), f"{where}: {key}")
@@ -220,6 +217,6 @@ def read_folder(folder: RunRead, out: Extraction) -> Found:
         )
     for head in folder.csv_headers:
         for col in head.text.strip().split(","):
-            if ACC.search(col) or REG.search(col):
+            if ACCURACY_NAME.search(col) or REGRESSION_NAME.search(col):
                 found.metrics.setdefault(col.strip().lower(), head.rel.as_posix())
     return found
