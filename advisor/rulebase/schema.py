@@ -130,7 +130,8 @@ class Rule:
 
 
 def json_schema(fact_kinds: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema (draft 2020-12) of a rule file, with the known fact kinds and fields."""
+    """A JSON Schema (draft 2020-12) of a rule file, with the known fact kinds and fields; what several places
+    share (a value, a condition on a field, a fact pattern, a test case) is defined once under ``$defs``."""
     value = {
         "anyOf": [
             {"type": ["number", "string", "boolean"]},
@@ -142,23 +143,24 @@ def json_schema(fact_kinds: dict[str, Any]) -> dict[str, Any]:
             },
         ]
     }
+    ref = {"$ref": "#/$defs/value"}
     ops = {
-        "eq": value,
-        "ne": value,
-        "gt": value,
-        "ge": value,
-        "lt": value,
-        "le": value,
-        "in": {"type": "array", "items": value},
+        "eq": ref,
+        "ne": ref,
+        "gt": ref,
+        "ge": ref,
+        "lt": ref,
+        "le": ref,
+        "in": {"type": "array", "items": ref},
         "contains": {"type": "string"},
-        "between": {"type": "array", "items": value, "minItems": 2, "maxItems": 2},
+        "between": {"type": "array", "items": ref, "minItems": 2, "maxItems": 2},
         "exists": {"type": "boolean"},
     }
-    cond = {"anyOf": [value, {"type": "object", "properties": ops, "additionalProperties": False}]}
+    cond = {"anyOf": [{"$ref": "#/$defs/value"}, {"type": "object", "properties": ops, "additionalProperties": False}]}
     patterns = []
     for kind, model in fact_kinds.items():
         props = {
-            name: {**cond, "description": (f.description or "")}
+            name: {"$ref": "#/$defs/condition", "description": (f.description or "")}
             for name, f in model.model_fields.items()
             if name not in ("kind", "source")
         }
@@ -178,7 +180,7 @@ def json_schema(fact_kinds: dict[str, Any]) -> dict[str, Any]:
                 "additionalProperties": False,
             }
         )
-    pattern = {"anyOf": patterns}
+    pattern = {"$ref": "#/$defs/pattern"}
     item = {
         "anyOf": [
             pattern,
@@ -207,9 +209,11 @@ def json_schema(fact_kinds: dict[str, Any]) -> dict[str, Any]:
         "required": ["name", "facts"],
         "additionalProperties": False,
     }
+    defs = {"value": value, "condition": cond, "pattern": {"anyOf": patterns}, "test_case": case}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "advisor rule",
+        "$defs": defs,
         "type": "object",
         "properties": {
             "id": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_.-]*$"},
@@ -238,8 +242,8 @@ def json_schema(fact_kinds: dict[str, Any]) -> dict[str, Any]:
             "tests": {
                 "type": "object",
                 "properties": {
-                    "fires": {"type": "array", "items": case, "minItems": 1},
-                    "quiet": {"type": "array", "items": case, "minItems": 1},
+                    "fires": {"type": "array", "items": {"$ref": "#/$defs/test_case"}, "minItems": 1},
+                    "quiet": {"type": "array", "items": {"$ref": "#/$defs/test_case"}, "minItems": 1},
                 },
                 "required": ["fires", "quiet"],
                 "additionalProperties": False,
