@@ -57,7 +57,9 @@ def load_rule_set(
     rules: Iterable[str | os.PathLike] = (), only_rules: bool = False
 ) -> tuple[list[Rule], list[Diagnostic]]:
     """The built-in rules (unless only_rules) plus the user's files/folders; diagnostics for bad ones."""
-    loaded = [] if only_rules else [_load_builtin(str(builtin_rules_dir()))]  # parsed once per process
+    loaded: list[tuple[Iterable[Rule], Iterable[Diagnostic]]] = (
+        [] if only_rules else [_load_builtin(str(builtin_rules_dir()))]  # parsed once per process
+    )
     for p in rules:  # the user's files are read every time (they may have changed)
         loaded.append(load_rules([Path(p)]))
     return merge_rule_sets(loaded)

@@ -153,8 +153,8 @@ def run_compare(args: argparse.Namespace) -> int:
         options: dict = _overrides(args.tolerance)
         from advisor.compare.tolerances import option_problems
 
-        for problem in option_problems(options):
-            raise UsageError(f"--tolerance {problem.replace('compare.', '', 1)}")
+        for tolerance_problem in option_problems(options):
+            raise UsageError(f"--tolerance {tolerance_problem.replace('compare.', '', 1)}")
         if args.no_kl:
             options["compare.kl"] = False
         options["compare.kernel"] = args.kernel

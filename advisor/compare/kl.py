@@ -36,8 +36,8 @@ def kl_accumulate(
             j = min(stop, i + chunk)
             rc, bc = float_chunk(rf[i:j]), float_chunk(bf[i:j])
             d = np.subtract(rc, bc, dtype=np.float64)  # float32 inputs: exact, no copies of r and b
-            dd = dot(d, d)
-            if not math.isfinite(dd):  # a NaN/Inf on either side (or a float64 overflow)
+            dd: float | None = dot(d, d)
+            if dd is not None and not math.isfinite(dd):  # a NaN/Inf on either side (or a float64 overflow)
                 keep = np.isfinite(rc) & np.isfinite(bc)
                 rc, bc = rc[keep], bc[keep]
                 d = np.subtract(rc, bc, dtype=np.float64)

@@ -53,10 +53,10 @@ def match_records(
     taken: set[int] = set()
     left_run: list[TensorRecord] = []
     for r in run:
-        b = by_name.get(r.name)
-        if b is not None and id(b) not in taken:
-            matches.append(Match(r, b, "name"))
-            taken.add(id(b))
+        named = by_name.get(r.name)
+        if named is not None and id(named) not in taken:
+            matches.append(Match(r, named, "name"))
+            taken.add(id(named))
         else:
             left_run.append(r)
     left_base = sorted((b for b in base if id(b) not in taken), key=lambda x: x.order)

@@ -85,12 +85,12 @@ def natural_key(text: str) -> list[Any]:
     return [int(t) if t.isdigit() else t.lower() for t in _NATURAL.split(text)]
 
 
-def split_name(name: str) -> tuple[str, str, str]:
+def split_name(name: str) -> tuple[str, Literal["input", "output"], str]:
     """``layer1.forward.output.0`` -> (``layer1.forward``, ``output``, ``0``); no role -> (name, output, 0)."""
     m = _TENSOR_NAME.match(name)
     if not m:
         return name, "output", "0"
-    return m.group("op"), m.group("role"), m.group("index")
+    return m.group("op"), "input" if m.group("role") == "input" else "output", m.group("index")
 
 
 def file_within(root: Path, rel: str, real_root: Path | None = None) -> Path:

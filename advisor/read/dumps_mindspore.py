@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import re
 from pathlib import Path
 
@@ -101,7 +103,11 @@ def read_mindspore_dump(root: Path) -> Dump:
     for key, members in scopes.items():
         order_of, kernel_names = int(members[0]), members[1:]
         op = ".".join(key) + ".forward"
-        for role, kernel_name, slot in (("input", kernel_names[0], "0"), ("output", kernel_names[-1], "0")):
+        ends: tuple[tuple[Literal["input", "output"], str, str], ...] = (
+            ("input", kernel_names[0], "0"),
+            ("output", kernel_names[-1], "0"),
+        )
+        for role, kernel_name, slot in ends:
             hit = next((f for m, f in files[kernel_name] if m.group("role") == role and m.group("slot") == slot), None)
             if hit is None:
                 continue

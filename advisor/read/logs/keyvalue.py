@@ -95,6 +95,7 @@ def parse_pairs(line: str, low: str | None = None) -> list[tuple[str, float, str
             role = key_role(key)
         if role is None:
             continue  # eta, time, data_time, max_mem...: not read, not converted
+        val: float | None
         try:
             val = float(num)
         except ValueError:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, Literal
 
 from advisor.read.logs.records import Collector, LogRead
 from advisor.read.logs.keys import EPOCH_KEYS, STEP_KEYS
@@ -67,7 +67,7 @@ def read_jsonl(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO
             else:
                 values[key] = float(val)
         mode = obj.get("mode")
-        split = "eval" if mode in ("val", "eval", "test", "valid") else None
+        split: Literal["eval"] | None = "eval" if mode in ("val", "eval", "test", "valid") else None
         col.add_record(values, lineno, step=step, epoch=epoch, split=split)
     for b in bad:
         col.bad(b, "not a JSON object")
