@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold",
         action="append",
         metavar="NAME=VALUE",
-        help="override an extractor threshold, e.g. loss_curve.spike_z=8 (repeatable; see docs/)",
+        help="override an extractor threshold, e.g. loss_curve.spike_z=8 (repeatable; docs/thresholds.md lists them)",
     )
     d.add_argument("--fail-on", choices=SEVERITIES, help="exit 1 when a cause of this severity or above is found")
     d.add_argument(

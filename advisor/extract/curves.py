@@ -22,7 +22,7 @@ How the features are computed (n finite points of the last run in the series):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -31,29 +31,62 @@ from advisor.read.logs.keys import printed_as
 
 @dataclass(frozen=True)
 class CurveThresholds:
-    spike_z: float = 6.0  # robust sigmas above the running median
-    spike_min_ratio: float = 0.25  # ... and at least this share above it
-    rise_ratio_diverged: float = 2.0  # end level >= this x the smoothed minimum (and above the start): diverged
-    #: ... and above it by this many times the curve's step-to-step noise: a minibatch loss that only scatters
-    #: around one level (a model at its label prior) rises that far between its luckiest and unluckiest batches
-    rise_noise_z_diverged: float = 4.0
-    end_share: float = 0.2  # share of the run whose trend tells "still falling"
-    end_min_points: float = 5  # ... but at least this many points
-    fall_ratio: float = 0.03  # relative fall over that share that counts as still falling
-    trend_t: float = 3.0  # |t| above which a trend is beyond noise
-    plateau_band: float = 0.02  # relative band around the end level that counts as flat
-    plateau_share: float = 0.5  # flat for at least this share of the run: plateau
-    stagnant_drop: float = 0.05  # a plateau having removed less than this share of the loss: stagnant
-    oscillation_noise: float = 0.15  # noise_ratio at or above this ...
-    oscillation_drop: float = 0.1  # ... with drop_ratio below this: oscillating without progress
-    slow_drop: float = 0.1  # still falling but removed less than this share: slow
-    chance_band: float = 0.05  # |end_level / ln C - 1| within this: at chance level
-    eval_rise: float = 0.05  # eval loss this far above its best at the last evals: rising
-    eval_rise_of_range: float = 0.05  # ... and the rise is at least this share of what the eval loss had removed
-    improving_share: float = 0.1  # the end window brought >= this share of the eval curve's whole gain: improving
-    stalled_share: float = 0.02  # the eval score's end window brought < this share of its gain: stalled
-    calibration_share: float = 0.1  # first share of the steps where loss-scale reductions are calibration
-    min_band: float = 0.03  # smallest relative band around a baseline curve
+    spike_z: float = field(default=6.0, metadata={"help": "robust sigmas above the running median"})
+    spike_min_ratio: float = field(
+        default=0.25, metadata={"help": "a spike is also at least this share of the running median above it"}
+    )
+    rise_ratio_diverged: float = field(
+        default=2.0, metadata={"help": "end level >= this x the smoothed minimum (and above the start): diverged"}
+    )
+    rise_noise_z_diverged: float = field(
+        default=4.0,
+        metadata={
+            "help": "a divergence also rises this many times the curve's step-to-step noise (a minibatch loss that only scatters around one level rises that far between its luckiest and unluckiest batches)"
+        },
+    )
+    end_share: float = field(default=0.2, metadata={"help": 'share of the run whose trend tells "still falling"'})
+    end_min_points: float = field(default=5, metadata={"help": "the end window holds at least this many points"})
+    fall_ratio: float = field(
+        default=0.03, metadata={"help": "relative fall over that share that counts as still falling"}
+    )
+    trend_t: float = field(default=3.0, metadata={"help": "|t| above which a trend is beyond noise"})
+    plateau_band: float = field(
+        default=0.02, metadata={"help": "relative band around the end level that counts as flat"}
+    )
+    plateau_share: float = field(default=0.5, metadata={"help": "flat for at least this share of the run: plateau"})
+    stagnant_drop: float = field(
+        default=0.05, metadata={"help": "a plateau having removed less than this share of the loss: stagnant"}
+    )
+    oscillation_noise: float = field(
+        default=0.15,
+        metadata={
+            "help": "noise_ratio at or above this, with drop_ratio below oscillation_drop: oscillating without progress"
+        },
+    )
+    oscillation_drop: float = field(
+        default=0.1,
+        metadata={
+            "help": "drop_ratio below this, with noise_ratio at or above oscillation_noise: oscillating without progress"
+        },
+    )
+    slow_drop: float = field(default=0.1, metadata={"help": "still falling but removed less than this share: slow"})
+    chance_band: float = field(default=0.05, metadata={"help": "|end_level / ln C - 1| within this: at chance level"})
+    eval_rise: float = field(
+        default=0.05, metadata={"help": "eval loss this far above its best at the last evals: rising"}
+    )
+    eval_rise_of_range: float = field(
+        default=0.05, metadata={"help": "the eval loss's rise is also at least this share of what it had removed"}
+    )
+    improving_share: float = field(
+        default=0.1, metadata={"help": "the end window brought >= this share of the eval curve's whole gain: improving"}
+    )
+    stalled_share: float = field(
+        default=0.02, metadata={"help": "the eval score's end window brought < this share of its gain: stalled"}
+    )
+    calibration_share: float = field(
+        default=0.1, metadata={"help": "first share of the steps where loss-scale reductions are calibration"}
+    )
+    min_band: float = field(default=0.03, metadata={"help": "smallest relative band around a baseline curve"})
 
     @classmethod
     def from_options(cls, options: dict) -> "CurveThresholds":

@@ -79,6 +79,15 @@ def known_options() -> dict[str, str]:
     return out
 
 
+def defaults() -> dict[str, Any]:
+    """Every option name with its default (None: unset, the extractor decides)."""
+    return {
+        f"{prefix_of(group)}.{f.name}": (f.default if f.default is not MISSING else None)
+        for group in OPTION_GROUPS
+        for f in fields(group)
+    }
+
+
 def group_options(group: type, options: dict[str, Any]) -> dict[str, Any]:
     """The values ``options`` sets for ``group``'s fields, by field name (unconverted)."""
     names = {f.name for f in fields(group)}

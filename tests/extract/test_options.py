@@ -50,3 +50,17 @@ def test_a_typo_is_named_against_the_derived_names():
     assert unknown_options({"benchmark.score_band": 0.05, "training_dynamics.max_records": 100}) == []
     (runner,) = unknown_options({"op_compare.runner": object()})
     assert "is not read by any extractor" in runner
+
+
+def test_the_thresholds_page_is_generated_from_the_groups():
+    """docs/thresholds.md lists every name a user may set, its default and what it sets; it is the page
+    `python -m advisor.options_docs` writes (run it after changing a group)."""
+    from pathlib import Path
+
+    from advisor.options_docs import main, options_page
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "thresholds.md"
+    text = page.read_text(encoding="utf-8")
+    assert text == options_page(), "run python -m advisor.options_docs"
+    assert all(f"`{name}`" in text for name in known_options())
+    assert main(["--check"]) == 0
