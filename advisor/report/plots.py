@@ -272,29 +272,10 @@ def _place_markers(view: PlotView, markers: list[Marker], px, x0: float, x1: flo
 # ---------------------------------------------------------------- charts
 
 
-def build(chart: Chart) -> PlotView:
-    view = PlotView(id=chart.id, title=chart.title)
-    if any(s.style == "bar" for s in chart.series):
-        view.kind = "bars"
-        return _bars(view, [s for s in chart.series if s.style == "bar"])
-    series = [s for s in chart.series if s.x]
-    if not series:
-        view.empty = True
-        return view
-    # one x unit per picture: the first series' (a per-epoch eval loss cannot share a per-step axis)
-    unit = _unit_of(series[0])
-    dropped = [s for s in series if _unit_of(s) != unit]
-    series = [s for s in series if _unit_of(s) == unit]
-    for s in dropped:
-        view.notes.append(
-            f"{s.label}{' (baseline)' if s.side == 'baseline' else ''} is logged per "
-            f"{_unit_of(s)}, not per {unit}: not drawn here"
-        )
-    dropped_words = {w for s in dropped for w in ("train", "eval") if s.label.startswith(w)} - {
-        w for s in series for w in ("train", "eval") if s.label.startswith(w)
-    }
-    markers = [m for m in chart.markers if not any(w in m.label.split() for w in dropped_words)]
-
+def _y_values(view: PlotView, series: list[Series]) -> tuple[list, bool, np.ndarray] | None:
+    """Each series' x, y (and a band's lower edge), clipped to what can be drawn and on a log axis when asked or
+    when they span many decades; with every drawable y value. None (the view empty, with its reason) when there
+    is nothing to draw."""
     # y values (upper and lower edges for bands), on a log axis when asked or when they span many decades
     data = []
     clipped = False
@@ -314,7 +295,7 @@ def build(chart: Chart) -> PlotView:
     if fin.size == 0:
         view.empty = True
         view.notes.append("no finite values to draw")
-        return view
+        return None
     log_y = any(s.log_y for s in series)
     if not log_y and fin.min() > 0 and fin.max() / fin.min() > AUTO_LOG_RATIO:
         log_y = True
@@ -332,29 +313,14 @@ def build(chart: Chart) -> PlotView:
     if ys.size == 0:
         view.empty = True
         view.notes.append("no positive values to draw on a log scale")
-        return view
-    xs = np.concatenate([x[np.isfinite(x)] for _, x, _, _ in data])
-    x0, x1 = float(xs.min()), float(xs.max())
-    for m in markers:  # markers just outside the data still belong to the picture (first NaN after the last value)
-        if x0 - 0.02 * (x1 - x0) <= m.x <= x1 + 0.1 * max(x1 - x0, 1):
-            x0, x1 = min(x0, m.x), max(x1, m.x)
-    if x1 == x0:
-        x0, x1 = x0 - 0.5, x1 + 0.5
-    y0, y1 = float(ys.min()), float(ys.max())
-    if y1 == y0:  # a constant (a fixed learning rate): centre it, with a margin of 10% of its value
-        d = 0.1 * abs(y0) if y0 != 0 and not log_y else 0.5
-        y0, y1 = y0 - d, y1 + d
-    pad = 0.06 * (y1 - y0)
-    y0, y1 = y0 - pad, y1 + pad
+        return None
+    return data, log_y, ys
 
-    def px(v):
-        return LEFT + (v - x0) / (x1 - x0) * PW
 
-    def py(v):
-        return TOP + (1 - (v - y0) / (y1 - y0)) * PH
-
+def _draw_series(view: PlotView, data: list, log_y: bool, px, py) -> None:
+    """Bands, lines and dots of each series, one colour per base label, the baseline dashed."""
     colors: dict[str, str] = {}
-    points_style = any(s.style == "points" for s in series)
+    points_style = any(s.style == "points" for s, *_ in data)
     view.kind = "points" if points_style else "lines"
     for s, x, y, lo in data:
         color = colors.setdefault(_base_label(s), PALETTE[len(colors) % len(PALETTE)])
@@ -392,12 +358,10 @@ def build(chart: Chart) -> PlotView:
                     gx, gy = g.split(",")
                     view.dots.append(Dot(x=float(gx), y=float(gy), color=color, label=label, r=3.2))
         view.legend.append(LegendItem(label=label, color=color, dashed=baseline))
-    # the operator a marker names (source of the error, first NaN) is drawn larger
-    for m in markers:
-        for d in view.dots:
-            if abs(d.x - px(m.x)) < 0.05:
-                d.highlight, d.r = True, 5.0
-    _place_markers(view, markers, px, x0, x1)
+
+
+def _ticks(view: PlotView, x0: float, x1: float, y0: float, y1: float, log_y: bool, px, py) -> None:
+    """The axes' ticks within the drawn range."""
     xt = nice_ticks(x0, x1, 6)
     view.xticks = [
         Tick(round(px(t), 1), fmt_num(t if abs(t) < 1e6 and not float(t).is_integer() else float(round(t))))
@@ -406,6 +370,69 @@ def build(chart: Chart) -> PlotView:
     ]
     yt = _log_ticks(y0, y1) if log_y else nice_ticks(y0, y1, 5)
     view.yticks = [Tick(round(py(t), 1), _log_label(t) if log_y else fmt_num(float(t), 3)) for t in yt if y0 <= t <= y1]
+
+
+def _limits(data: list, ys: np.ndarray, markers: list[Marker], log_y: bool) -> tuple[float, float, float, float]:
+    """The drawn x and y ranges: the data's, widened to the markers just outside it, a constant centred, a margin
+    above and below."""
+    xs = np.concatenate([x[np.isfinite(x)] for _, x, _, _ in data])
+    x0, x1 = float(xs.min()), float(xs.max())
+    for m in markers:  # markers just outside the data still belong to the picture (first NaN after the last value)
+        if x0 - 0.02 * (x1 - x0) <= m.x <= x1 + 0.1 * max(x1 - x0, 1):
+            x0, x1 = min(x0, m.x), max(x1, m.x)
+    if x1 == x0:
+        x0, x1 = x0 - 0.5, x1 + 0.5
+    y0, y1 = float(ys.min()), float(ys.max())
+    if y1 == y0:  # a constant (a fixed learning rate): centre it, with a margin of 10% of its value
+        d = 0.1 * abs(y0) if y0 != 0 and not log_y else 0.5
+        y0, y1 = y0 - d, y1 + d
+    pad = 0.06 * (y1 - y0)
+    return x0, x1, y0 - pad, y1 + pad
+
+
+def build(chart: Chart) -> PlotView:
+    view = PlotView(id=chart.id, title=chart.title)
+    if any(s.style == "bar" for s in chart.series):
+        view.kind = "bars"
+        return _bars(view, [s for s in chart.series if s.style == "bar"])
+    series = [s for s in chart.series if s.x]
+    if not series:
+        view.empty = True
+        return view
+    # one x unit per picture: the first series' (a per-epoch eval loss cannot share a per-step axis)
+    unit = _unit_of(series[0])
+    dropped = [s for s in series if _unit_of(s) != unit]
+    series = [s for s in series if _unit_of(s) == unit]
+    for s in dropped:
+        view.notes.append(
+            f"{s.label}{' (baseline)' if s.side == 'baseline' else ''} is logged per "
+            f"{_unit_of(s)}, not per {unit}: not drawn here"
+        )
+    dropped_words = {w for s in dropped for w in ("train", "eval") if s.label.startswith(w)} - {
+        w for s in series for w in ("train", "eval") if s.label.startswith(w)
+    }
+    markers = [m for m in chart.markers if not any(w in m.label.split() for w in dropped_words)]
+
+    got = _y_values(view, series)
+    if got is None:
+        return view
+    data, log_y, ys = got
+    x0, x1, y0, y1 = _limits(data, ys, markers, log_y)
+
+    def px(v):
+        return LEFT + (v - x0) / (x1 - x0) * PW
+
+    def py(v):
+        return TOP + (1 - (v - y0) / (y1 - y0)) * PH
+
+    _draw_series(view, data, log_y, px, py)
+    # the operator a marker names (source of the error, first NaN) is drawn larger
+    for m in markers:
+        for d in view.dots:
+            if abs(d.x - px(m.x)) < 0.05:
+                d.highlight, d.r = True, 5.0
+    _place_markers(view, markers, px, x0, x1)
+    _ticks(view, x0, x1, y0, y1, log_y, px, py)
     view.x_label = unit
     view.y_label = (series[0].y_label or "") + (" (log)" if log_y else "")
     if chart.id == "loss":
