@@ -100,7 +100,7 @@ def extract(pair: RunPair) -> Extraction:
     out = Extraction()
     if pair.baseline is None:
         return out
-    th = CurveThresholds.from_options(pair.options)
+    th = read_group(CurveThresholds, pair.options)
     rview, bview = pair.view(pair.run), pair.view(pair.baseline)
     run, base = rview.curves, bview.curves
     devs = []

@@ -22,7 +22,7 @@ How the features are computed (n finite points of the last run in the series):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -87,16 +87,6 @@ class CurveThresholds:
         default=0.1, metadata={"help": "first share of the steps where loss-scale reductions are calibration"}
     )
     min_band: float = field(default=0.03, metadata={"help": "smallest relative band around a baseline curve"})
-
-    @classmethod
-    def from_options(cls, options: dict) -> "CurveThresholds":
-        known = {f.name for f in fields(cls)}
-        vals = {}
-        for key, val in options.items():
-            name = key.split(".", 1)[1] if key.startswith("loss_curve.") else None
-            if name in known and isinstance(val, (int, float)):
-                vals[name] = float(val)
-        return cls(**vals)
 
 
 #: windows whose median is taken at once by running_median

@@ -18,6 +18,7 @@ from advisor.chart_data import Marker, Series
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.extract.baseline_curves import baseline_deviation
 from advisor.extract.chart_extras import baseline_band, loss_scale_drop_markers
+from advisor.extract.options import read_group
 from advisor.extract.curves import (
     CurveThresholds,
     diff_sigma,
@@ -486,7 +487,7 @@ def _side_facts(
 
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
-    th = CurveThresholds.from_options(pair.options)
+    th = read_group(CurveThresholds, pair.options)
     merged_by_side: dict[str, MergedRun] = {}
     for side_read in pair.sides():
         merged, used = _read_side(side_read, pair.view(side_read).curves, out)

@@ -10,6 +10,7 @@ import numpy as np
 from advisor.chart_data import Marker
 from advisor.extract.base import CheckRun, Extraction, RunPair
 from advisor.extract.view.curves import train_span
+from advisor.extract.options import read_group
 from advisor.extract.curves import CurveThresholds
 from advisor.facts.base import Source
 from advisor.facts.mixed_precision import LossScaleTrend, OverflowEvents
@@ -110,7 +111,7 @@ def side_facts(merged: MergedRun, side: str, th: CurveThresholds, out: Extractio
 
 def extract(pair: RunPair) -> Extraction:
     out = Extraction()
-    th = CurveThresholds.from_options(pair.options)
+    th = read_group(CurveThresholds, pair.options)
     for side in pair.sides():
         if side_facts(pair.view(side).curves, side.side, th, out) and side.side == "run":
             used = [log.shown for log in side.logs if log.is_used]

@@ -1,7 +1,7 @@
 """The extractors' options, typed: each group of ``--threshold NAME=VALUE`` settings is a dataclass whose fields
 are the names after the group's prefix, with their defaults and their help. ``advisor/options.py`` derives the
 names a user may set (and the did-you-mean of a typo) from ``OPTION_GROUPS``; an extractor reads its group with
-``Group.from_options(pair.options)``. Objects that are not settings (a Dask runner a sweep shares) are passed as
+``read_group(Group, pair.options)``. Objects that are not settings (a Dask runner a sweep shares) are passed as
 what they are (``RunPair.runner``), not through the option dict.
 
 The loss-curve thresholds (``loss_curve.*``) are ``advisor.extract.curves.CurveThresholds``; the comparison's
@@ -95,14 +95,21 @@ def group_options(group: type, options: dict[str, Any]) -> dict[str, Any]:
     return {key[len(head) :]: val for key, val in options.items() if key.startswith(head) and key[len(head) :] in names}
 
 
+_NUMBER = {"float": float, "int": int}
+
+
 def read_group(group: type, options: dict[str, Any]) -> Any:
-    """``group`` with the values ``options`` sets, each converted to its field's default type where it has one
-    (a number for a numeric field, the value as given otherwise)."""
-    kinds = {f.name: type(f.default) for f in fields(group) if f.default is not MISSING and f.default is not None}
+    """``group`` with the values ``options`` sets. A field declared ``float`` or ``int`` takes a number, converted
+    to that type; any other value for it is left out (options.threshold_problems has warned "ignored"), so the
+    default stands. Other fields take the value as given."""
+    kinds = {f.name: _NUMBER.get(getattr(f.type, "__name__", str(f.type))) for f in fields(group)}
     vals = {}
     for name, val in group_options(group, options).items():
         kind = kinds.get(name)
-        vals[name] = kind(val) if kind in (int, float) and isinstance(val, (int, float)) else val
+        if kind is None:
+            vals[name] = val
+        elif isinstance(val, (int, float)) and not isinstance(val, bool):
+            vals[name] = kind(val)
     return group(**vals)
 
 

@@ -37,7 +37,7 @@ def test_a_group_reads_its_values_converted_and_nothing_else():
     assert isinstance(read_group(BenchmarkOptions, options).score_band, float)
     assert read_group(DynamicsOptions, options).max_records == 10 and isinstance(
         read_group(DynamicsOptions, options).max_records, int)
-    assert read_group(CurveThresholds, options) == CurveThresholds.from_options(options)
+    assert read_group(CurveThresholds, options) == CurveThresholds(spike_z=8.0)
     assert read_group(OpCompareOptions, options).same_config is False
     assert read_group(OpCompareOptions, {}).same_config is None
     assert group_options(CompareOptions, options) == {"baseline_kind": "port"}

@@ -53,8 +53,15 @@ class RunEvidence:
     majority: float | None
     #: a dropout layer or a dropout rate above 0 is known (it raises the train loss above the eval loss)
     dropout: bool
-    #: the run logged less than EARLY_SHARE of the epochs it planned
-    early: bool
+    #: the epochs the run was set to train (an ``epochs`` setting), and the last epoch a curve logged
+    epochs_planned: float | None
+    epochs_seen: float | None
+
+    @property
+    def early(self) -> bool:
+        """The run logged less than EARLY_SHARE of the epochs it planned."""
+        planned, seen = self.epochs_planned, self.epochs_seen
+        return bool(planned) and seen is not None and seen < EARLY_SHARE * planned  # type: ignore[operator]
 
     def train(self, finite: bool = False) -> LossCurve | None:
         """The first train-loss curve (with ``finite``, the first that never turned NaN/Inf)."""
@@ -102,7 +109,10 @@ def gather(facts: Sequence[Fact]) -> RunEvidence:
         n_classes=n_classes,
         majority=majority,
         dropout=_has_dropout(facts),
-        early=_early(curves, hparams),
+        epochs_planned=next(
+            (float(h.value) for h in hparams if h.name == "epochs" and isinstance(h.value, (int, float))), None
+        ),
+        epochs_seen=max((c.last_step for c in curves if c.x_unit == "epoch" and c.last_step is not None), default=None),
     )
 
 
@@ -115,12 +125,6 @@ def _has_dropout(facts: Sequence[Fact]) -> bool:
         if isinstance(f, Hyperparameter) and f.name == "dropout" and isinstance(f.value, (int, float)) and f.value:
             return True
     return False
-
-
-def _early(curves: list[LossCurve], hparams: list[Hyperparameter]) -> bool:
-    planned = next((h.value for h in hparams if h.name == "epochs" and isinstance(h.value, (int, float))), None)
-    seen = max((c.last_step for c in curves if c.x_unit == "epoch" and c.last_step is not None), default=None)
-    return bool(planned) and seen is not None and seen < EARLY_SHARE * float(planned)  # type: ignore[arg-type]
 
 
 def num(x: float) -> str:

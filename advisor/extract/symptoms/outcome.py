@@ -87,7 +87,8 @@ def target(ev: RunEvidence) -> list[Symptom]:
 def stopped_short(ev: RunEvidence) -> list[Symptom]:
     """The log ends within the first EARLY_SHARE of the epochs the run set (``epochs``, or a Keras ``Epoch 1/50``
     header), with no crash, no held-out accuracy that is already good, and a loss still falling if it logged
-    three values or more (the held-out one if there is one: EarlyStopping ends a run whose eval loss stopped): what it shows is a training that has barely started."""
+    three values or more (the held-out one if there is one: EarlyStopping ends a run whose eval loss stopped):
+    what it shows is a training that has barely started."""
     train = ev.train()
     if not ev.early or train is None or train.is_window or ev.crashes:
         return []
@@ -98,8 +99,7 @@ def stopped_short(ev: RunEvidence) -> list[Symptom]:
     acc = ev.accuracy()
     if acc is not None and acc.best_value >= HEALTHY_ACCURACY:
         return []
-    planned = next(h.value for h in ev.hparams if h.name == "epochs")
-    seen = max(c.last_step for c in ev.curves if c.x_unit == "epoch" and c.last_step is not None)
+    planned, seen = ev.epochs_planned or 0.0, ev.epochs_seen or 0.0
     score = f"; its {acc.name} {num(acc.last_value)} is that of a training that has barely started" if acc else ""
     return [
         on_curve(
