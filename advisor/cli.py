@@ -86,6 +86,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         params=parse_assignments(args.param),
         options=options,
         engine=engine,
+        code=args.code or (),
     )
     for w in report.warnings:
         print(shown(w), file=sys.stderr)
@@ -242,6 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
         "are each diagnosed and summed up in one table: run, symptom, top cause, confidence",
     )
     d.add_argument("--baseline", "-b", metavar="DIR", help="the benchmark run's folder")
+    d.add_argument(
+        "--code",
+        action="append",
+        metavar="FILE",
+        help="the training script, when it is not in the run folder (repeatable; read, never run: docs/code-checks.md)",
+    )
     d.add_argument(
         "--baseline-kind",
         choices=("auto", "rerun", "port"),

@@ -84,11 +84,13 @@ def read_pair(
     baseline: str | os.PathLike | None,
     options: dict[str, Any] | None = None,
     runner: Any = None,
+    code: Iterable[str | os.PathLike] = (),
 ) -> tuple[RunPair, list[str]]:
     """The run (a folder, one log file or ``-``: standard input) and the optional baseline, read once, and the
     warnings about what was picked (a folder of several runs: the latest). Raises UsageError for a RUN or a
     baseline that is not there, or standard input beyond its limit. Shared by ``diagnose`` and ``advisor
-    facts``: what the rules see is what ``facts`` prints."""
+    facts``: what the rules see is what ``facts`` prints. ``code``: training scripts kept outside the run folder
+    (``--code``), read with the run's own (never run)."""
     run_path = Path(run)
     if not (run_path.is_dir() or run_path.is_file() or str(run) == "-"):
         raise UsageError(f"RUN '{run}' is not a folder, a file or '-' (standard input)")
@@ -106,6 +108,7 @@ def read_pair(
 
     # several runs in one folder (Lightning version_N, checkpoint-N): the latest is read
     run_folder, run_note = pick_latest(RunFolder.open(run_path, "run", stdin))
+    run_folder.code_files = [_code_file(c) for c in code]
     base_folder, base_note = (None, None)
     if baseline is not None:
         base_folder, base_note = pick_latest(RunFolder.open(Path(baseline), "baseline"))
@@ -121,6 +124,16 @@ def read_pair(
     return pair, notes
 
 
+def _code_file(path: str | os.PathLike) -> Path:
+    """A script named with --code: a regular file (a FIFO, a device or a folder is a usage error)."""
+    from advisor.read.safe import file_problem
+
+    problem = file_problem(path) if Path(path).exists() or Path(path).is_symlink() else "no such file"
+    if problem is not None:
+        raise UsageError(f"--code '{path}': {problem}")
+    return Path(path)
+
+
 def diagnose(
     run: str | os.PathLike,
     baseline: str | os.PathLike | None = None,
@@ -130,6 +143,7 @@ def diagnose(
     options: dict[str, Any] | None = None,
     engine: str | None = None,
     runner: Any = None,
+    code: Iterable[str | os.PathLike] = (),
 ) -> Report:
     """Diagnose a run folder, one log file or ``-`` (standard input), optionally against a baseline.
 
@@ -137,8 +151,8 @@ def diagnose(
     ``params``: rule parameter overrides ``{"rule-id.param": value}``;
     ``options``: extractor threshold overrides; ``engine``: the rule engine back-end
     ('durable', 'python' or 'auto'; see rulebase/backends.py); ``runner``: a comparison runner the caller made
-    and closes (``advisor.compare.dask_runner.DaskRunner``: several diagnoses on one cluster). Nothing in the
-    folders is written.
+    and closes (``advisor.compare.dask_runner.DaskRunner``: several diagnoses on one cluster); ``code``: training
+    scripts kept outside the run folder (read, never run). Nothing in the folders is written.
     """
     if options and "compare.kernel" in options:
         from advisor.compare.engine import use_compiled
@@ -150,7 +164,7 @@ def diagnose(
     rule_list, diags = load_rule_set(rules, only_rules)
     options = dict(options or {})
     threshold_warnings = threshold_problems(options)
-    pair, runs_notes = read_pair(run, baseline, options, runner)
+    pair, runs_notes = read_pair(run, baseline, options, runner, code)
     extraction = extract_facts(pair)
     params = dict(params or {})
     param_warnings = param_problems(rule_list, params)

@@ -139,6 +139,8 @@ class RunFolder:
     single: bool = False
     #: files held in memory (standard input), by relative name; never written anywhere
     memory: dict[str, bytes] = field(default_factory=dict)
+    #: training scripts named with --code (read wherever they lie; nothing else of their folder is read)
+    code_files: list[Path] = field(default_factory=list)
 
     @classmethod
     def open(cls, arg: str | os.PathLike, side: Side = "run", stdin: bytes | None = None) -> "RunFolder":

@@ -103,12 +103,15 @@ def _cite(firing: Firing) -> str | None:
 
 
 def _evidence(f: Firing) -> EvidenceItem:
+    code = next((fact for fact in f.facts.values() if fact.kind == "code_finding"), None)
     return EvidenceItem(
         rule=f.rule.id,
         text=f.evidence,
         confidence=f.rule.confidence,
         source=_cite(f),
         facts={alias: fact.model_dump(mode="json", exclude_none=True) for alias, fact in f.facts.items()},
+        code=getattr(code, "code", None),
+        code_line=getattr(code, "line", None),
     )
 
 

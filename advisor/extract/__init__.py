@@ -77,6 +77,7 @@ EXTRACTORS: tuple[tuple[str, Extractor], ...] = (
         _when("advisor.extract.log_messages", lambda pair: any(side.model_texts for side in pair.sides())),
     ),
     ("evaluation", _when("advisor.extract.evaluation", lambda pair: any(side.logs for side in pair.sides()))),
+    ("code", _when("advisor.extract.code.extract", lambda pair: bool(pair.run.scripts))),
 )
 
 #: (name, function): steps between the extractors and the combiners that may withhold facts (with a fact that

@@ -34,6 +34,7 @@ MODULES = (
     "symptom",
     "environment",
     "messages",
+    "code",
 )
 
 #: kind name -> pydantic model (built on first use; see the module's doc)

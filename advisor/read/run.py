@@ -40,6 +40,7 @@ from advisor.facts.base import Side
 from advisor.inventory import InputRecord, RunFolder
 from advisor.read.dumps import Dump, DumpReadError, find_dump_roots, read_dump
 from advisor.read.hparams import HPARAM_FILE_NAMES, HparamReadError, load_mapping
+from advisor.read.scripts import ScriptFile, read_scripts, script_candidates
 from advisor.read.log_settings import HEAD_BYTES, LogSettings, settings_in_text
 from advisor.read.logs import read_file, read_file_head
 from advisor.read.logs.hf_trainer import MAX_STATE_BYTES
@@ -218,6 +219,8 @@ class RunRead:
     csv_headers: list[TextHead] = field(default_factory=list)
     tensor_files: list[TensorsFile] = field(default_factory=list)
     npz_files: list[Path] = field(default_factory=list)
+    #: Python training scripts of the folder (and those named with --code), parsed, never run
+    scripts: list[ScriptFile] = field(default_factory=list)
     #: a reader that failed on a bug of ours (the other readers went on)
     problems: list[InputRecord] = field(default_factory=list)
     _npz_labels: dict[Path, tuple[str, np.ndarray] | None] = field(default_factory=dict, repr=False)
@@ -314,6 +317,7 @@ def read_run(folder: RunFolder) -> RunRead:
         ("hparams", _read_mappings),
         ("log texts", _read_texts),
         ("model descriptions", _read_model_files),
+        ("scripts", _read_scripts),
     ):
         try:
             step(run)
@@ -413,6 +417,15 @@ def _read_model_files(run: RunRead) -> None:
                 run.csv_headers.append(TextHead(rel, fh.readline(MAX_HEADER_BYTES).decode("utf-8", errors="replace")))
         except OSError:
             continue
+
+
+def _read_scripts(run: RunRead) -> None:
+    folder = run.folder
+    named = [(path, path.as_posix(), None) for path in folder.code_files]  # --code: read wherever it lies, first
+    found = [
+        (folder.abs(rel), run.shown(rel), folder.memory.get(rel.as_posix())) for rel in script_candidates(folder.files)
+    ]
+    run.scripts = read_scripts(named + found)
 
 
 # -- helpers ---------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ class EvidenceItem(BaseModel):
     confidence: float = Field(description="the rule's own confidence, -1..1")
     source: str | None = Field(default=None, description="where the matched facts came from (file:line, step)")
     facts: dict[str, Any] = Field(default_factory=dict, description="the matched facts, by name")
+    code: str | None = Field(default=None, description="the line of the training script the evidence points at")
+    code_line: int | None = Field(default=None, description="that line's number (1-based)")
 
 
 class CauseReport(BaseModel):

@@ -35,6 +35,7 @@ from advisor.extract import (
     op_compare,
 )
 from advisor.extract.base import RunPair
+from advisor.extract.code import extract as code_extract
 from advisor.inventory import RunFolder
 from advisor.read.run import read_run
 
@@ -54,6 +55,7 @@ EAGER = (
     ("api_warnings", api_warnings.extract),
     ("log_messages", log_messages.extract),
     ("evaluation", evaluation.extract),
+    ("code", code_extract.extract),
 )
 RUNS = [
     ("examples/lr_too_high", None),  # samples and tensor statistics
@@ -62,6 +64,7 @@ RUNS = [
     ("examples/mindspore_port/run", "examples/mindspore_port/baseline"),
     ("tests/extract/config_samples/hf_output", None),
     ("tests/extract/fixtures/keras_log_only_healthy", None),
+    ("tests/extract/data/code_runs/torch_zero_grad_missing", None),  # a training script
 ]
 
 

@@ -41,16 +41,28 @@ def below_chance(ev: RunEvidence) -> list[Symptom]:
     train = ev.train()
     moving = train is not None and not frozen(train) and train.points >= 2
     low = BELOW_CHANCE_SHARE * chance if chance is not None else NEAR_ZERO_SCORE
-    if not (acc.best_value < low and moving):
+    # a score that ends below chance after it was above: the predictions turned systematically wrong
+    ends_low = chance is not None and acc.points >= 2 and acc.last_value < low
+    if not ((acc.best_value < low or ends_low) and moving):
         return []
     ref = f" (chance is {num(chance)})" if chance is not None else ""
+    where = (
+        f"stays at {num(acc.best_value)} or below{ref}"
+        if acc.best_value < low
+        else f"falls to {num(acc.last_value)} at the end (best {num(acc.best_value)}), below chance{ref},"
+    )
     return [
         Symptom(
             name="metric_inconsistent",
-            text=f"{acc.name} stays at {num(acc.best_value)} or below{ref} while the loss moves: no classifier "
-            "scores below chance, so the metric does not measure what the loss trains.",
+            text=f"{acc.name} {where} while the loss moves: "
+            + (
+                "no classifier scores below chance, so the metric does not measure what the loss trains."
+                if acc.best_value < low
+                else "a model that learned nothing scores about chance; below it the predictions are systematically "
+                "wrong (outputs that are not what the loss expects, or labels that changed)."
+            ),
             metric_name=acc.name,
-            level=acc.best_value,
+            level=acc.best_value if acc.best_value < low else acc.last_value,
             reference=chance,
             source=acc.source,
         )

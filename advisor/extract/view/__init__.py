@@ -23,6 +23,8 @@ Members:
 
 from __future__ import annotations
 
+from advisor.extract.code.settings import code_settings
+
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -112,6 +114,8 @@ class RunView:
             for found in printed.found:
                 flat = flatten(found.values)
                 out.append(FlatSettings(printed.shown, flat, {k: found.line for k in flat}, printed=True))
+        for shown, stated in code_settings(self.run.scripts):  # what the code states, as a settings file would
+            out.append(FlatSettings(shown, flatten(stated.values), dict(stated.lines), printed=False, name=shown))
         return out
 
     @cached_property

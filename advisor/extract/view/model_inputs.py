@@ -11,6 +11,8 @@ cannot be read) goes into the ``Extraction`` it is given.
 
 from __future__ import annotations
 
+from advisor.extract.code.settings import code_settings
+
 from advisor.knowledge.metrics import ACCURACY_NAME, REGRESSION_NAME
 from advisor.knowledge.setting_keys import DATASET_KEYS, METRIC_KEYS, TASK_KEYS
 
@@ -119,6 +121,21 @@ def _read_hparams(file: MappingFile, found: Found) -> bool:
     return used
 
 
+def _read_code(folder: RunRead, found: Found) -> None:
+    """The loss, its from_logits, the class count and the metrics a training script states (after every file)."""
+    for shown, stated in code_settings(folder.scripts):
+        for name in ("framework", "loss", "from_logits", "num_classes"):
+            value = stated.values.get(name)
+            if name == "framework" and isinstance(value, str):
+                value = value.lower()
+            if value is not None:
+                _setting(found, name, value, f"{shown}: line {stated.lines.get(name)}")
+        metrics = stated.values.get("metrics")
+        for m in metrics if isinstance(metrics, list) else []:
+            if isinstance(m, str):
+                found.metrics.setdefault(m.strip().lower(), f"{shown}: line {stated.lines.get('metrics')}")
+
+
 def _read_labels(folder: RunRead, found: Found) -> None:
     """The training labels of a data sample: how many columns, and whether they are classes or values."""
     import numpy as np
@@ -170,6 +187,7 @@ def read_folder(folder: RunRead, out: Extraction) -> Found:
     for file in folder.hparams:
         if _read_hparams(file, found) and file.rel.as_posix() not in found.used:
             found.used.append(file.rel.as_posix())
+    _read_code(folder, found)
     for head in folder.model_texts:
         text = head.text
         where = head.rel.as_posix()

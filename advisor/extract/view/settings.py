@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.extract.code.settings import code_settings
 from advisor.extract.extraction import CheckRun, Extraction
 from advisor.facts.hparams import (
     Scalar,
@@ -383,6 +384,17 @@ def collect(run: RunRead, out: Extraction) -> HparamSet:
                 None,
                 quiet_if_empty=True,
             )
+    for script, stated in code_settings(run.scripts):  # last: a file or the log's print says what really ran
+        _take(
+            hp,
+            out,
+            [(flatten(stated.values, keep_numbered=True), stated.lines)],
+            script,
+            [f"settings stated in the training code (from line {stated.line}), where no file or log print gives them"],
+            None,
+            None,
+            quiet_if_empty=True,
+        )
     _from_trainer_log(run, hp)
     _keras_default_rate(run, hp)
     if hp.generic_dropped:
