@@ -38,6 +38,35 @@ def train_loss(ev: RunEvidence) -> list[Symptom]:
     ]
 
 
+#: zeros a train loss must log beside a NaN gradient norm to be a NaN the logger left out
+HIDDEN_NAN_MIN_ZEROS = 2
+
+
+def hidden_as_zero(ev: RunEvidence) -> list[Symptom]:
+    """A train loss that ends logged as exactly 0 while the gradient norm is NaN/Inf: the transformers Trainer's
+    ``logging_nan_inf_filter`` (on by default) leaves NaN/Inf losses out of the mean it logs, and a window of only
+    NaN steps logs 0. The loss is NaN, not 0."""
+    train = ev.train()
+    grads = next((g for g in ev.grads if g.nonfinite_count >= HIDDEN_NAN_MIN_ZEROS and g.is_nonfinite_at_end), None)
+    if train is None or grads is None or train.zero_count < HIDDEN_NAN_MIN_ZEROS or train.last_value != 0.0:
+        return []
+    step = grads.first_nonfinite_step
+    name = train.metric_name or "loss"
+    return [
+        on_curve(
+            train,
+            name="nonfinite_loss",
+            text=f"The train loss ({name}) is logged as exactly 0 at {train.zero_count} values while the gradient norm "
+            f"is NaN or infinite ({grads.nonfinite_count} times{', the first' + where(train, step) if step is not None else ''}): a "
+            "logger that leaves NaN losses out of its mean (the transformers Trainer's logging_nan_inf_filter, on "
+            "by default) logs 0 for a window of NaN steps. The loss is NaN.",
+            step=step,
+            x_unit=train.x_unit,
+            updates_before=updates_before(train, step) if step is not None else None,
+        )
+    ]
+
+
 def crash(ev: RunEvidence) -> list[Symptom]:
     """The run stopped on a non-finite loss (a framework's NaN check, a FloatingPointError)."""
     c = next((c for c in ev.crashes if c.is_nonfinite), None)

@@ -70,6 +70,19 @@ TABLE: tuple[Row, ...] = (
         ),
     ),
     Row(
+        "nan-logged-as-zero",
+        ("nonfinite_loss",),
+        nonfinite.hidden_as_zero,
+        "The transformers Trainer (logging_nan_inf_filter=True by default) drops NaN/Inf step losses from the mean "
+        "it logs; a logging window of only NaN steps logs 0.0, so a NaN run reads as a perfect loss beside a NaN "
+        "gradient norm.",
+        silenced_by=NONFINITE_TRAIN,
+        references=(
+            "https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments.logging_nan_inf_filter",
+        ),
+        tests=(_TT + "test_a_trainer_loss_of_zero_beside_a_nan_grad_norm_is_a_hidden_nan",),
+    ),
+    Row(
         "nonfinite-crash",
         ("nonfinite_loss",),
         nonfinite.crash,
@@ -106,6 +119,7 @@ TABLE: tuple[Row, ...] = (
         "A cross-entropy is exactly 0.0 in floating point only when the true class's probability rounds to 1 (a "
         "logit margin past about 17 in float32); beside losses in the tens or hundreds the logits have blown up, "
         "and every prediction is a hard 0 or 1 with no clip to bound what a wrong one costs.",
+        silenced_by=NONFINITE_TRAIN,  # zeros beside a NaN gradient norm are NaN losses the logger left out
         references=("IEEE 754 binary32: 1 - exp(-17) rounds to 1", _AUTOTRAINER),
         tests=(_TT + "test_a_loss_exactly_zero_between_losses_in_the_hundreds_is_saturated_outputs",),
     ),
