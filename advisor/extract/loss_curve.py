@@ -357,6 +357,8 @@ def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:
     if y.size == 0:
         return None
     peak = float(y.max())
+    tail = y[-max(2, y.size // 4) :]
+    rising = y.size >= 4 and bool(np.all(np.diff(tail) > 0)) and float(y[-1]) >= peak
     return LrSchedule(
         points=int(s.buf.count),
         first_value=float(y[0]),
@@ -364,6 +366,7 @@ def lr_schedule(s: MetricSeries, side: str) -> LrSchedule | None:
         last_value=float(y[-1]),
         last_to_max_ratio=float(y[-1] / peak) if peak > 0 else None,
         peak_over_first_ratio=float(peak / y[0]) if y[0] > 0 else None,
+        is_rising_at_end=rising,
         side=side,
         source=Source(path=s.path, line=int(lines[0]), line_end=int(lines[-1])),
     )

@@ -254,6 +254,11 @@ class LrSchedule(Fact):
     peak_over_first_ratio: float | None = Field(
         default=None, description="peak / first (above 1: the rate rose while logged, a warm-up still going)"
     )
+    is_rising_at_end: bool = Field(
+        default=False,
+        description="the rate rises over the last quarter of its values and ends at its peak: a warm-up that had "
+        "not ended when the run did",
+    )
     doc = "the logged learning-rate schedule: first, peak and last value"
 
 
