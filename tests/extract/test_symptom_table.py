@@ -204,7 +204,7 @@ def test_a_loss_exactly_zero_between_losses_in_the_hundreds_is_saturated_outputs
 
 
 def test_a_trainer_loss_of_zero_beside_a_nan_grad_norm_is_a_hidden_nan():
-    """The transformers Trainer, a tiny GPT-2 from a config at a rate of 50 (fixtures/make/hf_nan_logs.py): the loss
+    """The transformers Trainer, a tiny GPT-2 from a config at a rate of 50 (fixtures/make/hf_lm_logs.py): the loss
     overflows, then every window logs 'loss': '0' beside 'grad_norm': 'nan' (logging_nan_inf_filter leaves the NaN
     steps out of the mean). That is a NaN loss, not predictions that are all right; the rate at 50 is the cause.
     The same model at 5e-4 shows no NaN."""
