@@ -289,3 +289,21 @@ def test_a_folder_of_many_scripts_is_read_within_a_budget(tmp_path, monkeypatch)
     code = {i.path: i for i in report.inputs if i.kind == "code"}
     assert code["train.py"].status == "used" and code["model.py"].status == "used"
     assert code["utils.py"].status == "unreadable" and "3000-byte read" in (code["utils.py"].why or "")
+
+
+def test_mixed_precision_and_the_scheduler_from_the_code(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(8, 2)\n"
+        "opt = torch.optim.AdamW(model.parameters(), lr=3e-4)\n"
+        "sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)\n"
+        "scaler = torch.cuda.amp.GradScaler()\n"
+        "with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "    out = model(torch.randn(4, 8))\n"
+    )
+    got = script_settings(index_of(read_script(tmp_path / "train.py", "train.py")))  # type: ignore[arg-type]
+    assert got is not None
+    assert got.values["precision"] == "bf16" and got.lines["precision"] == 6
+    assert got.values["loss_scale"] == "dynamic" and got.values["lr_scheduler"] == "CosineAnnealingLR"
+    facts = {f["name"]: f["value"] for f in _facts(tmp_path) if f["kind"] == "hyperparameter"}
+    assert facts["precision"] == "bf16" and facts["lr_scheduler"] == "cosine" and facts["learning_rate"] == 3e-4

@@ -114,6 +114,7 @@ def script_settings(index: CodeIndex) -> LogSettings | None:
     for call in index.calls:
         _call_settings(index, call, defaults, put)
     _class_count(index, values, put)
+    _precision(index, put)
     if "framework" not in values and _imports(index, "torch") and "optimizer" in values:
         put("framework", "pytorch", min(lines.values()))
     if not values:
@@ -159,6 +160,31 @@ def _call_settings(index: CodeIndex, call: ast.Call, defaults: dict[str, Any], p
         for kw in call.keywords:
             if kw.arg in wanted:
                 put(kw.arg, _value(index, kw.value, defaults), call.lineno)
+
+
+#: schedulers: classes of torch.optim.lr_scheduler and transformers' get_*_schedule* factories
+_SCHEDULER_SUFFIXES = ("LR", "Scheduler", "Warmup")
+
+
+def _precision(index: CodeIndex, put) -> None:  # type: ignore[no-untyped-def]
+    """Mixed precision as the code sets it: ``model.half()`` (pure fp16), ``autocast(dtype=torch.bfloat16)``,
+    ``torch.autocast("cuda")``/``torch.cuda.amp.autocast()`` (fp16 by default on CUDA), a ``GradScaler`` (dynamic
+    loss scaling); and the learning-rate scheduler's class."""
+    for call in index.calls:
+        name = last_name(call.func)
+        if method(call) in ("half",) and not call.args:
+            put("precision", "fp16", call.lineno)
+        elif name == "autocast":
+            dtype = keyword(call, "dtype")
+            device = constant(call.args[0]) if call.args else constant(keyword(call, "device_type"))
+            if dtype is not None:
+                put("precision", "bf16" if "bfloat16" in dotted(dtype) else "fp16", call.lineno)
+            elif device != "cpu":  # CUDA autocast defaults to float16 (CPU autocast to bfloat16)
+                put("precision", "fp16", call.lineno)
+        elif name == "GradScaler":
+            put("loss_scale", "dynamic", call.lineno)
+        elif name.endswith(_SCHEDULER_SUFFIXES) or ("schedule" in name.lower() and name.startswith("get_")):
+            put("lr_scheduler", name, call.lineno)
 
 
 def _imports(index: CodeIndex, module: str) -> bool:
