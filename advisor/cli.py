@@ -15,10 +15,12 @@ from advisor import cli_common
 from advisor.cli_common import (
     check_output,
     chosen_engine,
+    cluster_runner,
     diagnose_options,
     format_from_path,
     long_lived_imports,
     parse_assignments,
+    print_notes,
     write_report,
 )
 from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
@@ -78,16 +80,23 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             raise UsageError(f"--rules '{path}': no such rule file or folder")
     options = diagnose_options(args)
     engine = chosen_engine(args)
-    report = diagnose(
-        args.run,
-        baseline=args.baseline,
-        rules=args.rules or (),
-        only_rules=args.only_rules,
-        params=parse_assignments(args.param),
-        options=options,
-        engine=engine,
-        code=args.code or (),
-    )
+    runner = cluster_runner(args.scheduler, trusted=args.trust_scheduler)
+    try:
+        report = diagnose(
+            args.run,
+            baseline=args.baseline,
+            rules=args.rules or (),
+            only_rules=args.only_rules,
+            params=parse_assignments(args.param),
+            options=options,
+            engine=engine,
+            runner=runner,
+            code=args.code or (),
+        )
+    finally:
+        if runner is not None:
+            print_notes(runner)
+            runner.close()
     for w in report.warnings:
         print(shown(w), file=sys.stderr)
     color = fmt == "text" and not args.output and sys.stdout.isatty()
@@ -281,7 +290,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="compare the run's dumps on a Dask cluster: tcp://HOST:8786, or 'local' (as advisor compare --scheduler)",
+        help="compare the run's dumps on a Dask cluster: tcp://HOST:8786, tls://HOST:8786, or 'local' (as advisor "
+        "compare --scheduler); a cluster runs code and returns pickles: name only one you control (docs/cluster.md)",
+    )
+    d.add_argument(
+        "--trust-scheduler",
+        action="store_true",
+        help="allow a --scheduler off this machine without TLS (tcp://): you control that cluster and its network",
     )
     d.set_defaults(func=cmd_diagnose)
 

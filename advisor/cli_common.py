@@ -65,10 +65,14 @@ def format_from_path(path: str | None, fmt: str | None) -> str:
 
 
 def check_output(out: str | None, folders: list[tuple[str | None, str]]) -> None:
-    """-o must land in an existing folder, outside the run and baseline folders (never written)."""
+    """-o must land in an existing folder, outside the run and baseline folders (never written), and name
+    nothing but a regular file the user may write (``advisor.atomic.target_problem``)."""
+    if not out:
+        return
+    from advisor.atomic import target_problem
     from advisor.inventory import output_problem
 
-    problem = output_problem(out, folders) if out else None
+    problem = target_problem(out) or output_problem(out, folders)
     if problem:
         raise UsageError(f"-o '{out}': {problem}")
 
@@ -103,22 +107,37 @@ def parse_assignments(values: list[str], flag: str = "--param") -> dict[str, Any
     return out
 
 
-def _scheduler(address: str) -> str:
-    """--scheduler's address, once dask.distributed is known to be installed."""
+def cluster_runner(scheduler: str | None, workers: int | None = None, trusted: bool = False) -> Any:
+    """The comparison runner of --scheduler (``advisor.compare.dask_runner.ClusterRunner``: it connects on first
+    use, and compares in this process with a note when the cluster cannot be used), or None without it. A value
+    that is not a Dask address, or one off this machine without TLS and without --trust-scheduler, is a usage
+    error before anything connects."""
+    if scheduler is None:
+        return None
     import importlib.util
 
     if importlib.util.find_spec("distributed") is None:
         raise UsageError('--scheduler needs dask.distributed: pip install "accuracy-advisor[dask]"')
-    return address
+    from advisor.compare.dask_runner import ClusterRunner, SchedulerAddressError
+
+    try:
+        return ClusterRunner(scheduler, workers, trusted)
+    except SchedulerAddressError as exc:
+        raise UsageError(f"--scheduler {exc}") from None
+
+
+def print_notes(runner: Any) -> None:
+    """What a cluster runner has to say (the cluster could not be used, workers capped), on stderr."""
+    for note in getattr(runner, "notes", ()):
+        print(shown(f"advisor: note: {note}"), file=sys.stderr)
 
 
 def diagnose_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The extractor options of diagnose's flags: --threshold, --baseline-kind, --scheduler."""
+    """The extractor options of diagnose's flags: --threshold, --baseline-kind (--scheduler is a runner:
+    ``cluster_runner``)."""
     options = parse_assignments(args.threshold, "--threshold")
     if args.baseline_kind != "auto":
         options["compare.baseline_kind"] = args.baseline_kind
-    if args.scheduler:
-        options["op_compare.scheduler"] = _scheduler(args.scheduler)
     return options
 
 

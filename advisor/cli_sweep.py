@@ -9,10 +9,12 @@ from typing import Any
 from advisor.cli_common import (
     check_output,
     chosen_engine,
+    cluster_runner,
     diagnose_options,
     format_from_path,
     long_lived_imports,
     parse_assignments,
+    print_notes,
     write_report,
 )
 from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
@@ -39,26 +41,18 @@ def diagnose_many(args: argparse.Namespace) -> int:
         raise UsageError(f"--min-confidence must be between 0 and 1, got {args.min_confidence}")
     options = diagnose_options(args)
     engine, params = chosen_engine(args), parse_assignments(args.param)
-    runner = None
-    if options.get("op_compare.scheduler"):  # one cluster for every run of the sweep
-        from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
-
-        try:
-            runner = DaskRunner(str(options.pop("op_compare.scheduler")), None)
-        except DaskUnavailable as exc:
-            raise UsageError(f"--scheduler: {exc}") from None
+    runner = cluster_runner(args.scheduler, trusted=args.trust_scheduler)  # one cluster for every run
     try:
         return _sweep_runs(args, runs, fmt, options, engine, params, runner)
     finally:
         if runner is not None:
+            print_notes(runner)
             runner.close()
 
 
 def _sweep_runs(
     args: argparse.Namespace, runs: list[str], fmt: str, options: dict, engine: str, params: dict, runner: Any
 ) -> int:
-    import json
-
     from advisor.diagnosis import diagnose
 
     rows: list[dict] = []
@@ -98,30 +92,47 @@ def _sweep_runs(
         if args.fail_on:
             level = SEVERITIES.index(args.fail_on)
             found = found or any(SEVERITIES.index(c.severity) >= level for c in report.found(args.min_confidence))
-    if fmt == "json":
-        text = json.dumps({"runs": rows}, indent=1) + "\n"
-    else:
-        head = ("run", "shows", "top cause", "confidence")
-        table = [
-            (
-                r["run"],
-                r.get("error") and f"error: {r['error']}" or r["symptom"] or "no symptom",
-                r["top_cause"] or "-",
-                f"{100 * r['confidence']:.0f}%" if r["confidence"] is not None else "-",
-            )
-            for r in rows
-        ]
-        if fmt == "md":
-            esc = [tuple(c.replace("|", "\\|") for c in t) for t in table]
-            text = "| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
-            text += "".join("| " + " | ".join(t) + " |\n" for t in esc)
-        else:
-            width = max(len(head[0]), *(len(t[0]) for t in table))  # run names aligned; what it shows last
-            text = "".join(f"{t[0]:<{width}}  {t[3]:>10}  {t[2]:<26}  {t[1]}\n" for t in [head, *table])
-        text = shown(text)
-    write_report(text, args.output)
+    write_report(sweep_text(rows, fmt), args.output)
     if args.output and not args.quiet:
         print(f"advisor: wrote {args.output} ({len(rows)} runs)", file=sys.stderr)
     if failed:
         return EXIT_USAGE
     return EXIT_FOUND if found else EXIT_OK
+
+
+#: the sweep table's columns
+HEAD = ("run", "shows", "top cause", "confidence")
+
+
+def sweep_text(rows: list[dict], fmt: str) -> str:
+    """The sweep's table in ``fmt`` (json, md or text). Every cell may come from the run (its folder name, an
+    error naming a file): JSON escapes it as JSON does; Markdown escapes link, image and HTML syntax and table
+    breaks (``md_escape``); text shows control characters and newlines as ``\\xNN``."""
+    if fmt == "json":
+        import json
+
+        return json.dumps({"runs": rows}, indent=1) + "\n"
+    table = [_cells(r) for r in rows]
+    return _markdown(table) if fmt == "md" else _text(table)
+
+
+def _cells(row: dict) -> tuple[str, str, str, str]:
+    """One run's cells: run, what it shows, its top cause, that cause's confidence."""
+    shows = row.get("error") and f"error: {row['error']}" or row["symptom"] or "no symptom"
+    confidence = f"{100 * row['confidence']:.0f}%" if row["confidence"] is not None else "-"
+    return str(row["run"]), str(shows), str(row["top_cause"] or "-"), confidence
+
+
+def _markdown(table: list[tuple[str, str, str, str]]) -> str:
+    from advisor.report.render import md_escape
+
+    text = "| " + " | ".join(HEAD) + " |\n|" + "---|" * len(HEAD) + "\n"
+    text += "".join("| " + " | ".join(md_escape(c) for c in t) + " |\n" for t in table)
+    return shown(text)
+
+
+def _text(table: list[tuple[str, str, str, str]]) -> str:
+    """Run names aligned; what the run shows last. Each cell on one line (a newline in a name is shown)."""
+    lines = [tuple(shown(c, newlines=False) for c in t) for t in [HEAD, *table]]
+    width = max(len(t[0]) for t in lines)
+    return "".join(f"{t[0]:<{width}}  {t[3]:>10}  {t[2]:<26}  {t[1]}\n" for t in lines)

@@ -1,6 +1,7 @@
 """Overhead of advisor.capture on a small CNN: step time with and without the hook.
 
     python benchmarks/capture_overhead.py [--device cpu|cuda] [--every 10] [--steps 200] [--repeats 5]
+    python benchmarks/capture_overhead.py --tensors 20000 --every 1 --steps 3 --warmup 1 --repeats 1
     python benchmarks/capture_overhead.py --framework keras|lightning|hf|mindspore|all [--steps 60] [--repeats 3]
 
 ``--framework``: the framework callbacks instead of the raw-loop hook, each on
@@ -42,11 +43,24 @@ def cnn() -> nn.Module:
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
 
 
-def step_times(device: str, steps: int, every: int | None, warmup: int = 10, clock=time.perf_counter) -> float:
+class Wide(nn.Module):
+    """``tensors`` parameter tensors: ``tensors // 2`` small linear heads (weight and bias each) over one input,
+    their outputs averaged; a model of many small tensors, where the hook's cost per tensor dominates."""
+
+    def __init__(self, tensors: int):
+        super().__init__()
+        self.heads = nn.ModuleList(nn.Linear(8, 10) for _ in range(max(1, tensors // 2)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([h(x) for h in self.heads]).mean(0)
+
+
+def step_times(device: str, steps: int, every: int | None, warmup: int = 10, clock=time.perf_counter,
+               tensors: int = 0) -> float:
     torch.manual_seed(0)
-    model = cnn().to(device)
+    model = (Wide(tensors) if tensors else cnn()).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    x = torch.randn(64, 3, 32, 32, device=device)
+    x = torch.randn(64, 8, device=device) if tensors else torch.randn(64, 3, 32, 32, device=device)
     y = torch.randint(0, 10, (64,), device=device)
     times = []
     with tempfile.TemporaryDirectory() as out:
@@ -239,6 +253,9 @@ def main() -> None:
                     help="cpu: process CPU time, steadier on a shared machine (use with --threads 1)")
     ap.add_argument("--framework", choices=("torch", "all", *FRAMEWORKS), default="torch",
                     help="torch: the raw-loop hook on a CNN; else the framework callbacks on an MLP")
+    ap.add_argument("--tensors", type=int, default=0,
+                    help="the raw-loop hook on a model of this many small parameter tensors instead of the CNN")
+    ap.add_argument("--warmup", type=int, default=10, help="steps before the timed ones")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -253,9 +270,10 @@ def main() -> None:
     for _ in range(args.repeats):
         for name, every in modes.items():
             clock = time.process_time if args.clock == "cpu" else time.perf_counter
-            results[name].append(step_times(args.device, args.steps, every, clock=clock))
+            results[name].append(step_times(args.device, args.steps, every, args.warmup, clock, args.tensors))
     base = statistics.median(results["none"])
     report = {"device": args.device, "torch": torch.__version__, "steps": args.steps, "repeats": args.repeats,
+              "model": f"{args.tensors} small parameter tensors" if args.tensors else "CNN",
               "threads": torch.get_num_threads(), "clock": args.clock, "step_ms": {}, "overhead_pct": {}}
     for name, vals in results.items():
         med = statistics.median(vals)

@@ -104,7 +104,7 @@ class AdvisorCallback(TrainerCallback):
             self.capture.close()
             self.capture = None
         if self._metrics is not None:
-            self._metrics.close()
+            self._guard.always(self._metrics.close)
             self._metrics = None
 
 

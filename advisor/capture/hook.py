@@ -21,7 +21,12 @@ Cost: statistics are reductions on the tensors' own device, gathered with one
 device-to-host transfer per recorded step; the update needs one copy of each
 trainable parameter on recorded steps only. Nothing is computed on the other
 steps beyond a counter check in each forward hook. The training itself is not
-changed: tensors are only read (``detach``), never modified.
+changed: tensors are only read (``detach``), never modified. A recorded step
+takes at most ``MAX_PARAMETERS_PER_STEP`` parameters and the outputs of at most
+``MAX_ACTIVATIONS_PER_STEP`` leaf modules: a larger model is recorded in a
+rotating window (writer.RotatingSample), the next tensors at the next recorded
+step, and each of its records says ``sample_of``: how many parameters (or leaf
+modules) the window is taken from.
 
 Statistics are population statistics (``std`` with ddof=0) accumulated in
 float64 for weights and gradients, float32 for activations (see ``Capture._stats``). ``sat_frac`` is the share of outputs of a saturating activation
@@ -58,6 +63,7 @@ from advisor.capture.writer import (
     SATURATING,
     DumpWriter,
     distributed_rank,
+    RotatingSample,
     TensorsFile,
     add_update,
     finite,
@@ -65,6 +71,12 @@ from advisor.capture.writer import (
 )
 
 __all__ = ["SATURATING", "SAT_MARGIN", "Capture", "attach", "capture"]
+
+#: parameters (weight, gradient and update statistics) recorded per recorded step at most; each costs about 20
+#: small reductions, so 100,000 parameters at every step cost minutes per step (issue 50)
+MAX_PARAMETERS_PER_STEP = 1024
+#: leaf modules whose outputs are recorded per recorded step at most
+MAX_ACTIVATIONS_PER_STEP = 1024
 
 
 class Capture:
@@ -109,6 +121,14 @@ class Capture:
         self._dump_steps = {int(s) for s in dump_steps}
         # tied parameters appear under each of their names
         self._params = list(model.named_parameters(remove_duplicate=False))
+        self._names: dict[int, list[str]] = {}  # id(param) -> its names
+        self._unique: list[Any] = []  # each parameter once, in model order
+        for pname, p in self._params:
+            if id(p) not in self._names:
+                self._names[id(p)] = []
+                self._unique.append(p)
+            self._names[id(p)].append(pname)
+        self._param_sample = RotatingSample(len(self._unique), MAX_PARAMETERS_PER_STEP)
         #: parameter name -> class of the module that owns it (Linear, Embedding, ...)
         self._owner = {
             f"{mname}.{pname}" if mname else pname: type(m).__name__
@@ -118,17 +138,18 @@ class Capture:
         self._acts: dict[str, list] = {}  # name -> [stats tensor, numel, module type, calls]
         self._snap: dict[int, Any] = {}  # id(param) -> copy before the optimizer step
         self._weights: dict[int, tuple] = {}  # id(param) -> (weight stats, grad stats | None, numel)
-        self._row_std_done = False
+        self._row_std_done: set[int] = set()  # id(param) of those whose row_std was recorded
         self._handles: list[Any] = []
         self._record_activations = bool(activations)
         self._sample = SampleWriter(self.out_dir, enabled=data_sample and self.step == 0 and self._file is not None)
         self.settings = SettingsFile(self.out_dir) if settings and self._file is not None else None
+        leaves = [(name, m) for name, m in model.named_modules() if next(m.children(), None) is None]
+        self._act_sample = RotatingSample(len(leaves), MAX_ACTIVATIONS_PER_STEP)
         if self._file is None:
             return  # nothing can be written: no hook is attached, the training runs as without advisor
         if activations or self._dump_steps:
-            for name, module in model.named_modules():
-                if next(module.children(), None) is None:  # leaf modules only
-                    self._handles.append(module.register_forward_hook(self._forward_hook(name or "model", module)))
+            for index, (name, module) in enumerate(leaves):
+                self._handles.append(module.register_forward_hook(self._forward_hook(name or "model", module, index)))
         if optimizer is not None and hook_optimizer:
             self._handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: self.before_update()))
             self._handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: self.after_update()))
@@ -176,6 +197,11 @@ class Capture:
         """Whether the current step is one whose statistics are written."""
         return self.step % self.every == 0
 
+    @property
+    def _turn(self) -> int:
+        """The number of the current recorded step: which window of a sampled model it records."""
+        return self.step // self.every
+
     def before_update(self) -> None:
         """With ``hook_optimizer=False``: call when the gradients are ready, before the weights change."""
         self._guard.run(self._before_update)
@@ -209,7 +235,7 @@ class Capture:
                 self._guard.run(self._flush)
             elif self._dumps.pending:
                 self._guard.run(self._dumps.write_manifests)
-            self._file.close()
+            self._guard.always(self._file.close)
 
     def __enter__(self) -> Capture:
         return self
@@ -266,22 +292,23 @@ class Capture:
             [total.to(f64), sumsq.to(f64), lo.to(f64), hi.to(f64), zeros.to(f64), nan.to(f64), inf.to(f64), sat.to(f64)]
         )
 
-    def _forward_hook(self, name: str, module: Any):
+    def _forward_hook(self, name: str, module: Any, index: int):
         limits = SATURATING.get(type(module).__name__)
         mtype = type(module).__name__
 
         def hook(mod: Any, inputs: Any, output: Any) -> None:
             if not self._guard.broken and self._torch.is_grad_enabled():  # not in an evaluation pass
-                self._guard.run(record, output)
+                if self._dumping or self._records_activation(index):
+                    self._guard.run(record, output)
 
         def record(output: Any) -> None:
             parts, n_items = self._float_tensors(output)
             if not parts:
                 return
             tensors = [t for _, t in parts]
-            if self._dump_steps and self.step in self._dump_steps:
+            if self._dumping:
                 self._save_dump(name, mtype, tensors)
-            if not (self._record_activations and self.recording):
+            if not self._records_activation(index):
                 return
             for i, t in parts:  # numbered by their place in the output, whatever was skipped
                 key = name if n_items == 1 else f"{name}.{i}"
@@ -296,6 +323,14 @@ class Capture:
                     acc[0], acc[1], acc[3] = merged, acc[1] + t.numel(), acc[3] + 1
 
         return hook
+
+    @property
+    def _dumping(self) -> bool:
+        return bool(self._dump_steps) and self.step in self._dump_steps
+
+    def _records_activation(self, index: int) -> bool:
+        """Whether this step records the output of leaf module number ``index``."""
+        return self._record_activations and self.recording and self._act_sample.holds(index, self._turn)
 
     def _float_tensors(self, output: Any) -> tuple[list[tuple[int | str, Any]], int]:
         """(place, tensor) of the dense floating tensors of a module's output, and how many parts it has: a tensor,
@@ -318,30 +353,32 @@ class Capture:
         if not self.recording:
             return
         torch = self._torch
-        seen: set[int] = set()
         with torch.no_grad():
-            for _, p in self._params:
-                if id(p) in seen or p.numel() == 0:
+            for p in self._sampled_params():
+                if p.numel() == 0:
                     continue
-                seen.add(id(p))
                 g = p.grad
                 w_st = self._stats(p)
                 g_st = self._stats(g) if g is not None else None
                 row = None
-                if not self._row_std_done and p.dim() >= 2 and p.shape[0] >= 2:
+                if id(p) not in self._row_std_done and p.dim() >= 2 and p.shape[0] >= 2:
                     row = p.detach().reshape(p.shape[0], -1).to(torch.float64).std(dim=0, correction=0).mean()
                 self._weights[id(p)] = (w_st, g_st, row)
                 if self._updates and p.requires_grad:
                     self._snap[id(p)] = p.detach().clone()
+
+    def _sampled_params(self) -> list[Any]:
+        """The parameters this recorded step takes (all of them, or a window of a large model's)."""
+        return [self._unique[i] for i in self._param_sample.indices(self._turn)]
 
     def _after_update(self) -> None:
         if self.recording:
             torch = self._torch
             updates: dict[int, Any] = {}
             with torch.no_grad():
-                for _, p in self._params:
+                for p in self._sampled_params():
                     old = self._snap.get(id(p))
-                    if old is None or id(p) in updates:
+                    if old is None:
                         continue
                     d = (p.detach() - old).reshape(-1)
                     w = old.reshape(-1)
@@ -358,7 +395,6 @@ class Capture:
                     )
             self._flush(updates)
             self._snap.clear()
-            self._row_std_done = True
         elif self._dumps.pending:
             self._dumps.write_manifests()
         self.step += 1
@@ -366,78 +402,66 @@ class Capture:
     # -- output ------------------------------------------------------------
     def _flush(self, updates: dict[int, Any] | None = None) -> None:
         """Move every pending statistic to the host at once and write the records."""
-        torch = self._torch
-        updates = updates or {}
-        tensors: list[Any] = []
-        index: dict[tuple, int] = {}
-
-        def put(key: tuple, t: Any) -> None:
-            if t is not None:
-                index[key] = len(tensors)
-                tensors.append(t.reshape(-1))
-
-        for key, (st, _, _, _) in self._acts.items():
-            put(("a", key), st)
+        pending: dict[tuple, Any] = {("a", key): acc[0] for key, acc in self._acts.items()}
         for pid, (w_st, g_st, row) in self._weights.items():
-            put(("w", pid), w_st)
-            put(("g", pid), g_st)
-            put(("r", pid), row)
-        for pid, upd in updates.items():
-            put(("u", pid), upd)
-        values = _to_host(torch, tensors)
-        offsets = [0]
-        for t in tensors:
-            offsets.append(offsets[-1] + t.numel())
-
-        def get(key: tuple) -> list[float] | None:
-            i = index.get(key)
-            return None if i is None else values[offsets[i] : offsets[i + 1]]
-
-        def need(key: tuple) -> list[float]:  # activation and weight statistics are always put
-            i = index[key]
-            return values[offsets[i] : offsets[i + 1]]
-
-        in_optimizer = (
-            {id(p) for group in self.optimizer.param_groups for p in group["params"]}
-            if self.optimizer is not None
-            else None
-        )
-        records: list[dict] = []
-        for key, (_, numel, mtype, calls) in self._acts.items():
-            act = need(("a", key))
-            rec = record(self.step, key, "activation", numel, act)
-            rec["module_type"] = mtype
-            if calls > 1:
-                rec["calls"] = calls
-            if mtype in SATURATING:
-                rec["sat_frac"] = act[SAT] / numel
-            records.append(rec)
-        for name, p in self._params:
-            pid = id(p)
-            if pid not in self._weights:
-                continue
-            w_st = need(("w", pid))
-            w = record(self.step, name, "weight", p.numel(), w_st)
-            w["shape"] = list(p.shape)
-            if name in self._owner:
-                w["module_type"] = self._owner[name]
-            w["requires_grad"] = bool(p.requires_grad)
-            if in_optimizer is not None:
-                w["in_optimizer"] = pid in in_optimizer
-            row = get(("r", pid))
-            if row is not None:
-                w["row_std"] = finite(row[0])
-            add_update(w, get(("u", pid)), get(("g", pid)), w_st)
-            records.append(w)
-            g = get(("g", pid))
-            if g is not None:
-                records.append(record(self.step, name, "grad", p.numel(), g))
+            pending.update({("w", pid): w_st, ("g", pid): g_st, ("r", pid): row})
+        pending.update({("u", pid): upd for pid, upd in (updates or {}).items()})
+        values = _host_values(self._torch, pending)
+        records = self._activation_records(values) + self._parameter_records(values)
         if self._file is not None:
             self._file.write(records)
         if self._dumps.pending:
             self._dumps.write_manifests()
         self._acts.clear()
         self._weights.clear()
+
+    def _activation_records(self, values: dict[tuple, list[float]]) -> list[dict]:
+        records = []
+        for key, (_, numel, mtype, calls) in self._acts.items():
+            act = values[("a", key)]
+            rec = record(self.step, key, "activation", numel, act)
+            rec["module_type"] = mtype
+            if calls > 1:
+                rec["calls"] = calls
+            if mtype in SATURATING:
+                rec["sat_frac"] = act[SAT] / numel
+            if self._act_sample.sampled:
+                rec["sample_of"] = self._act_sample.count
+            records.append(rec)
+        return records
+
+    def _parameter_records(self, values: dict[tuple, list[float]]) -> list[dict]:
+        """The weight (and gradient) records of the parameters this step took, each under every name it has."""
+        in_optimizer = (
+            {id(p) for group in self.optimizer.param_groups for p in group["params"]}
+            if self.optimizer is not None
+            else None
+        )
+        records = []
+        for p in self._sampled_params():
+            pid = id(p)
+            if pid not in self._weights:
+                continue
+            w_st, g_st, row = values[("w", pid)], values.get(("g", pid)), values.get(("r", pid))
+            for name in self._names[pid]:
+                w = record(self.step, name, "weight", p.numel(), w_st)
+                w["shape"] = list(p.shape)
+                if name in self._owner:
+                    w["module_type"] = self._owner[name]
+                w["requires_grad"] = bool(p.requires_grad)
+                if in_optimizer is not None:
+                    w["in_optimizer"] = pid in in_optimizer
+                if row is not None:
+                    w["row_std"] = finite(row[0])
+                add_update(w, values.get(("u", pid)), g_st, w_st)
+                step_records = [w] if g_st is None else [w, record(self.step, name, "grad", p.numel(), g_st)]
+                if self._param_sample.sampled:
+                    for rec in step_records:
+                        rec["sample_of"] = self._param_sample.count
+                records.extend(step_records)
+            if row is not None:
+                self._row_std_done.add(pid)
+        return records
 
     def _save_dump(self, name: str, mtype: str, tensors: list) -> None:
         arrays = []
@@ -447,6 +471,20 @@ class Capture:
                 arr = arr.float()
             arrays.append(arr.numpy())
         self._dumps.save(self.step, name, mtype, arrays)
+
+
+def _host_values(torch: Any, pending: dict[tuple, Any]) -> dict[tuple, list[float]]:
+    """The statistics tensors of ``pending`` (None: not computed, left out) as lists of floats, by key: one
+    device-to-host transfer per device for all of them."""
+    keys = [k for k, t in pending.items() if t is not None]
+    tensors = [pending[k].reshape(-1) for k in keys]
+    flat = _to_host(torch, tensors)
+    out, at = {}, 0
+    for key, t in zip(keys, tensors):
+        n = t.numel()
+        out[key] = flat[at : at + n]
+        at += n
+    return out
 
 
 def _to_host(torch: Any, tensors: list) -> list[float]:

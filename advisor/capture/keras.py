@@ -196,7 +196,7 @@ class AdvisorCallback(keras.callbacks.Callback):
             self._sample.flush()
         for f in (self._file, self._metrics):
             if f is not None:
-                f.close()
+                self._guard.always(f.close)  # each closed, whatever the other's close raised
         self._file = self._metrics = None
 
     # -- records -------------------------------------------------------------

@@ -173,7 +173,7 @@ class AdvisorCallback(Callback):
             self._tapped = None
         for f in (self._file, self._metrics):
             if f is not None:
-                f.close()
+                self._guard.always(f.close)  # each closed, whatever the other's close raised
         self._file = self._metrics = None
 
     # -- records ---------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,20 +46,58 @@ class Guard:
     def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         if self.broken:
             return None
+        return self._call(fn, *args, **kwargs)
+
+    def always(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn`` even after an error stopped the recording (closing a file: a full disk or a file made
+        immutable fails the close's flush again); its error is reported as ``run``'s are, one warning in all."""
+        return self._call(fn, *args, **kwargs)
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - the training must go on, whatever went wrong here
-            self.fail(exc)
+            self.fail(exc, stacklevel=4)
             return None
 
-    def fail(self, exc: BaseException) -> None:
-        if not self.broken:
-            self.broken = True
-            warnings.warn(
-                f"{self.what} stopped recording after an error ({type(exc).__name__}: {exc}); training goes on",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+    def fail(self, exc: BaseException, stacklevel: int = 3) -> None:
+        """Stop recording; the first error is one RuntimeWarning (``stacklevel``: the frame it names, as
+        ``warnings.warn``'s counted from here)."""
+        if self.broken:
+            return
+        self.broken = True
+        message = f"{self.what} stopped recording after an error ({type(exc).__name__}: {exc}); training goes on"
+        try:
+            warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+        except Exception:  # noqa: BLE001 - warnings made errors (python -W error): the training still goes on
+            print(f"RuntimeWarning: {message}", file=sys.stderr)
+
+
+class RotatingSample:
+    """Which of ``count`` tensors (in model order) a recorded step takes, so that a step's cost is bounded
+    whatever the model's size: all of them while ``count <= limit``; else ``limit`` consecutive ones, the next
+    ``limit`` at the next recorded step, wrapping around, so that each is recorded once every
+    ``ceil(count / limit)`` recorded steps. ``turn``: the number of the recorded step (0, 1, 2, ...)."""
+
+    def __init__(self, count: int, limit: int):
+        self.count = count
+        self.limit = max(1, limit)
+
+    @property
+    def sampled(self) -> bool:
+        return self.count > self.limit
+
+    def _start(self, turn: int) -> int:
+        return (turn * self.limit) % self.count
+
+    def holds(self, index: int, turn: int) -> bool:
+        return not self.sampled or (index - self._start(turn)) % self.count < self.limit
+
+    def indices(self, turn: int) -> range | list[int]:
+        if not self.sampled:
+            return range(self.count)
+        start = self._start(turn)
+        return [(start + k) % self.count for k in range(self.limit)]
 
 
 #: characters kept in a dump file's name (the tensor's full name stays in manifest.json)

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from advisor.cli_common import cluster_runner, print_notes
 from advisor.errors import EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
 from advisor.read.safe import shown
 
@@ -44,8 +45,14 @@ def add_compare_parser(subparsers) -> argparse.ArgumentParser:
         "--scheduler",
         metavar="ADDRESS",
         default=None,
-        help="run the comparisons on a Dask cluster: a scheduler address (tcp://host:8786), or 'local' for a "
-        'LocalCluster of --workers processes (pip install "accuracy-advisor[dask]")',
+        help="run the comparisons on a Dask cluster: a scheduler address (tcp://host:8786, tls://host:8786), or "
+        "'local' for a LocalCluster of --workers processes (pip install \"accuracy-advisor[dask]\"); a cluster runs "
+        "code and returns pickles: name only one you control (docs/cluster.md)",
+    )
+    p.add_argument(
+        "--trust-scheduler",
+        action="store_true",
+        help="allow a --scheduler off this machine without TLS (tcp://): you control that cluster and its network",
     )
     p.add_argument(
         "--tolerance",
@@ -84,6 +91,7 @@ def _dump_folder(arg: str) -> Path:
         raise UsageError(f"'{arg}': {exc}") from None
     if not leaves:
         raise UsageError(f"'{arg}' holds no dump (a folder of .npy files or an msprobe dump.json)")
+    _one_folder_per_rank(arg, leaves)
     if len(leaves) == 1:
         return path / leaves[0].rel
     if all(leaf.step is None and leaf.rank is None for leaf in leaves):
@@ -93,6 +101,20 @@ def _dump_folder(arg: str) -> Path:
             "or lay them out as step*/rank*"
         )
     return path
+
+
+def _one_folder_per_rank(arg: str, leaves: list) -> None:
+    """A tree names each step and rank once: ``rank1``, ``rank_1``, ``RANK-1`` and ``rank001`` beside one another
+    are one rank in four folders, which advisor will not choose between."""
+    seen: dict[tuple, list[str]] = {}
+    for leaf in leaves:
+        if leaf.rank is not None:
+            seen.setdefault((leaf.step, leaf.rank, leaf.rest), []).append(leaf.rel)
+    for (step, rank, _), rels in seen.items():
+        if len(rels) > 1:
+            where = f"step {step}, rank {rank}" if step is not None else f"rank {rank}"
+            names = ", ".join(rels[:4]) + (f" and {len(rels) - 4} more" if len(rels) > 4 else "")
+            raise UsageError(f"'{arg}' names {where} in {len(rels)} folders ({names}): keep one of them")
 
 
 def _overrides(values: list[str]) -> dict[str, float]:
@@ -144,6 +166,7 @@ def _kernel_hint(comp, option: str) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from advisor.atomic import target_problem
     from advisor.inventory import output_problem
 
     try:
@@ -167,7 +190,8 @@ def run_compare(args: argparse.Namespace) -> int:
         if args.output and Path(args.output).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
             raise UsageError(f"--output must end in .csv, .json or .html, got '{args.output}'")
         problem = (
-            output_problem(
+            target_problem(args.output)
+            or output_problem(
                 args.output,
                 [
                     (run_dir, "run's dump"),
@@ -190,7 +214,8 @@ def run_compare(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     try:
-        runner = _runner(args)
+        args.workers = _workers(args.workers, args.scheduler)
+        runner = cluster_runner(args.scheduler, args.workers, args.trust_scheduler)
     except UsageError as exc:
         print(shown(f"advisor: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
@@ -198,19 +223,25 @@ def run_compare(args: argparse.Namespace) -> int:
         return _compare(args, run_dir, base_dir, options, runner)
     finally:
         if runner is not None:
+            print_notes(runner)
             runner.close()
 
 
-def _runner(args: argparse.Namespace):
-    """A Dask runner for --scheduler, else None (the in-process threads)."""
-    if not args.scheduler:
-        return None
-    from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
+def _workers(requested: int | None, scheduler: str | None) -> int | None:
+    """--workers checked: at least 1; threads here and a LocalCluster's processes at most this machine's cores
+    (a note says so), a remote cluster's split of big tensors at most ``MAX_PARALLELISM``."""
+    from advisor.compare.dask_runner import LOCAL, MAX_PARALLELISM, worker_count
 
-    try:
-        return DaskRunner(args.scheduler, args.workers)
-    except DaskUnavailable as exc:
-        raise UsageError(f"--scheduler: {exc}") from None
+    if requested is None:
+        return None
+    if requested < 1:
+        raise UsageError(f"--workers must be 1 or more, got {requested}")
+    if scheduler and scheduler != LOCAL:
+        return min(requested, MAX_PARALLELISM)
+    n, note = worker_count(requested)
+    if note:
+        print(shown(f"advisor: note: {note}"), file=sys.stderr)
+    return n
 
 
 def _compare(args: argparse.Namespace, run_dir: Path, base_dir: Path, options: dict, runner) -> int:

@@ -153,11 +153,42 @@ def _with_spread(out: Divergence, ok: list[Cell]) -> Divergence:
     return out
 
 
+def _one_per_rank(cells: list[Cell]) -> tuple[list[Cell], str]:
+    """One cell per step and rank, and a sentence naming the ranks that several folders name (``rank1``,
+    ``rank_1``, ``RANK-1`` and ``rank001`` are one rank): the rank keeps its cell that deviates first, so it
+    deviates when one of its folders does, and is counted once."""
+    by_key: dict[tuple[int | None, int | None], list[Cell]] = {}
+    for c in cells:
+        by_key.setdefault((c.step, c.rank), []).append(c)
+    kept: list[Cell] = []
+    twice: list[str] = []
+    for (step, rank), group in by_key.items():
+        kept.append(min(group, key=lambda c: (not c.deviates, c.first_order if c.first_order is not None else 0)))
+        if rank is not None and len(group) > 1:
+            names = ", ".join(c.run for c in group[:4]) + (f" and {len(group) - 4} more" if len(group) > 4 else "")
+            twice.append(f"rank {rank}{_at_step(step)} is named by {len(group)} folders ({names})")
+    note = f"; {'; '.join(twice[:3])}: each read as one rank" if twice else ""
+    return kept, note
+
+
+def _at_step(step: int | None) -> str:
+    return f" at step {step}" if step is not None else ""
+
+
 def divergence(cells: list[Cell]) -> Divergence:
-    ok = [c for c in cells if c.problem is None]
+    """What the cells say: which rank and step first diverged, and how (see the module's docstring)."""
+    compared = [c for c in cells if c.problem is None]
+    ok, note = _one_per_rank(compared)
+    out = _divergence(ok, len(cells) - len(compared))
+    out.sentence += note
+    return out
+
+
+def _divergence(ok: list[Cell], not_compared: int) -> Divergence:
+    """The reading of compared cells, one per step and rank."""
     ranks = sorted({c.rank for c in ok if c.rank is not None})
     steps = sorted({c.step for c in ok}, key=lambda s: -1 if s is None else s)
-    out = Divergence(pattern="none", ranks_total=len(ranks), steps=steps, pairs_not_compared=len(cells) - len(ok))
+    out = Divergence(pattern="none", ranks_total=len(ranks), steps=steps, pairs_not_compared=not_compared)
     bad = [c for c in ok if c.deviates]
     if not bad:
         out.sentence = f"no rank deviates from the baseline ({len(ok)} step x rank pairs compared)"

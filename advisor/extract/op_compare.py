@@ -528,7 +528,7 @@ def extract(pair: RunPair) -> Extraction:
     workers = opts.workers
     runner = pair.runner  # a runner the caller made and closes (a sweep's cluster)
     if runner is not None:
-        return _extract(pair, out, run_dumps, base_dumps, workers, runner)
+        return _with_runner_notes(_extract(pair, out, run_dumps, base_dumps, workers, runner), runner)
     if opts.scheduler:  # --scheduler: the comparisons on a Dask cluster
         from advisor.compare.dask_runner import DaskRunner, DaskUnavailable
 
@@ -539,10 +539,17 @@ def extract(pair: RunPair) -> Extraction:
                 CheckRun(stage="network_wide_comparison", inputs=[], note=f"{exc}; compared in this process")
             )
     try:
-        return _extract(pair, out, run_dumps, base_dumps, workers, runner)
+        return _with_runner_notes(_extract(pair, out, run_dumps, base_dumps, workers, runner), runner)
     finally:
         if runner is not None:
             runner.close()
+
+
+def _with_runner_notes(out: Extraction, runner: Any) -> Extraction:
+    """What a cluster runner says (it could not be used and compared here, workers capped) as check notes."""
+    for note in getattr(runner, "notes", ()):
+        out.checks.append(CheckRun(stage="network_wide_comparison", inputs=[], note=note))
+    return out
 
 
 def _extract(

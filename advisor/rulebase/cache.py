@@ -19,6 +19,14 @@ calls ``parse`` and stores what it returned.
   ``~/.cache/advisor``, never the run folder. ``ADVISOR_NO_CACHE=1`` turns it off.
   A cache that cannot be read or written is skipped without a word (the rules
   are then parsed as without it).
+- A cache is read only where this user alone could have written it (``trusted``,
+  ``read_trusted``): the folder and the file belong to this user, no one else may
+  write to them, neither is a symbolic link, and the file is a regular file of at
+  most ``MAX_CACHE_FILE_BYTES``; files are written private (0600, ``write_private``).
+  What is read is then checked field by field (a foreign or damaged entry is built
+  again). The template cache holds code (``marshal``): it is also signed with a
+  per-user key (``user_key``), so a file of this user's that advisor did not write
+  is not run either (report/templates.py).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import stat
 import threading
 from collections import UserList
@@ -60,17 +69,106 @@ def cache_dir() -> Path | None:
         return None
 
 
-def trusted(path: Path) -> bool:
-    """Whether a cache folder or file may be trusted: it belongs to this user and no one else can write to it
-    (as jinja's own bytecode cache checks its folder). A cache another user can write into is a way to make
-    this process load what they wrote; such a cache is not used (compiling and parsing are the fallback)."""
+#: a cache file larger than this is not read (the rule base's is about 2 MB)
+MAX_CACHE_FILE_BYTES = 64 * 1024 * 1024
+#: the per-user key that signs cached code: its file, and its length in bytes
+KEY_FILE = "signing.key"
+KEY_BYTES = 32
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _mine_alone(st: os.stat_result, secret: bool = False) -> bool:
+    """Whether a file or folder with this status belongs to this user and no one else may write to it
+    (``secret``: nor read it)."""
     if not hasattr(os, "getuid"):  # Windows: per-user profile folders, no POSIX modes to check
         return True
+    others = stat.S_IRWXG | stat.S_IRWXO if secret else stat.S_IWGRP | stat.S_IWOTH
+    return st.st_uid == os.getuid() and not st.st_mode & others
+
+
+def trusted(path: Path) -> bool:
+    """Whether a cache folder or file may be trusted: a real folder or regular file (not a symbolic link, a
+    FIFO, a device) that belongs to this user and that no one else can write to (jinja's own bytecode cache
+    checks its default folder's owner, kind and mode, and nothing of its files). A cache another user can write
+    into is a way to make this process load what they wrote; such a cache is not used (compiling and parsing
+    from source are the fallback)."""
     try:
         st = os.stat(path, follow_symlinks=False)
-    except OSError:
+    except (OSError, ValueError):
         return False
-    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not stat.S_ISLNK(st.st_mode)
+    return (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)) and _mine_alone(st)
+
+
+def read_trusted(path: Path, max_bytes: int = MAX_CACHE_FILE_BYTES, secret: bool = False) -> bytes | None:
+    """The bytes of a cache file that this user alone can write (``secret``: and read), or None: opened without
+    following a symbolic link and without blocking (a FIFO), then checked on the open file, so that the file
+    checked is the file read; a file above ``max_bytes`` is not read."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not (stat.S_ISREG(st.st_mode) and _mine_alone(st, secret) and st.st_size <= max_bytes):
+            return None
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks) if size <= max_bytes else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def write_private(path: Path, data: bytes, replace: bool = True) -> None:
+    """``data`` to ``path`` whole, readable and writable by this user only (0600, whatever the umask): a
+    temporary file beside it, then renamed over it (``replace=False``: linked to it, FileExistsError when the
+    file is there). Raises OSError when it cannot be written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def user_key(folder: Path) -> bytes | None:
+    """This user's key for signing cached code, kept in ``folder/KEY_FILE`` (0600, made on first use); None
+    when it can be neither read nor made. A key file another user could read or write is replaced."""
+    path = folder / KEY_FILE
+    key = _read_key(path)
+    if key is not None:
+        return key
+    fresh = secrets.token_bytes(KEY_BYTES)
+    try:
+        write_private(path, fresh, replace=False)  # never over the key another process has just made
+        return fresh
+    except FileExistsError:
+        key = _read_key(path)  # that process's key
+        if key is not None:
+            return key
+    except OSError:
+        return None
+    try:  # a key file that is not usable (another user's, open to others, damaged): replaced
+        write_private(path, fresh)
+    except OSError:
+        return None
+    return fresh
+
+
+def _read_key(path: Path) -> bytes | None:
+    key = read_trusted(path, KEY_BYTES, secret=True)
+    return key if key is not None and len(key) == KEY_BYTES else None
 
 
 def usable_cache_dir(sub: str = "") -> Path | None:
@@ -119,22 +217,34 @@ def load_builtin(folder: Path, files: list[Path], parse: Callable[[], Loaded]) -
     except OSError:
         return parse()
     path = where / f"rules-{key[:32]}.json"
-    try:
-        raw = path.read_text(encoding="utf-8") if trusted(path) else None
-    except (OSError, UnicodeDecodeError):
-        raw = None
-    if raw is not None:
-        try:  # line 1: the rules; then one line of JSON per test-case list, read when first used
-            head, _, rest = raw.partition("\n")
-            lazy = rest.split("\n") if rest else []
-            data = json.loads(head, object_hook=_decoder(lazy))  # the rules built as the JSON is read
-            if data.get("key") == key and data.get("format") == FORMAT and len(lazy) == data["lazy_lines"]:
-                return _remember(list(data["rules"]), key), [Diagnostic(**d) for d in data["diagnostics"]]
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-            pass  # a damaged or foreign file: parse, and write it again
+    cached = _read_rule_base(path, key)
+    if cached is not None:
+        return _remember(cached[0], key), cached[1]
     rules, diags = parse()
     _store(path, key, rules, diags)
     return _remember(rules, key), diags
+
+
+def _read_rule_base(path: Path, key: str) -> Loaded | None:
+    """The rules and diagnostics a trusted cache file holds for ``key``; None for an absent, foreign or damaged
+    file (then parsed and written again)."""
+    raw = read_trusted(path)
+    if raw is None:
+        return None
+    try:  # line 1: the rules; then one line of JSON per test-case list, read when first used
+        head, _, rest = raw.decode("utf-8").partition("\n")
+        lazy = rest.split("\n") if rest else []
+        data = json.loads(head, object_hook=_decoder(lazy))  # the rules built as the JSON is read
+        if not (isinstance(data, dict) and data.get("key") == key and data.get("format") == FORMAT):
+            return None
+        rules, diags = data["rules"], data["diagnostics"]
+        if len(lazy) != data["lazy_lines"] or not isinstance(rules, list) or not isinstance(diags, list):
+            return None
+        if not all(type(r) is S.Rule for r in rules) or not all(isinstance(d, dict) for d in diags):
+            return None
+        return rules, [Diagnostic(**d) for d in diags]
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
+        return None
 
 
 def _store(path: Path, key: str, rules: list[S.Rule], diags: list[Diagnostic]) -> None:
@@ -150,10 +260,7 @@ def _store(path: Path, key: str, rules: list[S.Rule], diags: list[Diagnostic]) -
     except (TypeError, ValueError):  # a value JSON cannot hold: no cache, the rules are fine
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_private(path, text.encode("utf-8"))
         for old in path.parent.glob("rules-*.json"):  # rule bases of older versions
             if old != path:
                 old.unlink(missing_ok=True)
@@ -296,7 +403,7 @@ def compiled_rules(
     """Rule id -> its compiled entries, for ``rules`` (built-in rules of the rule base ``key``, with
     their default parameters): from the cache file when it holds them, else ``build(missing rules)``,
     added to the file."""
-    where = cache_dir()
+    where = usable_cache_dir()
     try:
         ckey = compiled_key(key)
     except OSError:
@@ -315,25 +422,65 @@ def compiled_rules(
 
 
 def _read_compiled(path: Path, ckey: str) -> dict[str, CompiledEntries]:
+    """The compiled rules a trusted cache file holds for ``ckey``, each entry checked; {} for an absent, foreign
+    or damaged file (compiled again and written)."""
+    raw = read_trusted(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != COMPILED_FORMAT or data.get("key") != ckey:
+        data = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except (ValueError, RecursionError):
+        return {}
+    if not (isinstance(data, dict) and data.get("format") == COMPILED_FORMAT and data.get("key") == ckey):
+        return {}
+    table = data.get("rules")
+    if not isinstance(table, dict):
+        return {}
+    out: dict[str, CompiledEntries] = {}
+    for rid, entries in table.items():
+        checked = _checked_entries(entries)
+        if checked is None:
             return {}
-        return {
-            rid: [(str(name), str(text), _needs(needs)) for name, text, needs in entries]
-            for rid, entries in data["rules"].items()
-        }
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError):
-        return {}  # absent, damaged or foreign: compiled again and written
+        out[rid] = checked
+    return out
+
+
+def _checked_entries(entries: Any) -> CompiledEntries | None:
+    """A rule's cached entries ``[[name, condition text, needs], ...]`` as ``compiled_rules`` gives them; None
+    when one is not of that shape (a condition that is not a JSON object, needs that are not text pairs)."""
+    if not isinstance(entries, list):
+        return None
+    out = []
+    for entry in entries:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)):
+            return None
+        name, text, needs = entry
+        if not (isinstance(text, str) and _is_json_object(text) and _needs_shape(needs)):
+            return None
+        out.append((name, text, _needs(needs)))
+    return out
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _needs_shape(needs: Any) -> bool:
+    """None, or a list (per pattern) of lists of [field, text] pairs."""
+    if needs is None:
+        return True
+    return isinstance(needs, list) and all(
+        isinstance(pattern, list)
+        and all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pattern)
+        for pattern in needs
+    )
 
 
 def _store_compiled(path: Path, ckey: str, table: dict[str, CompiledEntries]) -> None:
     try:
         text = json.dumps({"format": COMPILED_FORMAT, "key": ckey, "rules": table}, ensure_ascii=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_private(path, text.encode("utf-8"))
         for old in path.parent.glob("compiled-*.json"):  # compiled forms of other rule bases or code
             if old != path:
                 old.unlink(missing_ok=True)

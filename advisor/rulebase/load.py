@@ -27,6 +27,12 @@ from advisor.rulebase.load_common import suggest
 from advisor.rulebase.check_when import WhenChecks
 
 MAX_RULE_FILE_BYTES = 1_000_000
+#: rule files one load reads (the files and folders of one --rules, or of one `advisor rules validate|test`)
+MAX_RULE_FILES = 1_000
+#: rules one load parses (the built-in rule base holds about 300; each user rule costs about a millisecond)
+MAX_RULES = 2_000
+#: bytes of rule text one load parses (the built-in rule base: about 0.8 MB, 4 s with the checking parser)
+MAX_RULES_BYTES = 4_000_000
 MAX_EXPANDED_NODES = 200_000  # values once aliases are expanded (a big rule file has a few thousand)
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
@@ -264,23 +270,68 @@ def parse_rules_text(
 ) -> tuple[list[S.Rule], list[Diagnostic]]:
     """Rules and diagnostics of one file's text. ``trusted``: the shipped rule base (fast parser);
     ``declared``: the custom cause ids of the causes.yaml files that apply to it (id -> title)."""
+    rules, diags, _ = parse_counted(text, path, trusted, declared)
+    return rules, diags
+
+
+def parse_counted(
+    text: str,
+    path: str,
+    trusted: bool = False,
+    declared: Mapping[str, str] | None = None,
+    max_rules: int | None = None,
+) -> tuple[list[S.Rule], list[Diagnostic], int]:
+    """``parse_rules_text`` that also says how many rules the file holds (valid or not), and reads at most
+    ``max_rules`` of a user's file: past it, the file is one ``error[rule-file]`` at the first rule too many and
+    the count is ``max_rules + 1``."""
     import yaml  # imported by the rules' parser only: a diagnosis from the rule cache does not load PyYAML
 
-    from advisor.rulebase.rule_yaml import FastLoader, Loader
+    from advisor.rulebase.rule_yaml import FastLoader, Loader, TooManyRules, count_rules
 
-    diags: list[Diagnostic] = []
+    if not trusted and max_rules is not None:  # counted before anything is built
+        count, past = count_rules(text, max_rules)
+        if past is not None:
+            return [], [_too_many_rules(path, past)], count
     try:
-        loader = (FastLoader if trusted else Loader)(text)
+        loader = FastLoader(text) if trusted else Loader(text, max_rules)
     except yaml.YAMLError as exc:  # a control character: the reader refuses the text before parsing
         at = getattr(exc, "position", 0) or 0
         line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
-        return [], [
-            Diagnostic(
-                path=path, line=line, column=col, code="yaml", message=f"not valid YAML: {str(exc).splitlines()[0]}"
-            )
-        ]
+        message = f"not valid YAML: {str(exc).splitlines()[0]}"
+        return [], [Diagnostic(path=path, line=line, column=col, code="yaml", message=message)], 0
+    try:
+        rules, diags = _parse_loaded(loader, path, trusted, declared)
+    except TooManyRules as exc:
+        mark = exc.problem_mark
+        return [], [_too_many_rules(path, (mark.line + 1, mark.column + 1) if mark else (1, 1))], loader.rule_count
+    return rules, diags, max(1, getattr(loader, "rule_count", 0))
+
+
+def _too_many_rules(path: str, pos: S.Pos) -> Diagnostic:
+    """The diagnostic at the first rule past ``MAX_RULES``."""
+    return Diagnostic(
+        path=path,
+        line=pos[0],
+        column=pos[1],
+        code="rule-file",
+        message=f"more than {MAX_RULES:,} rules, advisor's limit for one --rules: this file's rules were not loaded",
+        hint="keep the rules your diagnoses need (the built-in rule base holds about 300)",
+    )
+
+
+def _parse_loaded(
+    loader: Any, path: str, trusted: bool, declared: Mapping[str, str] | None
+) -> tuple[list[S.Rule], list[Diagnostic]]:
+    """The rules of a file whose loader is made: its YAML read, each rule checked (TooManyRules passes up)."""
+    import yaml
+
+    from advisor.rulebase.rule_yaml import TooManyRules
+
+    diags: list[Diagnostic] = []
     try:
         data = loader.get_single_data()
+    except TooManyRules:
+        raise
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -352,9 +403,33 @@ def parse_rules_text(
     return rules, diags
 
 
+def rule_file_kind_problem(f: Path, folder: Path) -> str | None:
+    """Why an entry ``f`` of the rules folder ``folder`` is not a rule file advisor reads (None: it is one): not
+    a regular file (a FIFO, whose opening blocks; a device such as a link to /dev/zero, which never ends; a
+    socket; a symbolic-link loop or a link to nothing), or a symbolic link that leads outside the folder."""
+    from advisor.read.safe import file_problem, resolve
+
+    problem = file_problem(f)
+    if problem is not None or not f.is_symlink():
+        return problem
+    target, root = resolve(f), resolve(folder)
+    if target is None or root is None or not target.is_relative_to(root):
+        return "a symbolic link that leads outside the rules folder"
+    return None
+
+
+def _refused_kind(f: Path, problem: str) -> Diagnostic:
+    return Diagnostic(
+        path=str(f),
+        code="rule-file",
+        message=f"refused: {problem}",
+        hint="a rules folder holds regular rule files only: move this entry out, or name the rule files to load",
+    )
+
+
 def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
-    """The rule files of the files and folders given; anything in a folder that is not a regular file (a FIFO,
-    a device, a socket, a symbolic-link loop or a dangling link) is named as skipped, with the reason."""
+    """The rule files of the files and folders given; a ``.yaml``/``.yml`` entry of a folder that is not a regular
+    file inside it (``rule_file_kind_problem``) is an error, with the reason: the other files are still read."""
     import os
 
     from advisor.read.safe import file_problem
@@ -371,15 +446,23 @@ def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
                     f = Path(dirpath) / name
                     if f.suffix not in (".yaml", ".yml") or declared_causes.is_causes_file(f):
                         continue
-                    problem = file_problem(f)
+                    problem = rule_file_kind_problem(f, p)
                     if problem is None:
                         found.append(f)
                     else:
-                        diags.append(
-                            Diagnostic(path=str(f), code="rule-file", message=f"skipped: {problem}", severity="warning")
-                        )
+                        diags.append(_refused_kind(f, problem))
+                    if len(files) + len(found) > MAX_RULE_FILES:  # counted before any is parsed
+                        break
+                if len(files) + len(found) > MAX_RULE_FILES:
+                    break
+            if len(files) + len(found) > MAX_RULE_FILES:
+                diags.append(_too_many_files(p))
+                continue
             files.extend(sorted(found))
         elif p.is_file():
+            if len(files) >= MAX_RULE_FILES:
+                diags.append(_too_many_files(p))
+                continue
             files.append(p)
         else:
             problem = file_problem(p) if os.path.lexists(p) else None
@@ -393,6 +476,29 @@ def rule_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Diagnostic
     return files, diags
 
 
+def _too_many_files(path: Path) -> Diagnostic:
+    return Diagnostic(
+        path=str(path),
+        code="rule-file",
+        message=f"more than {MAX_RULE_FILES:,} rule files, advisor's limit for one --rules: none of them loaded",
+        hint="name the folder of the rules your diagnoses need",
+    )
+
+
+def _read_rule_file(f: Path, shown: str) -> str | Diagnostic:
+    """The text of a rule file, read up to its size limit (a huge or endless file is not read whole)."""
+    try:
+        with open(f, "rb") as fh:
+            raw = fh.read(MAX_RULE_FILE_BYTES + 1)
+        if len(raw) > MAX_RULE_FILE_BYTES:
+            return Diagnostic(
+                path=shown, code="rule-file", message=f"rule file larger than {MAX_RULE_FILE_BYTES} bytes"
+            )
+        return raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return Diagnostic(path=shown, code="rule-file", message=f"cannot read the rule file: {exc}")
+
+
 def load_rules(
     paths: Iterable[str | Path], display_root: Path | None = None, trusted: bool = False
 ) -> tuple[list[S.Rule], list[Diagnostic]]:
@@ -401,7 +507,13 @@ def load_rules(
     files, diags = rule_files(given)
     rules: list[S.Rule] = []
     declared: dict[Path, dict[str, str]] = {}  # causes.yaml -> its declarations, each file read once
-    for f in files:
+    budget = MAX_RULES  # rules a user's files may still hold (counted as they are parsed)
+    text_left = MAX_RULES_BYTES  # and the bytes of text
+    for k, f in enumerate(files):
+        if budget < 0 and not trusted:  # a file passed the limit (its error is given): the files left are not read
+            message = f"{len(files) - k} rule files not read: past {MAX_RULES:,} rules, advisor's limit for one --rules"
+            diags.append(Diagnostic(path=str(f), code="rule-file", message=message))
+            break
         if not trusted:
             root = next((p for p in given if p.is_dir() and f.is_relative_to(p)), f.parent)
             known: dict[str, str] = {}
@@ -413,25 +525,25 @@ def load_rules(
         else:
             known = {}
         shown = str(f.relative_to(display_root)) if display_root and f.is_relative_to(display_root) else str(f)
-        try:
-            raw = f.read_bytes()
-            if len(raw) > MAX_RULE_FILE_BYTES:
-                diags.append(
-                    Diagnostic(
-                        path=shown, code="rule-file", message=f"rule file larger than {MAX_RULE_FILE_BYTES} bytes"
-                    )
-                )
-                continue
-            text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            diags.append(Diagnostic(path=shown, code="rule-file", message=f"cannot read the rule file: {exc}"))
+        text = _read_rule_file(f, shown)
+        if isinstance(text, Diagnostic):
+            diags.append(text)
             continue
-        file_rules, file_diags = parse_rules_text(text, shown, trusted, known)
+        text_left -= 0 if trusted else len(text)
+        if text_left < 0:
+            message = (
+                f"past {MAX_RULES_BYTES:,} bytes of rules, advisor's limit for one --rules: "
+                f"this file and the {len(files) - k - 1} after it were not read"
+            )
+            diags.append(Diagnostic(path=shown, code="rule-file", message=message))
+            break
+        file_rules, file_diags, count = parse_counted(text, shown, trusted, known, None if trusted else budget)
         for r in file_rules:
             if r.cause in known:
                 r.cause_title = known[r.cause]
         diags.extend(file_diags)
         rules.extend(file_rules)
+        budget -= count
     return merge_rule_sets([(rules, diags)])
 
 
