@@ -168,6 +168,9 @@ _HF_HEAD_LOSS = {
 def _hf_head_loss(hf: md.ModelDescription) -> LossSetup | None:
     """The loss of a Hugging Face sequence-classification head, from its config's problem_type (num_labels=1
     alone also means regression); None for other architectures or an undecided problem type."""
+    if md.LM_HEAD.search(hf.architecture or ""):  # the models' forward: cross-entropy over the next (masked) token
+        got = loss_setup("CrossEntropyLoss", None, "pytorch")
+        return got.model_copy(update={"name": f"CrossEntropyLoss ({hf.architecture}'s token loss)"}) if got else None
     if not (hf.architecture or "").endswith("ForSequenceClassification"):
         return None
     pt = (hf.problem_type or "").lower() or ("regression" if hf.n_classes == 1 else "")
@@ -358,6 +361,8 @@ def _task_from_settings(found: Found, votes: _TaskVotes) -> None:
             votes.say(
                 "binary" if hf.n_classes == 2 else "multiclass", hf.n_classes, f"{hf.path}: num_labels={hf.n_classes}"
             )
+        elif hf.n_classes and md.LM_HEAD.search(hf.architecture or ""):  # each next token is one of vocab_size classes
+            votes.say("multiclass", hf.n_classes, f"{hf.path}: a {hf.architecture} over vocab_size={hf.n_classes}")
     if "task" in found.settings:
         value, where = found.settings["task"]
         n = found.settings.get("num_classes", (None, ""))[0]

@@ -42,6 +42,8 @@ _INNER_CLASS = re.compile(r"^\s*\((?:model|base_model|module|net|backbone)\): ([
 _LIGHTNING_ROW = re.compile(r"^\s*\|?\s*0\s*\|\s*[\w.]+\s*\|\s*([A-Za-z][\w.]*)\s*\|", re.M)
 _MMDET_TYPE = re.compile(r"model\s*=\s*dict\(\s*type\s*=\s*'(\w+)'")
 _META_ARCH = re.compile(r"META_ARCHITECTURE:\s*['\"]?(\w+)")
+#: what transformers' from_pretrained logs at INFO level when it loads a checkpoint's weights (modeling_utils)
+_LOADED_WEIGHTS = re.compile(r"loading weights file (\S+)")
 _PEFT_LINE = re.compile(r"trainable params: ([\d,]+) \|\| all params: ([\d,]+)")
 #: banners that name a tool (and, for Ultralytics, the family)
 _TOOLS = (
@@ -108,6 +110,16 @@ class _Hit:
     rank: int = 9  # lower: stronger evidence
 
 
+def _says_lora(key: str, last: str, value: object) -> bool:
+    """Whether a setting says the run trains LoRA adapters: a LoRA key whose value is not off (``use_lora: false``,
+    ``lora_r: 0`` and ``None`` say it does not)."""
+    if not (last in LORA_KEYS or key.lower() in LORA_KEYS or key.lower().startswith("lora_parameters.")):
+        return False
+    if value is None or value is False or (isinstance(value, (int, float)) and value == 0):
+        return False
+    return not (isinstance(value, str) and value.strip().lower() in ("false", "no", "off", "0", "none", ""))
+
+
 def _last(key: str) -> str:
     return key.rsplit(".", 1)[-1].lower()
 
@@ -163,7 +175,7 @@ def _hits(run: RunRead, settings: list[FlatSettings]) -> tuple[list[_Hit], dict[
                         flags.setdefault("pretrained", (True, f"{shown} {key}: {value}"))
             if last in PRETRAINED_KEYS and "pretrained" not in flags:
                 flags.update(_pretrained_flag(last, value, f"{shown} {key}"))
-            if last in LORA_KEYS or key.lower() in LORA_KEYS or key.lower().startswith("lora_parameters."):
+            if _says_lora(key, last, value):
                 flags.setdefault("lora_setting", f"{shown} {key}")
                 if last in ("lora_alpha",) and isinstance(value, (int, float)):
                     flags.setdefault("lora_alpha", float(value))
@@ -189,6 +201,9 @@ def _hits(run: RunRead, settings: list[FlatSettings]) -> tuple[list[_Hit], dict[
                     line = head.count("\n", 0, found.start()) + 1
                     hits.append(_Hit(got[0], found.group(1), f"{shown}: {where}", shown, line, rank))
                     break
+        loaded = _LOADED_WEIGHTS.search(head)
+        if loaded and "pretrained" not in flags:  # from_pretrained: the run starts from a checkpoint's weights
+            flags["pretrained"] = (True, f"{shown}: loading weights file {loaded.group(1).rsplit('/', 1)[-1]}")
         for pattern, tool in _TOOLS:
             banner = pattern.search(head)
             if banner:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from advisor.facts.base import Fact
-from advisor.facts.hparams import Hyperparameter
+from advisor.facts.hparams import Hyperparameter, Setting
 from advisor.facts.loss_curve import LrSchedule
 from advisor.facts.model import ModelSummary
 from advisor.facts.recipe import ModelFamily, RecipeCheck
@@ -59,6 +59,11 @@ _ADAPTIVE = {
 }
 #: below this share of trainable parameters (and no LoRA) the run trains a head on a frozen model
 PROBING_SHARE = 0.1
+#: below this many parameters a model is no published member of any family in the recipe table (the smallest,
+#: BERT-tiny, has 4.4 M; YOLOv8n 3.2 M): a toy built from a config, whose rates the published recipes do not fit
+MIN_RECIPE_PARAMS = 1_000_000
+#: on a toy model the LoRA check still speaks when alpha/r alone is this many times the recipe's
+TOY_LORA_SCALE_FACTOR = 8
 _MM_NAME = re.compile(r"(\d+)xb(\d+)")
 
 
@@ -358,6 +363,19 @@ def _precision_check(fam: ModelFamily, recipe: Recipe, hp: dict[str, Hyperparame
     )
 
 
+def _model_size(
+    facts: Sequence[Fact], hp: dict[str, Hyperparameter], summary: ModelSummary | None, lora: bool
+) -> float | None:
+    """The model's parameter count where the run states it: a printed model summary, peft's "all params", or the
+    trainable count the Trainer logs when every weight trains (not with LoRA: then it counts the adapters)."""
+    if summary is not None and (summary.total_params or summary.config_min_params):
+        return float(summary.total_params or summary.config_min_params or 0)  # a config's matrices: nearly all
+    stated = next((f for f in facts if isinstance(f, Setting) and f.side == "run" and f.name == "all_params"), None)
+    if stated is not None and isinstance(stated.value, (int, float)) and not isinstance(stated.value, bool):
+        return float(stated.value)
+    return None if lora else _num(hp, "num_parameters")
+
+
 def recipe_checks(facts: Sequence[Fact]) -> list[Fact]:
     fam = next((f for f in facts if isinstance(f, ModelFamily) and f.side == "run"), None)
     if fam is None:
@@ -371,15 +389,21 @@ def recipe_checks(facts: Sequence[Fact]) -> list[Fact]:
     hp = {f.name: f for f in facts if isinstance(f, Hyperparameter) and f.side == "run"}
     sched = next((f for f in facts if isinstance(f, LrSchedule) and f.side == "run"), None)
     summary = next((f for f in facts if isinstance(f, ModelSummary) and f.side == "run"), None)
+    size = _model_size(facts, hp, summary, fam.regime == "lora")
+    # a toy model built from a config: the published rates, epochs and warm-ups are for the published sizes; an
+    # adapter scale far beyond the recipe's is wrong at any size
+    toy = size is not None and size < MIN_RECIPE_PARAMS
+    lora_scale_off = fam.lora_scale is not None and fam.lora_scale >= TOY_LORA_SCALE_FACTOR * (recipe.lora_scale or 1)
     # a head trained on a frozen model (linear probing) is not the recipe's fine-tune: its rate is its own
     probing = summary is not None and summary.trainable_share is not None and summary.trainable_share < PROBING_SHARE
     out: list[Fact] = []
+    lr_applies = (fam.regime != "lora" or fam.lora_scale is None) and not probing and not toy
     for check in (
-        _lr_check(fam, recipe, hp, sched) if (fam.regime != "lora" or fam.lora_scale is None) and not probing else None,
-        _epochs_check(fam, recipe, hp),
-        _lora_check(fam, recipe, hp, sched),
+        _lr_check(fam, recipe, hp, sched) if lr_applies else None,
+        None if toy else _epochs_check(fam, recipe, hp),
+        _lora_check(fam, recipe, hp, sched) if not toy or lora_scale_off else None,
         _precision_check(fam, recipe, hp),
-        _warmup_check(fam, recipe, hp, sched),
+        None if toy else _warmup_check(fam, recipe, hp, sched),
     ):
         if check is not None:
             out.append(check)

@@ -278,6 +278,10 @@ def read_keras_file(path: Path, max_bytes: int = 20_000_000) -> Any:
 # -- Hugging Face config.json ----------------------------------------------------------------------
 
 
+#: heads that predict a token over the whole vocabulary (causal and masked language models)
+LM_HEAD = re.compile(r"(LMHeadModel|ForCausalLM|ForMaskedLM)$")
+
+
 def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("architectures"), list) or "model_type" not in obj:
         return None
@@ -289,6 +293,8 @@ def parse_hf_config(obj: Any, path: str = "") -> ModelDescription | None:
         # PretrainedConfig's default num_labels is 2, and transformers 5 leaves a default id2label out of
         # config.json (to_diff_dict), so a classification head saved without one has 2 outputs
         n = 2
+    if n is None and LM_HEAD.search(str(arch or "")):
+        n = _first_int(obj, ("vocab_size",))  # a language model classifies each next token over its vocabulary
     pt = obj.get("problem_type")
     return ModelDescription(
         format="hf_config",

@@ -75,6 +75,7 @@ PROGRAMS: dict[str, tuple[str, dict]] = {
                                          "epochs": 30, "batch_size": 16, "amp_level": "O2",
                                          "loss_scale": 1024.0}),
     **importlib.import_module("hf_programs").PROGRAMS,  # Hugging Face Trainer programs (runner "hf")
+    **importlib.import_module("hf_finetune_programs").PROGRAMS,  # fine-tuning a pre-trained GPT-2 (runner "hf_ft")
     **importlib.import_module("keras_bar_programs").PROGRAMS,  # Keras at default verbosity (runner "kerasbar")
     **importlib.import_module("lightning_bar_programs").PROGRAMS,  # Lightning defaults: bar, TensorBoard
 }
@@ -86,6 +87,8 @@ def operators(base: dict) -> list[tuple[str, dict, str, list[str]]]:
         return importlib.import_module("mindspore_programs").operators(base)  # MindSpore programs carry their own
     if base.get("runner") == "hf":
         return importlib.import_module("hf_programs").operators(base)  # so do the Hugging Face Trainer programs
+    if base.get("runner") == "hf_ft":
+        return importlib.import_module("hf_finetune_programs").operators(base)
     if base.get("runner") == "kerasbar":
         return importlib.import_module("keras_bar_programs").operators(base)
     if base.get("runner") == "lightning_bar":
@@ -165,9 +168,10 @@ EXTRA_OPERATORS: dict[str, list[tuple[str, dict, str, list[str]]]] = {
 
 def _runner(kind: str):
     """The run function of a runner kind (its module imported only when a program of that kind runs)."""
-    if kind in ("mindspore", "keras", "hf", "kerasbar", "lightning_bar"):
+    if kind in ("mindspore", "keras", "hf", "hf_ft", "kerasbar", "lightning_bar"):
         return importlib.import_module({"mindspore": "mindspore_programs", "keras": "keras_programs",
-                                        "hf": "hf_programs", "kerasbar": "keras_bar_programs",
+                                        "hf": "hf_programs", "hf_ft": "hf_finetune_programs",
+                                        "kerasbar": "keras_bar_programs",
                                         "lightning_bar": "lightning_bar_programs"}[kind]).run
     import torch_programs
 
