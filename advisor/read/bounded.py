@@ -5,7 +5,10 @@ without newlines) is read in pieces of at most ``limit`` characters, never as on
 
 ``csv.reader`` and the log parsers take any iterable of lines; ``bounded_lines`` is that iterable. A line
 longer than ``limit`` is skipped (read through to its end in pieces, so memory stays at ``limit``), and
-``on_long`` is told its line number; the lines after it are read as usual.
+``on_long`` is told its line number; the lines after it are read as usual. A piece of such a line that holds only
+NUL bytes is padding (the zeros of a sparse or preallocated file, a terabyte of them costing nothing on disk): the
+reading ends there, and ``on_padding`` is told the line number, so a file of NULs ends at once instead of being
+read through.
 """
 
 from __future__ import annotations
@@ -26,18 +29,35 @@ def _ends(line: str | bytes) -> bool:
     return line[-1:] in ("\n", "\r", b"\n", b"\r")
 
 
+def padding_note(line: int) -> str:
+    """What a reader says where NUL padding ended its reading."""
+    return f"only NUL bytes from line {line} on (a sparse or preallocated file); the rest of the file was not read"
+
+
+def _padding(piece: str | bytes) -> bool:
+    """A piece of a line that holds only NUL bytes."""
+    return piece[:1] in ("\x00", b"\x00") and not piece.strip(piece[:1])  # type: ignore[arg-type]
+
+
 def bounded_lines(
-    fh: IO[AnyStr], limit: int = MAX_CSV_LINE, on_long: Callable[[int], None] | None = None
+    fh: IO[AnyStr],
+    limit: int = MAX_CSV_LINE,
+    on_long: Callable[[int], None] | None = None,
+    on_padding: Callable[[int], None] | None = None,
 ) -> Iterator[AnyStr]:
     """The lines of ``fh`` (text or binary), each at most ``limit`` long; longer ones are skipped."""
-    for _, line in numbered_bounded_lines(fh, limit, on_long):
+    for _, line in numbered_bounded_lines(fh, limit, on_long, on_padding):
         yield line
 
 
 def numbered_bounded_lines(
-    fh: IO[AnyStr], limit: int = MAX_CSV_LINE, on_long: Callable[[int], None] | None = None
+    fh: IO[AnyStr],
+    limit: int = MAX_CSV_LINE,
+    on_long: Callable[[int], None] | None = None,
+    on_padding: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[int, AnyStr]]:
-    """``(line number, line)`` for the lines of ``fh`` of at most ``limit``; the number counts skipped lines too."""
+    """``(line number, line)`` for the lines of ``fh`` of at most ``limit``; the number counts skipped lines too.
+    The reading ends at a long line's piece of NUL bytes (``on_padding`` is told its number)."""
     number = 0
     while True:
         line = fh.readline(limit + 1)
@@ -45,14 +65,25 @@ def numbered_bounded_lines(
             return
         number += 1
         if len(line) > limit and not _ends(line):
-            while True:  # read through to the end of the line, a piece at a time
-                more = fh.readline(limit)
-                if not more or _ends(more):
-                    break
+            if not _skip_long_line(fh, line, limit):
+                if on_padding is not None:
+                    on_padding(number)
+                return
             if on_long is not None:
                 on_long(number)
             continue
         yield number, line
+
+
+def _skip_long_line(fh: IO[AnyStr], first: AnyStr, limit: int) -> bool:
+    """Read through to the end of a long line, a piece at a time; False where a piece is NUL padding (stopped)."""
+    piece = first
+    while True:
+        if _padding(piece):
+            return False
+        piece = fh.readline(limit)
+        if not piece or _ends(piece):
+            return True
 
 
 class CappedReader(io.RawIOBase):

@@ -137,6 +137,9 @@ MS_DUMP_FILE = re.compile(
 #: tensors one dump may hold: a comparison keeps about 4 KB per tensor pair (10^5 pairs: 0.75 GB, 50 s on
 #: 2 cores, benchmarks/compare_many_bench.py), so a bigger dump is refused with the way to split it
 MAX_DUMP_TENSORS = 1_000_000
+#: operator calls of a msprobe dump.json read at most (in execution order; the rest is not decoded, and a note says
+#: so): 700,000 calls took 4 minutes and 3.5 GB to compare, 100,000 take about 30 s and 0.5 GB
+MAX_DUMP_CALLS = 100_000
 
 
 def check_count(n: int, what: str = "tensors") -> None:

@@ -30,6 +30,7 @@ when they point outside it. Nothing is written.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -176,7 +177,10 @@ def _timestamped_entries(files: list[str], dump: Dump) -> list[tuple[str, str, s
 
 #: a Caffe prototxt larger than this is not read for layer types
 MAX_PROTOTXT_BYTES = 5_000_000
-_PROTO_LAYER = re.compile(r"\b(?:layer|layers)\s*\{")
+#: blocks nested deeper than this are skipped (Caffe's own nest three or four levels)
+MAX_PROTOTXT_DEPTH = 64
+#: what the scanner stops at: a comment to the end of its line, a layer block's start, another block's bounds
+_PROTO_TOKEN = re.compile(r"#[^\n]*|\b(?:layer|layers)\s*\{|[{}]")
 _PROTO_FIELD = re.compile(r"""\b(name|type)\s*:\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z_][\w]*))""")
 _NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9_\-]")
 
@@ -184,8 +188,7 @@ _NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9_\-]")
 def caffe_layer_types(root: Path) -> dict[str, str]:
     """Layer name (as MindStudio's ``op.index.timestamp.npy`` names spell it: ``conv1/7x7_s2`` ->
     ``conv1_7x7_s2``) -> layer type (``Convolution``), from the Caffe ``*.prototxt`` beside the dump's files;
-    {} without one. The text format is read with a small scanner: each ``layer {`` block's own ``name`` and
-    ``type`` (nested blocks such as ``convolution_param`` hold neither)."""
+    {} without one. The text format is read with a small scanner (``prototxt_layers``)."""
     protos = sorted(root.glob("*.prototxt"))[:1]
     try:  # a link that points out of the dump folder is not followed
         path = file_within(root, protos[0].name) if protos else None
@@ -198,26 +201,61 @@ def caffe_layer_types(root: Path) -> dict[str, str]:
     except OSError:
         return {}
     out: dict[str, str] = {}
-    for m in _PROTO_LAYER.finditer(text):
-        depth, i, own = 1, m.end(), []
-        while i < len(text) and depth:  # the block's extent, and its depth-1 text
-            ch = text[i]
-            if ch == "#":  # a comment to the end of the line
-                j = text.find("\n", i)
-                i = len(text) if j < 0 else j
-                continue
-            depth += (ch == "{") - (ch == "}")
-            if depth == 1 and ch != "}":
-                own.append(ch)
-            elif depth == 1:
-                own.append(" ")
-            i += 1
-        fields: dict[str, str] = {}
-        for f in _PROTO_FIELD.finditer("".join(own)):
-            fields.setdefault(f.group(1), f.group(2) or f.group(3) or f.group(4) or "")
+    for fields in prototxt_layers(text):
         if fields.get("name") and fields.get("type"):
             out.setdefault(_NOT_IN_FILE_NAME.sub("_", fields["name"]), fields["type"])
     return out
+
+
+@dataclass
+class _Block:
+    start: int  # where it opens in the text (layers are returned in this order)
+    is_layer: bool
+    own: list[str] = field(default_factory=list)  # its text outside the blocks nested in it
+
+
+def prototxt_layers(text: str) -> list[dict[str, str]]:
+    """The ``name`` and ``type`` of each ``layer {`` block, from its own text (nested blocks such as
+    ``convolution_param`` hold neither), in the order the blocks open. One pass over the text: an unclosed block
+    ends with the text, blocks nested deeper than MAX_PROTOTXT_DEPTH are skipped."""
+    stack: list[_Block] = []
+    done: list[_Block] = []
+    too_deep = pos = 0  # blocks open below the deepest kept one; where the text not yet given to a block starts
+    for m in _PROTO_TOKEN.finditer(text):
+        if stack and not too_deep:
+            stack[-1].own.append(text[pos : m.start()])
+        pos, token = m.end(), m.group()
+        if token.startswith("#"):
+            continue
+        if token == "}":
+            if too_deep:
+                too_deep -= 1
+            elif stack:
+                _close(stack, done)
+        elif len(stack) >= MAX_PROTOTXT_DEPTH:
+            too_deep += 1
+        else:
+            stack.append(_Block(m.start(), token != "{"))
+    if stack and not too_deep:
+        stack[-1].own.append(text[pos:])
+    while stack:  # unclosed at the end of the text
+        _close(stack, done)
+    return [_layer_fields("".join(b.own)) for b in sorted(done, key=lambda b: b.start)]
+
+
+def _close(stack: list[_Block], done: list[_Block]) -> None:
+    block = stack.pop()
+    if block.is_layer:
+        done.append(block)
+    if stack:
+        stack[-1].own.append(" ")
+
+
+def _layer_fields(own: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for f in _PROTO_FIELD.finditer(own):
+        fields.setdefault(f.group(1), f.group(2) or f.group(3) or f.group(4) or "")
+    return fields
 
 
 def _name_from_file(rel: str) -> str:

@@ -7,6 +7,10 @@ from typing import Any, Literal
 
 
 from advisor.read.dump_files import (
+    MAX_DUMP_CALLS,
+    MAX_DUMP_JSON_DEPTH,
+    MAX_DUMP_TENSORS,
+    MAX_JSON_BYTES,
     Dump,
     DumpReadError,
     TensorRecord,
@@ -14,8 +18,8 @@ from advisor.read.dump_files import (
     dtype_name,
     file_within,
     metadata_text,
-    read_dump_json,
 )
+from advisor.read.dump_json import DumpJson, DumpJsonError, read_dump_calls
 from advisor.read.safe import finite_float
 
 
@@ -31,11 +35,23 @@ def msprobe_op_type(op: str) -> str | None:
     return None
 
 
+def _read_calls(path: Path) -> DumpJson:
+    """dump.json's members and its first MAX_DUMP_CALLS operator calls (read.dump_json: never decoded whole)."""
+    try:
+        got = read_dump_calls(path, MAX_DUMP_CALLS, MAX_DUMP_JSON_DEPTH, MAX_JSON_BYTES)
+    except DumpJsonError as exc:
+        raise DumpReadError(f"{path.name} {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DumpReadError(f"{path.name} is not valid JSON: {str(exc).splitlines()[0]}") from None
+    if got.calls is None:
+        raise DumpReadError("dump.json has no 'data' mapping of API calls")
+    return got
+
+
 def read_msprobe_dump(root: Path) -> Dump:
     """``dump.json`` (+ ``dump_tensor_data/`` in tensor mode)."""
-    meta = read_dump_json(root / "dump.json")
-    if not isinstance(meta, dict) or not isinstance(meta.get("data"), dict):
-        raise DumpReadError("dump.json has no 'data' mapping of API calls")
+    got = _read_calls(root / "dump.json")
+    meta, calls = got.meta, got.calls or {}
     task = str(meta.get("task") or "statistics").lower()
     mode: Literal["tensor", "statistics"] = "tensor" if task == "tensor" else "statistics"
     dump = Dump(
@@ -46,29 +62,42 @@ def read_msprobe_dump(root: Path) -> Dump:
         device=metadata_text(meta.get("device")),
     )
     data_dir = root / "dump_tensor_data"  # dump_data_dir in the json is the writer's path: not trusted
-    check_count(len(meta["data"]), "operator calls")
-    for order, (op, entry) in enumerate(meta["data"].items()):
-        if not isinstance(entry, dict):
-            continue
-        op_type = msprobe_op_type(op)
-        for key, role in (("input_args", "input"), ("input", "input"), ("input_kwargs", "input"), ("output", "output")):
-            items = entry.get(key)
-            if isinstance(items, dict):
-                pairs = [(str(k), v) for k, v in items.items()]
-            elif isinstance(items, list):
-                pairs = [(str(i), v) for i, v in enumerate(items)]
-            else:
-                continue
-            for index, item in pairs:
-                if key in ("input_args", "input_kwargs"):
-                    value = _scalar_arg(item)
-                    if value is not _NOT_SCALAR:
-                        dump.args.setdefault(op, {})[f"arg{index}" if key == "input_args" else index] = value
-                for sub_index, rec_json in _tensor_items(index, item):
-                    dump.records.append(
-                        _msprobe_record(op, role, sub_index, order, op_type, rec_json, mode, data_dir, root)
-                    )
+    if got.more:
+        dump.problems.append(
+            (
+                "dump.json",
+                f"more than {MAX_DUMP_CALLS:,} operator calls (advisor's limit per dump): the first {MAX_DUMP_CALLS:,} "
+                "are compared; compare one step or rank at a time (its sub-folder), or dump fewer operators",
+            )
+        )
+    for order, (op, entry) in enumerate(calls.items()):
+        if isinstance(entry, dict):
+            _add_call(dump, op, entry, order, data_dir)
+            if len(dump.records) > MAX_DUMP_TENSORS:  # refused as soon as it is known
+                check_count(len(dump.records))
     return dump
+
+
+def _add_call(dump: Dump, op: str, entry: dict, order: int, data_dir: Path) -> None:
+    """The tensor records (and the non-tensor arguments) of one operator call."""
+    op_type = msprobe_op_type(op)
+    for key, role in (("input_args", "input"), ("input", "input"), ("input_kwargs", "input"), ("output", "output")):
+        items = entry.get(key)
+        if isinstance(items, dict):
+            pairs = [(str(k), v) for k, v in items.items()]
+        elif isinstance(items, list):
+            pairs = [(str(i), v) for i, v in enumerate(items)]
+        else:
+            continue
+        for index, item in pairs:
+            if key in ("input_args", "input_kwargs"):
+                value = _scalar_arg(item)
+                if value is not _NOT_SCALAR:
+                    dump.args.setdefault(op, {})[f"arg{index}" if key == "input_args" else index] = value
+            for sub_index, rec_json in _tensor_items(index, item):
+                dump.records.append(
+                    _msprobe_record(op, role, sub_index, order, op_type, rec_json, dump.mode, data_dir, dump.root)
+                )
 
 
 _NOT_SCALAR = object()

@@ -23,23 +23,35 @@ on demand from their record (offset and length kept at indexing): a dump is neve
 
 from __future__ import annotations
 
+import math
+import mmap
+import os
 import re
-import struct
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 from advisor.read import protobuf_wire as pb
-from advisor.read.tfrecord import FramingError, framed
-from advisor.read.dump_files import BFloat16Bits, Dump, DumpReadError, TensorRecord, check_count
+from advisor.read.tfrecord import FramingError, Record, framed_stream
+from advisor.read.dump_files import MAX_DUMP_TENSORS, BFloat16Bits, Dump, DumpReadError, TensorRecord, check_count
 
 #: ops that compute nothing a comparison needs
 SKIPPED_TYPES = frozenset(
     {"Const", "Placeholder", "ReadVariableOp", "VarHandleOp", "AssignVariableOp", "NoOp", "Identity", "IdentityN"}
 )
-#: a record longer than this is not indexed (tensors of that size are split by no dump of this kind)
+#: a record longer than this is damaged framing (a DebugEvent is a protocol buffer: under 2 GiB)
 MAX_RECORD_BYTES = 1 << 31
+#: a record longer than this is memory-mapped, not read: its tensor's bytes are touched only where they are compared
+#: (a sparse file announcing a 2 GiB record costs no memory)
+MAX_READ_RECORD = 16 << 20
+#: protocol-buffer fields decoded per file while it is indexed (the values of a tensor are one field)
+MAX_FIELDS = 20_000_000
+#: values of one tensor written as a list of numbers, not as bytes, at most (TensorFlow writes long tensors as bytes)
+MAX_TYPED_VALUES = 1 << 22
+#: bytes of one tensor filled in memory from a single value (or from none: an all-zero tensor) at most
+MAX_FILLED_BYTES = 1 << 30
 #: TensorFlow DataType enum -> numpy dtype (bfloat16 and half come as 16-bit patterns)
 DTYPES: dict[int, np.dtype] = {
     1: np.dtype(np.float32),
@@ -63,86 +75,146 @@ _COUNTER = re.compile(r"^(.*)_(\d+)$")
 FULL_TENSOR = 7
 
 
-def _framed(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(offset of the data, data) of each record of a tfdbg file."""
+def _read_events(path: Path, dump: Dump, handle: Callable[[Path, int, pb.Data, pb.Budget], None]) -> None:
+    """``handle(path, offset, data, budget)`` for each record of a tfdbg file (a long record as a view of the mapped
+    file). Raises DumpReadError naming the file and the record where it cannot be read or decoded: a dump is
+    compared whole or not at all."""
+    shown = path.relative_to(dump.root).as_posix()
+    budget, index = pb.Budget(MAX_FIELDS), 0
     try:
-        for _index, off, data in framed(path, MAX_RECORD_BYTES):
-            if data is None:
-                raise DumpReadError(f"{path.name}: a record over {MAX_RECORD_BYTES} bytes (damaged framing)")
-            yield off, data
+        with path.open("rb") as fh:
+            for rec in framed_stream(fh, MAX_READ_RECORD):
+                index = rec.index
+                handle(path, rec.offset, rec.data if rec.data is not None else _mapped(fh, rec), budget)
     except FramingError as exc:
-        raise DumpReadError(f"{path.name}: {exc}") from None
+        raise DumpReadError(f"{shown}: {exc}") from None
+    except pb.OverBudget as exc:
+        raise DumpReadError(f"{shown}: {exc}, at record {index}") from None
+    except pb.WireError as exc:
+        raise DumpReadError(f"{shown}: record {index} is not a DebugEvent ({exc})") from None
+    except OSError as exc:
+        raise DumpReadError(f"{shown}: cannot read: {exc.strerror or exc}") from None
 
 
-def _tensor_header(proto: bytes) -> tuple[int, tuple[int, ...]]:
-    """(DataType enum, shape) of a TensorProto."""
+def _mapped(fh: BinaryIO, rec: Record) -> memoryview:
+    """The data of a long record as a view of the file mapped into memory (unmapped when the last view goes)."""
+    if rec.length > MAX_RECORD_BYTES:
+        raise FramingError(
+            f"record {rec.index} announces {rec.length:,} bytes, over a DebugEvent's 2 GiB (damaged framing)"
+        )
+    return _map(fh, rec.offset, rec.length)
+
+
+def _map(fh: BinaryIO, offset: int, length: int) -> memoryview:
+    start = offset - offset % mmap.ALLOCATIONGRANULARITY
+    mapped = mmap.mmap(fh.fileno(), offset - start + length, offset=start, access=mmap.ACCESS_READ)
+    return memoryview(mapped)[offset - start :]
+
+
+def _tensor_header(proto: pb.Data) -> tuple[int, tuple[int, ...]]:
+    """(DataType enum, shape) of a TensorProto. Raises WireError for a negative or absurd dimension."""
     f = pb.message(proto, {1: "int", 2: "bytes"})
     dims = pb.message(f.get(2, b""), {2: "all"}).get(2, [])
-    return f.get(1, 0), tuple(pb.message(pb.sub(d), {1: "int"}).get(1, 0) for d in dims)
+    shape = tuple(pb.message(pb.sub(d), {1: "int"}).get(1, 0) for d in dims)
+    if any(not 0 <= d < 1 << 62 for d in shape):
+        raise pb.WireError(f"a tensor shape {shape[:8]} with a negative or absurd dimension")
+    return f.get(1, 0), shape
 
 
-def decode_tensor(proto: bytes) -> np.ndarray:
-    """A TensorProto's value (bfloat16 as ``BFloat16Bits``). Raises DumpReadError."""
+def decode_tensor(proto: pb.Data) -> np.ndarray:
+    """A TensorProto's value (bfloat16 as ``BFloat16Bits``): a view of ``proto`` where its bytes hold it. Raises
+    DumpReadError."""
     dtype_enum, shape = _tensor_header(proto)
     dtype = DTYPES.get(dtype_enum)
     if dtype is None:
         raise DumpReadError(f"TensorFlow dtype {dtype_enum} is not compared")
-    size = int(np.prod(shape)) if shape else 1
-    content: bytes | None = None
-    typed: list[float | int] = []
-    for n, wire, raw in pb.fields(proto):
-        if n == 4:
-            content = pb.sub(raw)
-        elif n in (5, 6, 7, 10, 11, 13):
-            typed.extend(_repeated(n, wire, raw))
+    size = math.prod(shape)
+    content, typed = _values(proto)
     if content is not None:
         if len(content) != size * dtype.itemsize:
             raise DumpReadError(f"tensor_content of {len(content)} bytes for shape {shape} of {dtype}")
         arr = np.frombuffer(content, dtype=dtype.newbyteorder("<")).reshape(shape)
-    elif typed:
-        vals = np.asarray(typed)
-        if dtype_enum in (19, 14):  # half_val holds the 16-bit patterns
-            vals = vals.astype(np.uint16)
-        if vals.size not in (1, size):
-            raise DumpReadError(f"{vals.size} values for shape {shape}")
-        arr = np.broadcast_to(vals.astype(dtype) if dtype_enum not in (19, 14) else vals.view(dtype), (size,))
-        arr = np.ascontiguousarray(arr).reshape(shape)
     else:
-        arr = np.zeros(shape, dtype=dtype)  # TensorFlow writes no values for an all-zero tensor
+        if size * dtype.itemsize > MAX_FILLED_BYTES:
+            raise DumpReadError(
+                f"a tensor of shape {shape} written as {typed.size} value(s): above the {MAX_FILLED_BYTES >> 20} MiB "
+                "advisor fills in memory from a dump's values; not compared"
+            )
+        arr = _filled(typed, dtype_enum, dtype, size).reshape(shape)
     if dtype_enum == 14:
         return BFloat16Bits(arr.view(np.int16))
     return arr
 
 
-def _repeated(n: int, wire: int, raw: int | bytes) -> list[float | int]:
-    if wire == pb.LENGTH:  # packed
-        buf = pb.sub(raw)
-        if n == 5:
-            return list(struct.unpack(f"<{len(buf) // 4}f", buf[: len(buf) // 4 * 4]))
-        if n == 6:
-            return list(struct.unpack(f"<{len(buf) // 8}d", buf[: len(buf) // 8 * 8]))
-        out: list[float | int] = []
-        pos = 0
-        while pos < len(buf):
-            v, pos = pb.varint(buf, pos)
-            out.append(v)
-        return out
-    if n == 5:
-        return [pb.single(raw)]
-    if n == 6:
-        return [pb.double(raw)]
-    return [pb.int64(raw)]
+def _filled(typed: np.ndarray, dtype_enum: int, dtype: np.dtype, size: int) -> np.ndarray:
+    """A tensor's ``size`` values from its typed fields: one per element, or one for all, or none (TensorFlow writes
+    no values for an all-zero tensor)."""
+    if not typed.size:
+        return np.zeros(size, dtype=dtype)
+    if typed.size not in (1, size):
+        raise DumpReadError(f"{typed.size} values for {size} elements")
+    if dtype_enum in (19, 14):  # half_val holds the 16-bit patterns
+        vals = typed.astype(np.uint16).view(dtype)
+    else:
+        vals = typed.astype(dtype)
+    return np.ascontiguousarray(np.broadcast_to(vals, (size,)))
 
 
-def _op_types(root: Path) -> dict[tuple[str, str], str]:
+#: TensorProto fields that hold values as numbers: float_val, double_val, int_val, int64_val, bool_val, half_val
+_TYPED_FIELDS = (5, 6, 7, 10, 11, 13)
+
+
+def _values(proto: pb.Data) -> tuple[pb.Data | None, np.ndarray]:
+    """(tensor_content or None, the values of the typed fields, at most MAX_TYPED_VALUES) of a TensorProto."""
+    content: pb.Data | None = None
+    parts: list[np.ndarray] = []
+    count = 0
+    for n, wire, raw in pb.fields(proto):
+        if n == 4:
+            content = pb.sub(raw)
+        elif n in _TYPED_FIELDS:
+            part = _repeated(n, wire, raw, MAX_TYPED_VALUES - count)
+            count += part.size
+            parts.append(part)
+    return content, (np.concatenate(parts) if parts else np.empty(0))
+
+
+def _repeated(n: int, wire: int, raw: int | pb.Data, room: int) -> np.ndarray:
+    """The values of one typed field (packed or not); DumpReadError beyond ``room`` values."""
+    if wire != pb.LENGTH:
+        return np.array([pb.single(raw) if n == 5 else pb.double(raw) if n == 6 else pb.int64(raw) % (1 << 64)])
+    buf = pb.sub(raw)
+    width = {5: 4, 6: 8}.get(n)
+    if width:
+        if len(buf) // width > room:
+            raise _too_many_values()
+        return np.frombuffer(buf, dtype="<f4" if n == 5 else "<f8", count=len(buf) // width)
+    out: list[int] = []
+    pos = 0
+    while pos < len(buf):
+        if len(out) >= room:
+            raise _too_many_values()
+        value, pos = pb.varint(buf, pos)
+        out.append(value)
+    return np.array(out, dtype=np.uint64)
+
+
+def _too_many_values() -> DumpReadError:
+    return DumpReadError(f"more than {MAX_TYPED_VALUES:,} values written as numbers in one tensor; not compared")
+
+
+def _op_types(dump: Dump) -> dict[tuple[str, str], str]:
     """(graph id, op name) -> op type, from the GraphOpCreation events of the .graphs files."""
     out: dict[tuple[str, str], str] = {}
-    for path in sorted(root.glob("tfdbg_events.*.graphs")):
-        for _off, data in _framed(path):
-            op = pb.message(data, {7: "bytes"}).get(7)
-            if op is not None:
-                f = pb.message(op, {1: "text", 2: "text", 4: "text"})
-                out[(f.get(4, ""), f.get(2, ""))] = f.get(1, "")
+
+    def op_creation(_path: Path, _off: int, data: pb.Data, budget: pb.Budget) -> None:
+        op = pb.message(data, {7: "bytes"}, budget).get(7)
+        if op is not None:
+            f = pb.message(op, {1: "text", 2: "text", 4: "text"}, budget)
+            out[(f.get(4, ""), f.get(2, ""))] = f.get(1, "")
+
+    for path in sorted(dump.root.glob("tfdbg_events.*.graphs")):
+        _read_events(path, dump, op_creation)
     return out
 
 
@@ -159,46 +231,68 @@ def _module_paths(names: list[str]) -> dict[str, list[str]]:
     return inner
 
 
+#: a tensor's DataType enum and shape, or why its header could not be read
+Header = tuple[int, tuple[int, ...]] | str
+#: an output found while indexing: (wall time, name, slot, type, file, offset, length, tensor header)
+Output = tuple[float, str, int, str | None, Path, int, int, Header]
+
+
+class _Outputs:
+    """The outputs the trace and execution files record: graph ops traced, eager ops executed."""
+
+    def __init__(self, types: dict[tuple[str, str], str]) -> None:
+        self.types = types
+        self.graph_ops: list[Output] = []
+        self.eager: list[Output] = []
+        self.modes: set[int] = set()  # the tensor debug modes of traces without values
+        self.counts: dict[str, int] = {}  # eager op type -> executions so far
+
+    def trace(self, path: Path, off: int, data: pb.Data, budget: pb.Budget) -> None:
+        event = pb.message(data, {1: "double", 10: "bytes"}, budget)
+        if 10 not in event:
+            return
+        f = pb.message(event[10], {1: "text", 2: "text", 3: "int", 4: "int", 5: "bytes"}, budget)
+        name = f.get(2, "")
+        kind = self.types.get((f.get(1, ""), name))
+        if kind in SKIPPED_TYPES or not name:
+            return
+        if 5 not in f or f.get(4) != FULL_TENSOR:
+            self.modes.add(f.get(4, 0))
+            return
+        self.graph_ops.append((event.get(1, 0.0), name, f.get(3, 0), kind, path, off, len(data), _header(f[5])))
+        self._check_count()
+
+    def execution(self, path: Path, off: int, data: pb.Data, budget: pb.Budget) -> None:
+        event = pb.message(data, {1: "double", 9: "bytes"}, budget)
+        if 9 not in event:
+            return
+        f = pb.message(event[9], {1: "text", 3: "text", 6: "int", 7: "all"}, budget)
+        kind = f.get(1, "")
+        if not kind or kind in SKIPPED_TYPES or f.get(3) or kind.startswith("__inference"):
+            return  # a function call's outputs are its last traced op's
+        if f.get(6) != FULL_TENSOR:
+            self.modes.add(f.get(6, 0))
+            return
+        k = self.counts[kind] = self.counts.get(kind, -1) + 1
+        for slot, proto in enumerate(f.get(7, [])):
+            head = _header(pb.sub(proto))
+            self.eager.append((event.get(1, 0.0), f"{kind}.{k}", slot, kind, path, off, len(data), head))
+        self._check_count()
+
+    def _check_count(self) -> None:
+        if len(self.graph_ops) + len(self.eager) > MAX_DUMP_TENSORS:  # refused before the whole dump is indexed
+            check_count(len(self.graph_ops) + len(self.eager))
+
+
 def read_tfdbg_dump(root: Path) -> Dump:
     dump = Dump(root=root, layout="tfdbg", mode="tensor", framework="tensorflow")
-    types = _op_types(root)
-    #: (wall time, name, slot, type, file, offset, length, tensor header): graph ops traced, eager ops executed
-    graph_ops: list[tuple[float, str, int, str | None, Path, int, int, Header]] = []
-    eager: list[tuple[float, str, int, str | None, Path, int, int, Header]] = []
-    modes: set[int] = set()
+    found = _Outputs(_op_types(dump))
     for path in sorted(root.glob("tfdbg_events.*.graph_execution_traces")):
-        for off, data in _framed(path):
-            event = pb.message(data, {1: "double", 10: "bytes"})
-            if 10 not in event:
-                continue
-            f = pb.message(event[10], {1: "text", 2: "text", 3: "int", 4: "int", 5: "bytes"})
-            name = f.get(2, "")
-            kind = types.get((f.get(1, ""), name))
-            if kind in SKIPPED_TYPES or not name:
-                continue
-            if 5 not in f or f.get(4) != FULL_TENSOR:
-                modes.add(f.get(4, 0))
-                continue
-            graph_ops.append((event.get(1, 0.0), name, f.get(3, 0), kind, path, off, len(data), _header(f[5])))
-    counts: dict[str, int] = {}
+        _read_events(path, dump, found.trace)
     for path in sorted(root.glob("tfdbg_events.*.execution")):
-        for off, data in _framed(path):
-            event = pb.message(data, {1: "double", 9: "bytes"})
-            if 9 not in event:
-                continue
-            f = pb.message(event[9], {1: "text", 3: "text", 6: "int", 7: "all"})
-            kind = f.get(1, "")
-            if not kind or kind in SKIPPED_TYPES or f.get(3) or kind.startswith("__inference"):
-                continue  # a function call's outputs are its last traced op's
-            if f.get(6) != FULL_TENSOR:
-                modes.add(f.get(6, 0))
-                continue
-            k = counts[kind] = counts.get(kind, -1) + 1
-            for slot, proto in enumerate(f.get(7, [])):
-                eager.append(
-                    (event.get(1, 0.0), f"{kind}.{k}", slot, kind, path, off, len(data), _header(pb.sub(proto)))
-                )
-    if modes and not graph_ops and not eager:
+        _read_events(path, dump, found.execution)
+    graph_ops, eager = found.graph_ops, found.eager
+    if found.modes and not graph_ops and not eager:
         raise DumpReadError(
             "a tfdbg dump without tensor values (tensor_debug_mode other than FULL_TENSOR): "
             'dump again with enable_dump_debug_info(..., tensor_debug_mode="FULL_TENSOR")'
@@ -229,11 +323,7 @@ def read_tfdbg_dump(root: Path) -> Dump:
     return dump
 
 
-#: a tensor's DataType enum and shape, or why its header could not be read
-Header = tuple[int, tuple[int, ...]] | str
-
-
-def _header(proto: bytes) -> Header:
+def _header(proto: pb.Data) -> Header:
     try:
         return _tensor_header(proto)
     except pb.WireError as exc:
@@ -256,13 +346,18 @@ def _record(
     return rec
 
 
-def _tensor_in(path: Path, off: int, length: int, index: int) -> bytes:
-    """The TensorProto bytes of a trace (index 0) or of an eager execution's output ``index``."""
+def _tensor_in(path: Path, off: int, length: int, index: int) -> pb.Data:
+    """The TensorProto bytes of a trace (index 0) or of an eager execution's output ``index`` (a view of the mapped
+    file for a long record)."""
+    data: pb.Data
     with path.open("rb") as fh:
-        fh.seek(off)
-        data = fh.read(length)
-    if len(data) < length:
-        raise DumpReadError("the record is cut short")
+        if off + length > os.fstat(fh.fileno()).st_size:
+            raise DumpReadError("the record is cut short (the file is shorter than when it was indexed)")
+        if length > MAX_READ_RECORD:
+            data = _map(fh, off, length)
+        else:
+            fh.seek(off)
+            data = fh.read(length)
     event = pb.message(data, {9: "bytes", 10: "bytes"})
     if 10 in event:
         proto = pb.message(event[10], {5: "bytes"}).get(5)

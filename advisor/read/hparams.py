@@ -125,7 +125,7 @@ def load_mapping(
 
         if is_lineage(path.name):
             try:
-                return lineage_settings(data_bytes)
+                return lineage_settings(data_bytes, notes)
             except WireError as exc:
                 raise HparamReadError(f"not a MindSpore lineage file: {exc}") from None
     if path.suffix.lower() == ".bin":

@@ -38,6 +38,9 @@ from advisor.read.tfrecord import FramingError, framed, framed_stream
 MAX_RECORD_BYTES = 16 << 20
 #: at most this many histogram statistics are kept per file (parameters x steps)
 MAX_HISTOGRAMS = 200_000
+#: protocol-buffer fields decoded per file at most (a long run of scalars and histograms has a few million; a file of
+#: millions of empty fields stops here)
+MAX_FIELDS = 20_000_000
 _TAG_SUFFIX = re.compile(r"(/auto|\[:\w+\])$")
 
 
@@ -57,11 +60,12 @@ def is_lineage(name: str) -> bool:
 
 
 def records(path: Path, notes: list[str]) -> Iterator[tuple[int, bytes]]:
-    """(index, data) of each framed record; a record over MAX_RECORD_BYTES is skipped, a truncated end noted."""
+    """(index, data) of each framed record; a record over MAX_RECORD_BYTES is skipped, where the framing cannot be
+    read further (a truncated end, a length beyond the file, a run of empty records) is noted."""
     try:
-        for index, _off, data in framed(path, MAX_RECORD_BYTES):
-            if data is not None:
-                yield index, data
+        for rec in framed(path, MAX_RECORD_BYTES):
+            if rec.data is not None:
+                yield rec.index, rec.data
     except FramingError as exc:
         notes.append(str(exc))
 
@@ -84,9 +88,10 @@ class Histogram:
     record: int
 
 
-def _histogram(buf: bytes, step: int, name: str, record: int) -> Histogram:
-    f = pb.message(buf, {1: "all", 2: "int", 3: "int", 4: "int", 5: "double", 6: "double", 7: "double", 8: "int"})
-    buckets = [pb.message(pb.sub(b), {1: "double", 2: "double", 3: "int"}) for b in f.get(1, [])]
+def _histogram(buf: pb.Data, step: int, name: str, record: int, budget: pb.Budget) -> Histogram:
+    schema = {1: "all", 2: "int", 3: "int", 4: "int", 5: "double", 6: "double", 7: "double", 8: "int"}
+    f = pb.message(buf, schema, budget)
+    buckets = [pb.message(pb.sub(b), {1: "double", 2: "double", 3: "int"}, budget) for b in f.get(1, [])]
     count, total = float(f.get(8, 0)), f.get(7, 0.0)
     nan, inf = float(f.get(2, 0)), float(f.get(3, 0) + f.get(4, 0))
     mean = std = None
@@ -106,15 +111,16 @@ def read_summary(path: Path, shown: str) -> tuple[LogRead, list[Histogram]]:
     hists: list[Histogram] = []
     last_step: dict[str, int | None] = {}  # tag -> the step of its latest value
     n = 0
+    budget = pb.Budget(MAX_FIELDS)
     try:
         for n, data in records(path, col.read.notes):
-            event = pb.message(data, {2: "int", 5: "bytes"})
+            event = pb.message(data, {2: "int", 5: "bytes"}, budget)
             if 5 not in event:
                 continue
             step: int | None = event.get(2)
             values: dict[str, float] = {}
-            for raw in pb.message(event[5], {1: "all"}).get(1, []):
-                v = pb.message(pb.sub(raw), {1: "text", 3: "float", 9: "bytes"})
+            for raw in pb.message(event[5], {1: "all"}, budget).get(1, []):
+                v = pb.message(pb.sub(raw), {1: "text", 3: "float", 9: "bytes"}, budget)
                 tag, scalar, hist = tag_name(v.get(1, "")), v.get(3), v.get(9)
                 if tag and (scalar is not None or hist is not None):
                     # SummaryCollector writes the last step of an epoch again at the epoch's end: one point
@@ -124,9 +130,11 @@ def read_summary(path: Path, shown: str) -> tuple[LogRead, list[Histogram]]:
                 if scalar is not None and tag:
                     values[tag] = scalar
                 elif hist is not None and tag and len(hists) < MAX_HISTOGRAMS:
-                    hists.append(_histogram(hist, step or 0, tag, n))
+                    hists.append(_histogram(hist, step or 0, tag, n, budget))
             if values:
                 col.add_record(values, n, step=float(step) if step is not None else None)
+    except pb.OverBudget as exc:
+        col.read.notes.append(f"stopped at record {n}: {exc}; the records after it were not read")
     except pb.WireError as exc:
         col.read.notes.append(f"stopped at record {n}: not a summary event ({exc}): the records after it were not read")
     except OSError as exc:
@@ -134,11 +142,19 @@ def read_summary(path: Path, shown: str) -> tuple[LogRead, list[Histogram]]:
     col.read.lines = n
     if len(hists) >= MAX_HISTOGRAMS:
         col.read.notes.append(f"kept the first {MAX_HISTOGRAMS} histograms; the later ones were not analysed")
-    if n == 0 and col.read.problem is None:
-        col.read.problem = "no MindSpore summary record could be read (an empty or truncated summary file)"
-    elif not col.read.series and not hists and col.read.problem is None:
-        col.read.problem = "a MindSpore summary file without scalars or histograms (images, tensors or a graph only)"
+    if not col.read.series and not hists and col.read.problem is None:
+        col.read.problem = _nothing_read(n, col.read.notes)
     return col.read, hists
+
+
+def _nothing_read(records: int, notes: list[str]) -> str:
+    """Why a summary file gave no scalar and no histogram: where its reading stopped (taken from ``notes``), or
+    what it holds."""
+    if notes:
+        return notes.pop()
+    if records == 0:
+        return "no MindSpore summary record could be read (an empty or truncated summary file)"
+    return "a MindSpore summary file without scalars or histograms (images, tensors or a graph only)"
 
 
 def histogram_records(hists: list[Histogram]) -> Iterator[dict[str, Any]]:
@@ -173,7 +189,7 @@ _HYPER = {
 }
 
 
-def _user_info(buf: bytes, out: dict[str, Any], depth: int = 0) -> None:
+def _user_info(buf: pb.Data, out: dict[str, Any], depth: int = 0) -> None:
     """UserDefinedInfo: nested infos (field 1) and its int32 / string / double maps (fields 3, 4, 5)."""
     f = pb.message(buf, {1: "all", 3: "all", 4: "all", 5: "all"})
     for number, kind in ((3, "int"), (4, "text"), (5, "double")):
@@ -186,23 +202,33 @@ def _user_info(buf: bytes, out: dict[str, Any], depth: int = 0) -> None:
             _user_info(pb.sub(inner), out, depth + 1)
 
 
-def lineage_settings(data: bytes) -> dict[str, Any]:
-    """The settings a lineage file records (a later training lineage wins). Raises WireError."""
+def lineage_settings(data: bytes, notes: list[str] | None = None) -> dict[str, Any]:
+    """The settings a lineage file records (a later training lineage wins). Raises WireError; where the framing
+    cannot be read further after some records, the settings read so far are kept and the reason is noted."""
     out: dict[str, Any] = {}
+    read = 0
     try:
-        events = [raw for _n, _off, raw in framed_stream(io.BytesIO(data), MAX_RECORD_BYTES) if raw is not None]
+        for rec in framed_stream(io.BytesIO(data), MAX_RECORD_BYTES):
+            if rec.data is not None:
+                _lineage_event(rec.data, out)
+                read += 1
     except FramingError as exc:
-        raise pb.WireError(str(exc)) from None
-    for raw in events:
-        event = pb.message(raw, {6: "bytes", 10: "bytes"})
-        if 6 in event:  # train_lineage: hyper_parameters, train_dataset, algorithm
-            train = pb.message(event[6], {1: "bytes", 2: "bytes", 3: "bytes"})
-            hyper = pb.message(train.get(1, b""), {n: kind for n, (_key, kind) in _HYPER.items()})
-            out.update({_HYPER[n][0]: v for n, v in hyper.items()})
-            if 2 in (size := pb.message(train.get(2, b""), {2: "int"})):
-                out["train_size"] = size[2]
-            if 1 in (algo := pb.message(train.get(3, b""), {1: "text"})):
-                out["network"] = algo[1][:200]
-        if 10 in event:
-            _user_info(event[10], out)
+        if not read:
+            raise pb.WireError(str(exc)) from None
+        if notes is not None:
+            notes.append(f"read {read} lineage records: {exc}")
     return out
+
+
+def _lineage_event(raw: bytes, out: dict[str, Any]) -> None:
+    event = pb.message(raw, {6: "bytes", 10: "bytes"})
+    if 6 in event:  # train_lineage: hyper_parameters, train_dataset, algorithm
+        train = pb.message(event[6], {1: "bytes", 2: "bytes", 3: "bytes"})
+        hyper = pb.message(train.get(1, b""), {n: kind for n, (_key, kind) in _HYPER.items()})
+        out.update({_HYPER[n][0]: v for n, v in hyper.items()})
+        if 2 in (size := pb.message(train.get(2, b""), {2: "int"})):
+            out["train_size"] = size[2]
+        if 1 in (algo := pb.message(train.get(3, b""), {1: "text"})):
+            out["network"] = algo[1][:200]
+    if 10 in event:
+        _user_info(event[10], out)

@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from advisor.read.model_desc import ModelDescription, RawLayer, canonical_activation
-from advisor.read.protobuf_wire import LENGTH, VARINT, WireError, fields, varint
+from advisor.read.protobuf_wire import LENGTH, VARINT, Budget, Data, OverBudget, WireError, fields, varint
 
 #: an ONNX file larger than this is not read (a model's graph is a small part of it; the rest is weights)
 MAX_ONNX_BYTES = 4_000_000_000
 #: nodes read at most (a description longer than this is not one a reader compares layer by layer)
 MAX_NODES = 200_000
+#: protocol-buffer fields decoded per file at most, nested ones included (about 20 per node, 6 per initializer; a
+#: file of millions of empty initializers or attributes stops here)
+MAX_FIELDS = 4_000_000
 
 _WEIGHTED = {"Conv": "conv", "ConvTranspose": "conv", "Gemm": "dense", "MatMul": "dense", "LSTM": "recurrent"}
 _WEIGHTED |= {"GRU": "recurrent", "RNN": "recurrent"}
@@ -80,13 +83,13 @@ class Graph:
     scalars: dict[str, float] = field(default_factory=dict)
 
 
-def _text(raw: int | bytes | memoryview) -> str:
+def _text(raw: int | Data) -> str:
     if isinstance(raw, int):
         raise WireError("not a string")
     return bytes(raw[:4096]).decode("utf-8", errors="replace")
 
 
-def _ints(wire: int, raw: int | bytes | memoryview) -> list[int]:
+def _ints(wire: int, raw: int | Data) -> list[int]:
     """A repeated int64 field's values: one varint, or a packed run of them."""
     if wire == VARINT and isinstance(raw, int):
         return [raw]
@@ -94,7 +97,7 @@ def _ints(wire: int, raw: int | bytes | memoryview) -> list[int]:
         raise WireError("not an integer list")
     out, pos = [], 0
     while pos < len(raw):
-        v, pos = varint(raw, pos)  # type: ignore[arg-type]
+        v, pos = varint(raw, pos)
         out.append(v)
     return out
 
@@ -102,10 +105,10 @@ def _ints(wire: int, raw: int | bytes | memoryview) -> list[int]:
 _SCALAR_FORMATS = {1: "<f", 11: "<d", 7: "<q", 6: "<i"}  # TensorProto.DataType FLOAT, DOUBLE, INT64, INT32
 
 
-def _tensor(buf: bytes | memoryview) -> tuple[str, list[int], float | None]:
+def _tensor(buf: Data, budget: Budget) -> tuple[str, list[int], float | None]:
     """(name, dims, scalar value or None) of a TensorProto."""
     name, dims, dtype, raw, floats = "", [], 0, None, None
-    for number, wire, value in fields(buf):  # type: ignore[arg-type]
+    for number, wire, value in fields(buf, budget):
         if number == 1:
             dims += _ints(wire, value)
         elif number == 2 and isinstance(value, int):
@@ -127,9 +130,9 @@ def _tensor(buf: bytes | memoryview) -> tuple[str, list[int], float | None]:
     return name, dims, scalar
 
 
-def _node(buf: bytes | memoryview) -> Node:
+def _node(buf: Data, budget: Budget) -> Node:
     node = Node(name="", op_type="")
-    for number, _wire, value in fields(buf):  # type: ignore[arg-type]
+    for number, _wire, value in fields(buf, budget):
         if number == 1:
             node.inputs.append(_text(value))
         elif number == 2:
@@ -140,7 +143,7 @@ def _node(buf: bytes | memoryview) -> Node:
             node.op_type = _text(value)
         elif number == 5 and not isinstance(value, int):
             attr_name, attr_i, attr_f, attr_t = "", None, None, None
-            for n2, _w2, v2 in fields(value):  # type: ignore[arg-type]
+            for n2, _w2, v2 in fields(value, budget):
                 if n2 == 1:
                     attr_name = _text(v2)
                 elif n2 == 3 and isinstance(v2, int):
@@ -148,7 +151,7 @@ def _node(buf: bytes | memoryview) -> Node:
                 elif n2 == 2 and not isinstance(v2, int) and len(v2) == 4:
                     attr_f = float(struct.unpack("<f", bytes(v2))[0])
                 elif n2 == 5 and not isinstance(v2, int):
-                    attr_t = _tensor(v2)[2]
+                    attr_t = _tensor(v2, budget)[2]
             if attr_i is not None:
                 node.ints[attr_name] = attr_i
             if attr_f is not None:
@@ -166,38 +169,34 @@ def read_graph(path: Path) -> Graph:
     if size > MAX_ONNX_BYTES:
         raise OnnxError(f"{size} bytes, over the {MAX_ONNX_BYTES} read")
     graph = Graph()
-    problem = None
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        buf = memoryview(mm)
-        # the slices of the map die with this frame's exception, before the map is closed
-        try:
-            _read_model(buf, graph)
-        except WireError as exc:
-            problem = f"not an ONNX model: {exc}"
-        except OnnxError as exc:
-            problem = str(exc)
-        buf.release()
-    if problem is not None:
-        raise OnnxError(problem)
+    with open(path, "rb") as fh:
+        # not closed here: the map goes with its last slice (an exception's traceback may hold some)
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        _read_model(memoryview(mapped), graph, Budget(MAX_FIELDS))
+    except OverBudget as exc:
+        raise OnnxError(str(exc)) from None
+    except WireError as exc:
+        raise OnnxError(f"not an ONNX model: {exc}") from None
     return graph
 
 
-def _read_model(buf: bytes | memoryview, graph: Graph) -> None:
+def _read_model(buf: Data, graph: Graph, budget: Budget) -> None:
     seen_graph = False
-    for number, _wire, value in fields(buf):  # type: ignore[arg-type]
+    for number, _wire, value in fields(buf, budget):
         if number != 7 or isinstance(value, int):
             continue
         seen_graph = True
-        for n2, _w2, v2 in fields(value):  # type: ignore[arg-type]
+        for n2, _w2, v2 in fields(value, budget):
             if isinstance(v2, int):
                 continue
             if n2 == 1:
                 if len(graph.nodes) >= MAX_NODES:
                     raise OnnxError(f"more than {MAX_NODES} nodes")
-                node = _node(v2)
+                node = _node(v2, budget)
                 graph.nodes.append(node)
-            elif n2 == 5:
-                name, dims, scalar = _tensor(v2)
+            elif n2 == 5 and len(v2):  # an empty initializer names nothing
+                name, dims, scalar = _tensor(v2, budget)
                 graph.dims[name] = dims
                 if scalar is not None:
                     graph.scalars[name] = scalar

@@ -47,7 +47,7 @@ from advisor.read.logs.hf_trainer import MAX_STATE_BYTES
 from advisor.read.logs.merge import MergedRun, merge_reads
 from advisor.read.logs.records import LogRead
 from advisor.read.safe import file_problem
-from advisor.read.samples import Found, find_samples
+from advisor.read.samples import ArraySource, Found, find_samples, open_npz
 from advisor.read.mindinsight import Histogram, histogram_records, is_lineage, is_summary, read_summary
 from advisor.read.tensors import MAX_RECORDS, TensorReadLog, iter_tensor_records
 
@@ -97,6 +97,9 @@ MAX_JSON_BYTES = 20_000_000
 MAX_HEADER_BYTES = 10_000
 #: label arrays looked for in a training sample (.npz) for the class count
 LABEL_KEYS = ("y", "labels", "label", "targets", "target")
+#: a label array announcing more bytes than this (in its .npy header, checked against the zip directory's sizes) is
+#: not loaded for the class count: ten million int64 labels
+MAX_LABEL_BYTES = 80_000_000
 
 
 # -- what was read -----------------------------------------------------------------------------------
@@ -278,14 +281,7 @@ class RunRead:
         shown = self.shown(rel)
         for sset in found.sets:
             if sset.files == [shown] and sset.key == shown:
-                arrays = sset.uncut or sset.arrays
-                key = next((k for k in LABEL_KEYS if k in arrays), None)
-                if key is None:
-                    return None
-                try:
-                    return key, arrays[key].load()
-                except Exception:  # noqa: BLE001 - a damaged member only loses this hint, as np.load would
-                    return None
+                return _labels_in(sset.uncut or sset.arrays)
         if any(path == shown for path, _ in found.unreadable):
             return None  # not a readable .npz, or one without labels
         return _npz_labels(self.folder.abs(rel))
@@ -534,21 +530,34 @@ def _onnx_graph(folder: RunFolder, rel: Path) -> GraphFile:
 
 
 def _mindspore_ir(folder: RunFolder, irs: list[Path]) -> GraphFile:
-    """The one IR file of a MindSpore graph dump that describes the model (read.mindspore_ir.pick_ir)."""
+    """The one IR file of a MindSpore graph dump that describes the model: the first of
+    read.mindspore_ir.ir_candidates that gives layers (at most MAX_IR_TRIES are read)."""
     from advisor.read import mindspore_ir
 
     by_path = {folder.abs(rel): rel for rel in irs}
-    rel = by_path[mindspore_ir.pick_ir(list(by_path)) or folder.abs(irs[0])]
-    others = [r for r in irs if r != rel]
+    tries = mindspore_ir.ir_candidates(list(by_path))[: mindspore_ir.MAX_IR_TRIES] or [folder.abs(irs[0])]
+    read = [_ir_graph(path, by_path[path]) for path in tries[:1]]
+    for path in tries[1:]:
+        if read[-1].problem is None:
+            break
+        read.append(_ir_graph(path, by_path[path]))
+    got = read[-1] if read[-1].problem is None else read[0]  # none gives layers: the best candidate says why
+    got.siblings = [r for r in irs if r != got.rel]
+    return got
+
+
+def _ir_graph(path: Path, rel: Path) -> GraphFile:
+    from advisor.read import mindspore_ir
+
+    notes: list[str] = []
     try:
-        desc = mindspore_ir.read_ir(folder.abs(rel), rel.as_posix())
+        desc = mindspore_ir.read_ir(path, rel.as_posix(), notes)
     except OSError as exc:
-        return GraphFile(rel, problem=f"{type(exc).__name__}: {exc}", siblings=others)
+        return GraphFile(rel, problem=f"{type(exc).__name__}: {exc}")
     if not desc.layers:
-        return GraphFile(
-            rel, problem="no forward node of a cell (not a MindSpore graph IR with scopes)", siblings=others
-        )
-    return GraphFile(rel, description=desc, siblings=others)
+        why = "no forward node of a cell (not a MindSpore graph IR with scopes)"
+        return GraphFile(rel, problem="; ".join([why, *notes]))
+    return GraphFile(rel, description=desc)
 
 
 def _model_texts(folder: RunFolder) -> list[Path]:
@@ -597,11 +606,21 @@ def _whole(path: Path, max_bytes: int) -> bytes | None:
 
 
 def _npz_labels(path: Path) -> tuple[str, np.ndarray] | None:
+    """The labels of an .npz that sample discovery passed over, opened as discovery opens one: the members' headers
+    and the zip directory's sizes are read first (read.samples.open_npz)."""
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            key = next((k for k in LABEL_KEYS if k in npz.files), None)
-            if key is None:
-                return None
-            return key, npz[key]
+        arrays, _problems = open_npz(path, path.name)
     except Exception:  # noqa: BLE001 - a truncated or foreign .npz (BadZipFile, KeyError...) only loses this hint
+        return None
+    return _labels_in(arrays)
+
+
+def _labels_in(arrays: dict[str, ArraySource]) -> tuple[str, np.ndarray] | None:
+    """(key, array) of the first of LABEL_KEYS in ``arrays``, loaded when it announces at most MAX_LABEL_BYTES."""
+    key = next((k for k in LABEL_KEYS if k in arrays), None)
+    if key is None or arrays[key].nbytes > MAX_LABEL_BYTES:
+        return None
+    try:
+        return key, arrays[key].load()
+    except Exception:  # noqa: BLE001 - a damaged member only loses this hint, as np.load would
         return None

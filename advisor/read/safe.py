@@ -34,6 +34,8 @@ from typing import Any
 MAX_JSON_DEPTH = 64
 #: integers with more digits than this are out of the float range anyway (1.8e308)
 MAX_INT_DIGITS = 308
+#: the same in bits (a YAML integer may be written in hexadecimal, binary or base 60)
+MAX_INT_BITS = 1024
 
 
 class UnsafeInput(ValueError):
@@ -250,19 +252,24 @@ def loads_json(text: str | bytes, notes: list[str] | None = None, max_depth: int
 
 # -- YAML ------------------------------------------------------------------------------------
 def yaml_int(loader: Any, node: Any) -> Any:
-    """A YAML int constructor (for SafeLoader subclasses) that reads an integer of thousands of
-    digits as +-inf, with a note on the loader's ``notes`` list when it has one."""
+    """A YAML int constructor (for SafeLoader subclasses) that reads an integer beyond the float range (hundreds of
+    decimal digits, a long hexadecimal, binary or sexagesimal one) as +-inf, with a note on the loader's ``notes``
+    list when it has one: a setting is a number a rule can compare, never a value of thousands of digits."""
     text = str(node.value).replace("_", "")
     body = text.lstrip("+-")
+    negative = text.startswith("-")
     if body.isdigit() and len(body) > MAX_INT_DIGITS:
-        note = (
-            f"line {node.start_mark.line + 1}: an integer of {len(body)} digits, out of range; "
-            f"read as {'-' if text.startswith('-') else ''}inf"
-        )
-        notes = getattr(loader, "notes", None)
-        if isinstance(notes, list):
-            notes.append(note)
-        return -math.inf if text.startswith("-") else math.inf
+        return _out_of_range(loader, node, f"an integer of {len(body)} digits", negative)
     import yaml
 
-    return yaml.SafeLoader.construct_yaml_int(loader, node)
+    value = yaml.SafeLoader.construct_yaml_int(loader, node)
+    if abs(value).bit_length() > MAX_INT_BITS:
+        return _out_of_range(loader, node, f"an integer of {abs(value).bit_length()} bits", value < 0)
+    return value
+
+
+def _out_of_range(loader: Any, node: Any, what: str, negative: bool) -> float:
+    notes = getattr(loader, "notes", None)
+    if isinstance(notes, list):
+        notes.append(f"line {node.start_mark.line + 1}: {what}, out of range; read as {'-' if negative else ''}inf")
+    return -math.inf if negative else math.inf

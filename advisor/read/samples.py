@@ -56,6 +56,8 @@ DUMP_DIRS = {"dump", "dumps", "dump_tensor_data", "dump_data"}
 MAX_CSV_BYTES = 256 * 1024 * 1024
 #: a CSV header line longer than this is parsed as a CSV record from the file
 HEADER_BYTES = 64 * 1024
+#: why a file whose start is NUL bytes is not read (a sparse or preallocated file: its zeros are not text)
+NUL_START = "only NUL bytes at its start (a sparse or preallocated file?); not read"
 
 
 class SampleReadError(ValueError):
@@ -379,6 +381,10 @@ def _sample_csv_bytes(path: Path, first_line: str | None = None) -> bytes | None
     with fh:
         if known is None:
             first = fh.readline(HEADER_BYTES)
+            if first[:1] == b"\x00" and not first.strip(b"\x00"):
+                if first_line is not None:  # read as a log or metrics file too: that reader says why not
+                    return None
+                raise SampleReadError(NUL_START)
             known = sample_csv_header(first.decode("utf-8", errors="replace"))
             if known is None:  # quoted or very long: the header is the file's first CSV record
                 fh.seek(0)

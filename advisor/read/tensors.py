@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from advisor.read.bounded import numbered_bounded_lines
+from advisor.read.bounded import numbered_bounded_lines, padding_note
 from advisor.read.safe import loads_json
 
 KINDS = ("weight", "grad", "activation")
@@ -59,6 +59,7 @@ class TensorReadLog:
     non_numeric: dict[str, int] = field(default_factory=dict)  # field -> values dropped
     out_of_order_count: int = 0  # records whose step is below an earlier record's step
     stopped_at_line: int | None = None  # set when MAX_RECORDS was reached
+    padding_at_line: int | None = None  # set where a long run of NUL bytes (a sparse file's zeros) ended the read
 
     def problems(self) -> list[str]:
         """One short sentence per kind of problem, for an InputRecord's ``why``."""
@@ -78,6 +79,8 @@ class TensorReadLog:
                 f"{self.out_of_order_count} records have a step below an earlier record's step "
                 "(sorted by step; for a repeated step the last record counts)"
             )
+        if self.padding_at_line is not None:
+            out.append(padding_note(self.padding_at_line))
         if self.stopped_at_line is not None:
             out.append(
                 f"read stopped after {self.records} records at line {self.stopped_at_line}; "
@@ -119,7 +122,10 @@ def iter_tensor_records(path: Path, log: TensorReadLog, max_records: int = MAX_R
         def too_long(_: int) -> None:
             log.too_long_count += 1
 
-        for lineno, raw in numbered_bounded_lines(fh, MAX_LINE_BYTES, too_long):
+        def padding(lineno: int) -> None:
+            log.padding_at_line = lineno
+
+        for lineno, raw in numbered_bounded_lines(fh, MAX_LINE_BYTES, too_long, padding):
             line = raw.strip()
             if not line:
                 continue

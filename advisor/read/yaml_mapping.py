@@ -13,7 +13,8 @@ from typing import Any
 
 import yaml
 
-from advisor.read.hparam_limits import MAX_ALIASES, MAX_DEPTH, HparamReadError
+from advisor.read.hparam_limits import MAX_ALIASES, MAX_DEPTH, MAX_NODES, HparamReadError
+from advisor.read.safe import yaml_int
 
 
 def load_yaml(text: str, notes: list[str] | None = None, lines: dict[str, int] | None = None) -> Any:
@@ -29,16 +30,6 @@ def load_yaml(text: str, notes: list[str] | None = None, lines: dict[str, int] |
         if "flow level" in str(exc):  # PyYAML >= 6.0.4 caps flow nesting itself ("while increasing flow level")
             raise HparamReadError(f"nested more than {MAX_DEPTH} levels deep; not a hyper-parameter file") from None
         raise HparamReadError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
-
-
-#: integers longer than this are read as floats (Python refuses to convert longer digit strings)
-MAX_INT_DIGITS = 4000
-
-
-def _construct_int(self, node):  # type: ignore[no-untyped-def]
-    if len(node.value) > MAX_INT_DIGITS:
-        return float("inf") if not node.value.lstrip().startswith("-") else float("-inf")
-    return yaml.SafeLoader.construct_yaml_int(self, node)
 
 
 def _construct_tuple(self, node):  # type: ignore[no-untyped-def]
@@ -63,6 +54,16 @@ def _construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
     return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
 
 
+def _flatten_mapping(self, node):  # type: ignore[no-untyped-def]
+    """As SafeLoader (merge keys ``<<: [*a, *a]`` copy the merged pairs into the mapping), refusing a mapping whose
+    merges make it more than MAX_NODES pairs: merges of merges multiply like aliases (a merge-key bomb)."""
+    yaml.SafeLoader.flatten_mapping(self, node)
+    if len(node.value) > MAX_NODES:
+        raise HparamReadError(
+            f"a mapping of more than {MAX_NODES} keys once its merge keys ('<<') are expanded (an anchor bomb?)"
+        )
+
+
 class _CountingLoader(yaml.SafeLoader):
     """SafeLoader that refuses documents with many aliases (anchor bombs)."""
 
@@ -74,9 +75,10 @@ class _CountingLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
     construct_mapping = _construct_mapping  # type: ignore[assignment]
+    flatten_mapping = _flatten_mapping  # type: ignore[assignment]
 
 
-_CountingLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_CountingLoader.add_constructor("tag:yaml.org,2002:int", yaml_int)  # beyond the float range: +-inf, noted
 _CountingLoader.add_constructor(_TUPLE_TAG, _construct_tuple)
 
 _CLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser and composer, when PyYAML was built with it
@@ -88,8 +90,9 @@ if _CLoader is not None:
         its composer recurses in C, where a deeply nested document would crash the process."""
 
         construct_mapping = _construct_mapping  # type: ignore[assignment]
+        flatten_mapping = _flatten_mapping  # type: ignore[assignment]
 
-    _FastLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    _FastLoader.add_constructor("tag:yaml.org,2002:int", yaml_int)
     _FastLoader.add_constructor(_TUPLE_TAG, _construct_tuple)
 
 
@@ -146,19 +149,30 @@ def _safe_load(text: str, notes: list[str] | None = None, lines: dict[str, int] 
             )
         data = loader.construct_document(node)
         if lines is not None:
-            try:
-                _yaml_key_lines(node, "", lines)
-            except RecursionError:
-                lines.clear()
+            _yaml_key_lines(node, "", lines)
         return data
     finally:
         loader.dispose()
 
 
 def _yaml_key_lines(node: Any, prefix: str, out: dict[str, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
+    """The line of each dotted key of ``node``'s mappings. A key reached through aliases is named once per path, as
+    ``flatten`` names it: past MAX_NODES names, HparamReadError (an anchor bomb)."""
+    stack = [(node, prefix)]
+    named = 0
+    while stack:
+        node, prefix = stack.pop()
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        inner = []
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode):
+                named += 1
+                if named > MAX_NODES:
+                    raise HparamReadError(
+                        f"expands to more than {MAX_NODES} values once aliases are expanded (an anchor bomb?)"
+                    )
                 name = f"{prefix}{key_node.value}"
                 out[name] = key_node.start_mark.line + 1  # a duplicated key: the last one, as its value
-                _yaml_key_lines(value_node, name + ".", out)
+                inner.append((value_node, name + "."))
+        stack += reversed(inner)  # walked in the file's order: a later duplicated key's lines win

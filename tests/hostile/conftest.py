@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +29,12 @@ def run_dir(tmp_path) -> Path:
 @pytest.fixture
 def cli(capsys):
     """cli(*argv) -> (exit code, stdout, stderr); any exception escaping main() fails the test."""
+
     def call(*argv):
         code = main([str(a) for a in argv])
         out, err = capsys.readouterr()
         return code, out, err
+
     return call
 
 
@@ -65,10 +68,38 @@ def diagnose_in_child(run_dir: Path) -> dict:
 
     The peak is the child's own (VmHWM, which starts anew at exec); ``ru_maxrss`` carries over the forking
     parent's peak, so a test suite grown to a gigabyte would be measured, not the diagnosis."""
-    code = ("import json, re, resource, sys; from advisor.diagnosis import diagnose; r = diagnose(sys.argv[1]); "
-            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()) if sys.platform == 'linux' else None; "
-            "print(json.dumps({'rss_kb': int(hwm.group(1)) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
-            "'inputs': [i.model_dump() for i in r.inputs]}))")
-    out = subprocess.run([sys.executable, "-c", code, str(run_dir)], cwd=HEALTHY.parents[1], capture_output=True,
-                         text=True, timeout=600, check=True).stdout
+    code = (
+        "import json, re, resource, sys; from advisor.diagnosis import diagnose; r = diagnose(sys.argv[1]); "
+        "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()) if sys.platform == 'linux' else None; "
+        "print(json.dumps({'rss_kb': int(hwm.group(1)) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+        "'inputs': [i.model_dump() for i in r.inputs]}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(run_dir)],
+        cwd=HEALTHY.parents[1],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
     return json.loads(out.splitlines()[-1])
+
+
+#: the size of a sparse file made to look endless (nothing is written: truncate leaves a hole)
+TERABYTE = 1 << 40
+
+
+def sparse(path: Path, head: bytes = b"", size: int = TERABYTE) -> Path:
+    """A file of ``head`` then zeros up to ``size`` bytes, made in no time and no disk (a hole)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(head)
+        fh.truncate(size)
+    return path
+
+
+def timed(call):  # type: ignore[no-untyped-def]
+    """(what ``call()`` returns, the wall seconds it took)."""
+    start = time.perf_counter()
+    got = call()
+    return got, time.perf_counter() - start

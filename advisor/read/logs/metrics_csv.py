@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
-from advisor.read.bounded import MAX_CSV_LINE, bounded_lines
+from advisor.read.bounded import MAX_CSV_LINE, bounded_lines, padding_note
 from advisor.read.logs.records import Collector, LogRead
 from advisor.read.logs.keys import EPOCH_KEYS, STEP_KEYS, parse_number
 
@@ -29,7 +29,8 @@ def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO |
         else io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
     ) as fh:
         long_lines: list[int] = []
-        reader = csv.reader(bounded_lines(fh, MAX_CSV_LINE, long_lines.append))
+        padding: list[int] = []
+        reader = csv.reader(bounded_lines(fh, MAX_CSV_LINE, long_lines.append, padding.append))
         try:
             header = next(reader)
         except (StopIteration, csv.Error) as exc:
@@ -79,6 +80,7 @@ def read_csv(path: Path, shown: str, encoding: str = "utf-8", stream: BinaryIO |
                 col.add_record(values, rowno, step=step, epoch=epoch)
         for line in long_lines:
             col.bad(line, f"line longer than {MAX_CSV_LINE} characters, skipped")
+        read.notes += [padding_note(line) for line in padding]
         read.lines = rowno + len(long_lines)
     return read
 
