@@ -3,9 +3,10 @@
 For each example folder, and for three runs written by the real libraries (what users mostly have: a log,
 a config, maybe a model summary; ``REAL_RUNS`` below), runs ``python -m advisor diagnose RUN --format json -o
 TMP`` in a fresh interpreter and measures the child's CPU time (user + sys, from ``resource.getrusage(RUSAGE_CHILDREN)``);
-the reference is ``python -c "import numpy, pydantic, yaml, jinja2"`` (importing the core dependencies,
-the least any diagnosis costs), measured in the same run. Each command runs ``--repeat`` times and the
-least CPU time is kept (the machine may be shared). The #11 target is a typical small run under 0.5 s.
+the reference is ``python -c "import numpy, pydantic"`` (importing the two libraries every diagnosis needs,
+the least any diagnosis costs; ``--reference`` sets another), measured in the same run. Each command runs
+``--repeat`` times and the least CPU time is kept (the machine may be shared). The #11 target was a typical small
+run under 0.5 s; #51's is ``examples/lr_too_high`` in at most 0.35 s (``TARGET_S``).
 
 Before measuring, one diagnosis runs unmeasured: it writes the byte-code caches (``__pycache__``, as an
 installed package has them) and advisor's rule-base cache (``--no-rule-cache`` measures without it).
@@ -28,8 +29,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_S = 0.5
-REFERENCE = "import numpy, pydantic, yaml, jinja2"
+TARGET_S = 0.35
+REFERENCE = "import numpy, pydantic"
 #: runs written by the real libraries (tests/extract/config_samples/README.md, tests/extract/fixtures): name -> path
 REAL_RUNS = {
     "keras_log": "tests/extract/fixtures/keras_log_only_healthy",  # Keras 3 fit output, model summary
@@ -59,6 +60,7 @@ def main() -> None:
     )
     ap.add_argument("--no-rule-cache", action="store_true", help="measure with ADVISOR_NO_CACHE=1")
     ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
+    ap.add_argument("--reference", default=REFERENCE, help=f"the reference's Python code (default: {REFERENCE})")
     args = ap.parse_args()
     names = args.examples or sorted(
         p.name
@@ -81,15 +83,15 @@ def main() -> None:
 
         for name in paths:  # byte code (the modules a run imports lazily too) and rule-base caches written
             cpu_of(diagnose(name), env)
-        ref = best_cpu([sys.executable, "-c", REFERENCE], env, args.repeat)
+        ref = best_cpu([sys.executable, "-c", args.reference], env, args.repeat)
         runs = {name: best_cpu(diagnose(name), env, args.repeat) for name in paths}
     result = {
-        "reference_cmd": f'python -c "{REFERENCE}"',
+        "reference_cmd": f'python -c "{args.reference}"',
         "reference_cpu_s": ref,
         "diagnose_cpu_s": runs,
         "ratio_to_reference": {k: v / ref for k, v in runs.items()},
         "target_s": TARGET_S,
-        "meets_target": {k: v < TARGET_S for k, v in runs.items()},
+        "meets_target": {k: v <= TARGET_S for k, v in runs.items()},
         "rule_cache": not args.no_rule_cache,
         "repeat": args.repeat,
         "python": sys.version.split()[0],
@@ -99,7 +101,7 @@ def main() -> None:
     print(f"reference ({result['reference_cmd']}): {ref:.3f} s CPU")
     for name, cpu in runs.items():
         print(
-            f"{name:20s} {cpu:.3f} s CPU  {cpu / ref:.2f}x reference  {'meets' if cpu < TARGET_S else 'misses'} "
+            f"{name:20s} {cpu:.3f} s CPU  {cpu / ref:.2f}x reference  {'meets' if cpu <= TARGET_S else 'misses'} "
             f"the {TARGET_S} s target"
         )
     if args.json:

@@ -12,7 +12,9 @@ Reported:
 - lag of each written batch: from its write to the end of the first diagnosis
   that began after it (median, 90th percentile and max, and per quarter of the
   run, to show whether it grows with the log);
-- the NaN alert's delay: from the NaN line's write to the alert;
+- the NaN alert's delay: from the NaN line's write to the alert that names it (the urgent symptom of a
+  non-finite loss, raised by a diagnosis that began after the line was written; alerts raised before it, such as
+  a cause the hparams alone make likely, are listed but do not end the measurement);
 - reference, measured in the same run: one ``diagnose`` of the final log
   (the lag cannot be below one diagnosis of what has been written so far).
 """
@@ -28,10 +30,14 @@ import time
 from pathlib import Path
 
 from advisor.diagnosis import diagnose
-from advisor.watch import Watcher
+from advisor.watch import Alert, Watcher
 
 
-def writer(log: str, rate: int, seconds: float, times, start) -> None:
+#: the watcher's symptoms that name a non-finite loss (advisor/watch.py URGENT_SYMPTOMS)
+NONFINITE = ("nonfinite_loss", "nonfinite_loss_at_start")
+
+
+def writer(log: str, rate: int, seconds: float, times, start, nan_written) -> None:
     batch = max(1, rate // 100)
     start.wait()
     t0 = time.monotonic()
@@ -51,7 +57,17 @@ def writer(log: str, rate: int, seconds: float, times, start) -> None:
             step += batch
         fh.write(f"step {step} loss nan\n")
         fh.flush()
-        times.append(-time.monotonic())  # negative: the NaN line
+        at = time.monotonic()
+        times.append(-at)  # negative: the NaN line
+        nan_written.value = at
+
+
+def nan_alert(raised: list[tuple[Alert, float]], nan_at: float) -> float | None:
+    """When the alert for the NaN line came: the first symptom alert of a non-finite loss raised by a diagnosis that
+    began after the line was written (``nan_at``: 0 while it is not written yet)."""
+    if not nan_at:
+        return None
+    return next((at for a, at in raised if a.kind == "symptom" and a.cause in NONFINITE and a.seen_at >= nan_at), None)
 
 
 def main() -> None:
@@ -70,15 +86,14 @@ def main() -> None:
         w.step()  # rules loaded, first (empty) diagnosis done before the clock starts
         ctx = mp.get_context("spawn")
         with ctx.Manager() as mgr:
-            times, start = mgr.list(), mgr.Event()
-            proc = ctx.Process(target=writer, args=(str(log), args.rate, args.seconds, times, start))
+            times, start, nan_written = mgr.list(), mgr.Event(), mgr.Value("d", 0.0)
+            proc = ctx.Process(target=writer, args=(str(log), args.rate, args.seconds, times, start, nan_written))
             proc.start()
             start.set()
-            alert_at = None
+            raised: list[tuple[Alert, float]] = []  # every alert, with when step() returned it
             deadline = time.monotonic() + args.seconds + 120
-            while alert_at is None and time.monotonic() < deadline:
-                if w.step():
-                    alert_at = time.monotonic()
+            while nan_alert(raised, nan_written.value) is None and time.monotonic() < deadline:
+                raised += [(a, time.monotonic()) for a in w.step()]
                 time.sleep(args.interval)
             proc.join()
             written = list(times)
@@ -103,6 +118,10 @@ def main() -> None:
           f"max {lags_sorted[-1]:.2f} s")
     print("median lag per quarter of the run: "
           + ", ".join(f"{statistics.median(lags[i:i + q]):.2f} s" for i in range(0, 4 * q, q) if lags[i:i + q]))
+    for a, at in raised:
+        when = f"{at - nan_at:+.2f} s from the NaN line" if at >= nan_at else f"{nan_at - at:.2f} s before the NaN line"
+        print(f"alert {a.kind} {a.cause} (diagnosis {a.cycle}): {when}")
+    alert_at = nan_alert(raised, nan_at)
     print(f"NaN alert delay: {alert_at - nan_at:.2f} s" if alert_at else "NaN alert: none")
     print(f"reference: one diagnose of the final {lines}-line log: {ref:.2f} s")
 

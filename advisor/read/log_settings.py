@@ -130,7 +130,23 @@ def settings_in_text(text: str) -> list[LogSettings]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if i >= no_dump_before and _ASSIGN.match(line) and _LITERAL_START.match(line.split("=", 1)[1].lstrip()):
+        if (  # (what every shape below needs; most lines of a log hold none of it)
+            "=" not in line
+            and ":" not in line
+            and "(" not in line
+            and "{" not in line
+            and "Epoch" not in line
+            and "*****" not in line
+            and ".py" not in line
+        ):
+            i += 1
+            continue
+        if (
+            i >= no_dump_before
+            and "=" in line
+            and _ASSIGN.match(line)
+            and _LITERAL_START.match(line.split("=", 1)[1].lstrip())
+        ):
             dump, nxt = _config_dump(lines, i)
             if dump is not None:
                 out.append(dump)

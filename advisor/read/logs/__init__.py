@@ -38,8 +38,6 @@ def read_file_head(
         pre = override(path, shown or path.name)
         if pre is not None:
             return pre, None
-    from advisor.read.logs import metrics_csv, metrics_jsonl, tensorboard
-    from advisor.read.logs import hf_trainer, text
     from advisor.read.mindinsight import is_summary, read_summary
 
     shown = shown or path.name
@@ -59,8 +57,12 @@ def read_file_head(
         if kind.kind in ("empty", "binary"):
             read = LogRead(path=shown, problem=kind.why)
         elif kind.kind == "tfevents":
+            from advisor.read.logs import tensorboard
+
             read = tensorboard.read_events(path, shown)
         elif kind.kind == "trainer_state":
+            from advisor.read.logs import hf_trainer
+
             if data is None:
                 read = hf_trainer.read_state(path, shown)
             else:
@@ -70,8 +72,7 @@ def read_file_head(
                 stream = path.open("rb")
             stream.seek(0)
             limited, cap = capped(stream, MAX_LOG_BYTES)
-            reader = {"csv": metrics_csv.read_csv, "jsonl": metrics_jsonl.read_jsonl}.get(kind.kind, text.read_text)
-            read = reader(path, shown, kind.encoding, limited)
+            read = _stream_reader(kind.kind)(path, shown, kind.encoding, limited)
             if cap.capped:
                 read.notes.append(
                     f"read the first {MAX_LOG_BYTES >> 30} GiB only (advisor's limit per file); the rest was not read"
@@ -84,6 +85,21 @@ def read_file_head(
         if stream is not None:
             stream.close()
     return read, (head[:head_bytes] if head is not None and head_bytes else None)
+
+
+def _stream_reader(kind: str) -> Callable[[Path, str, str, BinaryIO], LogRead]:
+    """The reader of a sniffed ``kind`` read from a stream (imported when a file of its kind is read)."""
+    if kind == "csv":
+        from advisor.read.logs.metrics_csv import read_csv
+
+        return read_csv
+    if kind == "jsonl":
+        from advisor.read.logs.metrics_jsonl import read_jsonl
+
+        return read_jsonl
+    from advisor.read.logs.text import read_text
+
+    return read_text
 
 
 __all__ = ["LogRead", "read_file", "read_file_head", "sniff"]

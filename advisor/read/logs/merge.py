@@ -17,7 +17,6 @@ import numpy as np
 from advisor.read.logs.buffer import Buffer
 from advisor.read.logs.records import LogEvent, LogRead, MetricSeries
 from advisor.read.logs.keys import KeyInfo
-from advisor.read.logs.tensorboard import join_folders
 
 _X_RANK = {"step": 2, "epoch": 1, "index": 0}
 
@@ -43,7 +42,10 @@ class MergedRun:
 def merge_reads(reads: list[LogRead]) -> MergedRun:
     out = MergedRun()
     by_name: dict[str, list[MetricSeries]] = {}
-    reads = join_folders(reads)  # the event files of one logger's folder are one run
+    if any("tensorboard" in r.formats for r in reads):
+        from advisor.read.logs.tensorboard import join_folders
+
+        reads = join_folders(reads)  # the event files of one logger's folder are one run
     for read in reads:
         if read.problem is not None:
             continue
@@ -85,7 +87,9 @@ def _map_epochs_to_steps(out: MergedRun) -> None:
     uniq = np.unique(ep)
     if uniq.size < 2:
         return
-    last = np.array([st[ep == e].max() for e in uniq[:10_000]])
+    order = np.argsort(ep, kind="stable")
+    by_epoch = np.maximum.reduceat(st[order], np.searchsorted(ep[order], uniq))  # (the last step of each epoch)
+    last = by_epoch[:10_000]
     if np.any(np.diff(last) < 0):
         return  # steps do not grow with epochs: no consistent map
     for s in out.series.values():

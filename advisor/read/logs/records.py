@@ -18,8 +18,8 @@ import bisect
 import math
 from array import array
 from dataclasses import dataclass, field
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,42 @@ MAX_SERIES = 200
 MAX_RESTARTS = 1000
 #: records added column by column (``Collector.add_rows``) from this many on
 BULK_ROWS = 16
+
+
+class ColumnPart(NamedTuple):
+    """Records that all hold ``keys`` (distinct, in this order), given column by column (float64 arrays; NaN for no
+    step or epoch), one after another in the file (``Collector.add_columns``)."""
+
+    keys: Sequence[str]
+    columns: Sequence[np.ndarray]
+    lines: np.ndarray
+    steps: np.ndarray
+    epochs: np.ndarray
+    split: Split | None = None
+
+
+def _series_points(
+    parts: Sequence[tuple[ColumnPart, list[tuple[MetricSeries, int]]]], rank: np.ndarray
+) -> Iterator[tuple[MetricSeries, np.ndarray, np.ndarray]]:
+    """(series, its rows' places in line order, its values) for each series the parts' kept keys go to; ``rank``:
+    the place of each row of the parts, taken one after another, in line order. A series several keys go to gets
+    its values in line order, those of one row in the order of its keys (as ``add_record`` adds them)."""
+    got: dict[int, tuple[MetricSeries, list[np.ndarray], list[np.ndarray]]] = {}
+    start = 0
+    for part, kept in parts:
+        rows = rank[start : start + len(part.lines)]
+        start += len(part.lines)
+        for s, i in kept:
+            entry = got.setdefault(id(s), (s, [], []))
+            entry[1].append(rows)
+            entry[2].append(part.columns[i])
+    for s, rows_of, values_of in got.values():
+        if len(rows_of) == 1:
+            yield s, rows_of[0], values_of[0]
+            continue
+        rows, values = np.concatenate(rows_of), np.concatenate(values_of)
+        order = np.argsort(rows, kind="stable")
+        yield s, rows[order], values[order]
 
 
 # -- bounded series (points in advisor/read/logs/buffer.py) -------------------------
@@ -168,6 +204,24 @@ class MetricSeries:
                 self.restarts = sorted({(r + 1) // 2 for r in self.restarts})
             buf._phase = 0
             start = last + 1
+
+    def add_points(
+        self, st: np.ndarray, ep: np.ndarray, values: np.ndarray, lines: np.ndarray, where: BatchPositions | None = None
+    ) -> None:
+        """Points in file order, exactly as ``add`` of each: by ``add_many`` where their positions allow (when only
+        the first goes back, a new run or a resume, it is added alone and the others together)."""
+        if where is None:
+            where = batch_positions(st, ep)
+        if where is not None:
+            if self.add_many(st, ep, values, lines, where):
+                return
+            if st.size > 1:  # (add_many fails only there: the batch's positions go up)
+                self.add(float(st[0]), float(ep[0]), float(values[0]), int(lines[0]))
+                st, ep, values, lines = st[1:], ep[1:], values[1:], lines[1:]
+                if self.add_many(st, ep, values, lines):
+                    return
+        for step, epoch, value, line in zip(st.tolist(), ep.tolist(), values.tolist(), lines.tolist()):
+            self.add(step, epoch, value, line)
 
     def _went_back(self, kind: int, x: float) -> None:
         """A position below the last one: a new run from the beginning, or a resume from a checkpoint."""
@@ -349,10 +403,8 @@ class Collector:
                 kept = True
         if kept and st == st:
             self.read.last_step = st
-        if kept and self._open_events:
-            for ev in self._open_events:
-                ev.followed_by_points = True
-            self._open_events.clear()
+        if kept:
+            self._points_followed()
         return kept
 
     def add_columns(
@@ -367,25 +419,10 @@ class Collector:
         """Records that all hold ``keys`` (distinct, in this order), one after another, given column by column
         (float64 arrays; NaN for no step or epoch): exactly as ``add_record`` of each row. Returns whether any
         value was kept."""
-        cache = self._by_key.get(split)
-        if cache is None:
-            cache = self._by_key[split] = {}
-        kept: list[tuple[MetricSeries, int]] = []
-        for i, raw in enumerate(keys):
-            s = cache.get(raw, self)
-            if s is self:
-                s = cache[raw] = self._series_for(raw, split)
-            if s is not None:
-                kept.append((s, i))
+        kept = self._kept_series(keys, split)
         if not len(lines):
             return False
-        last_step = float(steps[-1])
-        self.last_record = (  # (as add_record of the last row would leave it)
-            {raw: float(c[-1]) for raw, c in zip(keys, columns)},
-            int(lines[-1]),
-            last_step if last_step == last_step else None,
-            split,
-        )
+        self._last_row(ColumnPart(keys, columns, lines, steps, epochs, split))
         if not kept:
             return False
         read = self.read
@@ -402,18 +439,69 @@ class Collector:
             st = self._global_steps(steps, epochs)
             where = batch_positions(st, epochs)
             for s, i in kept:
-                if where is None or not s.add_many(st, epochs, columns[i], lines, where):
-                    sts, eps, values, line_list = st.tolist(), epochs.tolist(), columns[i].tolist(), lines.tolist()
-                    for j in range(len(line_list)):
-                        s.add(sts[j], eps[j], values[j], line_list[j])
+                s.add_points(st, epochs, columns[i], lines, where)
             finite = st[~np.isnan(st)]
             if finite.size:
                 read.last_step = float(finite[-1])
+        self._points_followed()
+        return True
+
+    def add_column_parts(self, parts: Sequence[ColumnPart]) -> list[bool]:
+        """Batches of ``add_columns`` whose rows interleave in the file (the lines of each go up; ``parts`` in the
+        order of their first lines; rows are recorded in the order of their lines), each series' points in a few
+        array operations: exactly as ``add_record`` of each row in line order. Returns, for each part, whether any
+        value was kept."""
+        if len(parts) == 1:
+            return [self.add_columns(*parts[0])]
+        kept = [self._kept_series(p.keys, p.split) for p in parts]
+        self._last_row(max(parts, key=lambda p: int(p.lines[-1])))
+        active = [(p, k) for p, k in zip(parts, kept) if k]
+        if active:
+            lines = np.concatenate([p.lines for p, _ in active])
+            order = np.argsort(lines, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)  # (each row's place in line order)
+            epochs = np.concatenate([p.epochs for p, _ in active])[order]
+            st = self._global_steps(np.concatenate([p.steps for p, _ in active])[order], epochs)
+            lines = lines[order]
+            for s, rows, values in _series_points(active, rank):
+                s.add_points(st[rows], epochs[rows], values, lines[rows])
+            finite = st[~np.isnan(st)]
+            if finite.size:
+                self.read.last_step = float(finite[-1])
+            self._points_followed()
+        return [bool(k) for k in kept]
+
+    def _kept_series(self, keys: Sequence[str], split: Split | None) -> list[tuple[MetricSeries, int]]:
+        """The series each of ``keys`` goes to (made on first use), with the key's index; keys not kept left out."""
+        cache = self._by_key.get(split)
+        if cache is None:
+            cache = self._by_key[split] = {}
+        kept: list[tuple[MetricSeries, int]] = []
+        for i, raw in enumerate(keys):
+            s = cache.get(raw, self)
+            if s is self:
+                s = cache[raw] = self._series_for(raw, split)
+            if s is not None:
+                kept.append((s, i))
+        return kept
+
+    def _last_row(self, part: ColumnPart) -> None:
+        """``last_record`` as ``add_record`` of the last row of ``part`` would leave it."""
+        last_step = float(part.steps[-1])
+        self.last_record = (
+            {raw: float(c[-1]) for raw, c in zip(part.keys, part.columns)},
+            int(part.lines[-1]),
+            last_step if last_step == last_step else None,
+            part.split,
+        )
+
+    def _points_followed(self) -> None:
+        """Values were logged: the tracebacks before them did not end the run."""
         if self._open_events:
             for ev in self._open_events:
                 ev.followed_by_points = True
             self._open_events.clear()
-        return True
 
     def add_out_of_order(self, raw: str, split: Split | None, held: Buffer, with_steps: bool) -> bool:
         """The points of ``held`` (value, line; steps if ``with_steps``), values of ``raw`` that a reader held back

@@ -40,6 +40,7 @@ matched lines.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -65,7 +66,7 @@ Kind = Literal["record", "inert", "keras"]
 
 @dataclass(frozen=True)
 class Template:
-    regex: re.Pattern[str]
+    pattern: str  # the regex, for any text (``regex``) and for ASCII text (``ascii``)
     #: (key, group index, is a percentage) of each value, in the order the line gives them
     values: tuple[tuple[str, int, bool], ...]
     step: int | None  # group of the step, if any
@@ -85,6 +86,11 @@ class Template:
     #: of a Keras template: the groups of the bar's counter and total
     counter: tuple[int, int] | None = None
 
+    @functools.cached_property
+    def regex(self) -> re.Pattern[str]:
+        """The pattern for any text, compiled when first needed (the blocks of most logs are ASCII: ``ascii``)."""
+        return re.compile(self.pattern)
+
     @property
     def inert(self) -> bool:
         """A line that records nothing and changes nothing (``learn_inert``): skipped."""
@@ -92,7 +98,12 @@ class Template:
 
 
 def _compiled(pattern: str, **fields) -> Template:
-    return Template(re.compile(pattern), ascii=re.compile(pattern, re.ASCII), **fields)
+    return Template(pattern, ascii=re.compile(pattern, re.ASCII), **fields)
+
+
+def _fullmatch(tpl: Template, text: str) -> re.Match[str] | None:
+    """``tpl``'s regex matched on the whole of ``text`` (the ASCII one on ASCII text: the same match)."""
+    return (tpl.ascii if text.isascii() else tpl.regex).fullmatch(text)  # type: ignore[union-attr]
 
 
 def learn(
@@ -146,7 +157,7 @@ def learn(
         prefix=prefix,
         where=where,
     )
-    check = tpl.regex.fullmatch(line)
+    check = _fullmatch(tpl, line)
     if check is None or _as_items(read_row(tpl, check.groups(), line)) != _as_items((values, step, epoch)):
         return None  # not the reader's own record of the line: never replay it
     return tpl
@@ -273,7 +284,7 @@ def learn_dict(
     tpl = _compiled(
         pattern, values=tuple(out_values), step=step_g, epoch=epoch_g, split=None, fmt="hf_trainer_print", prefix=prefix
     )
-    check = tpl.regex.fullmatch(line)
+    check = _fullmatch(tpl, line)
     if check is None or _as_items(read_row(tpl, check.groups(), line)) != _as_items((values, step, epoch)):
         return None
     return tpl
@@ -339,7 +350,7 @@ def learn_keras(header: str, line: str, values: dict[str, float]) -> Template | 
         prefix=prefix,
         counter=(runs[c.start(1)] + shift, runs[c.start(2)] + shift),
     )
-    check = tpl.regex.fullmatch(header + line)
+    check = _fullmatch(tpl, header + line)
     if check is None or list(read_row(tpl, check.groups(), "")[0].items()) != list(values.items()):
         return None
     return tpl

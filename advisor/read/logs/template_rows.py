@@ -2,9 +2,10 @@
 
 ``Rows.take`` matches the templates at a line start of a block, then at the next line start, and so on while one
 matches: a cheap test of the templates' literal prefixes (one ``str.startswith``) turns most other lines away
-first. The values of matched lines wait, as text, until the collector is next asked to record anything (its
-``before_change``) or ``MAX_ROWS`` wait; then each column is converted with one numpy call and goes to its series
-in a few array operations (``Collector.add_columns``), in file order.
+first. The values of matched lines wait, as text, with those of the other templates' lines (train and evaluation
+lines in turn), until the collector is next asked to record anything (its ``before_change``) or ``MAX_ROWS`` of a
+template wait; then the numbers are read a table at a time (``decimals.py``) and go to their series in a few array
+operations, in line order (``Collector.add_column_parts``).
 
 Lines between them that the reader would read without any effect are skipped in the same run: *dead* lines (a line
 the text reader found no trigger word in, remembered by its exact text: in this state its only possible effect is
@@ -21,11 +22,13 @@ the Keras state's pending values when the run ends.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from advisor.read.logs import keras
-from advisor.read.logs.records import Collector
+from advisor.read.logs.decimals import to_columns
+from advisor.read.logs.records import Collector, ColumnPart
 from advisor.read.logs.repeat import MAX_CHARS, MAX_INERT, MAX_TEMPLATES, Template, position, read_row
 
 #: rows held before they are handed to the collector
@@ -46,7 +49,9 @@ class Rows:
         self.last: Template | None = None  # the template that matched last
         #: the block being read holds only ASCII characters (the templates' ASCII regexes are used then)
         self.ascii = True
-        self.tpl: Template | None = None  # the template of the rows held
+        #: rows held, by template (rows of several templates wait together: a flush records them in line order)
+        self.held: dict[int, _Held] = {}
+        self.tpl: Template | None = None  # the template rows are added to now, and its rows held:
         self.cells: list[str] = []  # the matched groups' text, row after row
         self.lines: list[int] = []  # the line number of each row
         self.texts: list[str] = []  # each row's line, for a template whose position is read from the line
@@ -59,7 +64,7 @@ class Rows:
     def add_template(self, tpl: Template) -> None:
         """Keep ``tpl`` first; beyond MAX_TEMPLATES record templates and MAX_INERT inert ones, the oldest go. A template
         learnt again stays the same object (rows held for it stay held)."""
-        tpl = next((t for t in self.templates if t.regex.pattern == tpl.regex.pattern), tpl)
+        tpl = next((t for t in self.templates if t.pattern == tpl.pattern), tpl)
         others = [t for t in self.templates if t is not tpl]
         kept = [t for t in others if t.inert == tpl.inert][: (MAX_INERT if tpl.inert else MAX_TEMPLATES) - 1]
         self.templates[:] = [tpl, *kept, *[t for t in others if t.inert != tpl.inert]]
@@ -97,7 +102,7 @@ class Rows:
         first_chars = keras.FIRST_CHARS
         failed = -1  # where the current template was just tried in vain
         stop = False  # a line the caller must read
-        inert: list | None = None  # the inert templates' match (set when a tight loop starts)
+        order: list | None = None  # each template's match, in their order (set when a tight loop starts)
         while pos < size:
             m = None if match is None or failed == pos else match(block, pos)
             if m is None and block.startswith(prefixes, pos):
@@ -130,46 +135,20 @@ class Rows:
                     tail = False
                 if kind == "record":
                     if tpl is not self.tpl:
-                        self.flush()
-                        self.tpl = tpl
+                        self._switch(tpl)  # type: ignore[arg-type]
                         cells, lines = self.cells, self.lines
                     if not lines:
                         self.col.before_change = self.flush
                     cells.extend(m.groups())
+                    lineno += 1
+                    lines.append(lineno)
                     if tpl.position and tpl.where is None:  # type: ignore[union-attr]
                         self.texts.append(block[pos:end])
-                        lineno += 1
-                        lines.append(lineno)
-                    else:  # the lines after it that the same template matches, and dead lines, in a tight loop
-                        extend, append, find = cells.extend, lines.append, block.find
-                        if inert is None:
-                            inert = [(t.ascii if use_ascii else t.regex).match for t in templates if t.inert]  # type: ignore[union-attr]
-                        lineno += 1
-                        append(lineno)
-                        pos = end
-                        while True:
-                            m = match(block, pos)  # type: ignore[misc]
-                            if m is None:
-                                # a line skipped as dead or inert (no Keras tail here: the template line ended it)
-                                end = find("\n", pos) + 1
-                                if end and (
-                                    block[pos:end] in dead
-                                    or (end - pos <= MAX_CHARS and any(skip(block, pos) for skip in inert))
-                                ):
-                                    lineno += 1
-                                    pos = end
-                                    continue
-                                failed = pos
-                                break
-                            end = m.end()
-                            if end - pos > MAX_CHARS:
-                                m = None
-                                break
-                            extend(m.groups())
-                            lineno += 1
-                            append(lineno)
-                            pos = end
-                        end = pos
+                    else:  # the lines after it that record templates take, and dead lines, in a tight loop
+                        if order is None:
+                            order = [((t.ascii if use_ascii else t.regex).match, t) for t in templates]  # type: ignore[union-attr]
+                        end, lineno, failed, tpl, match = self._run(block, end, lineno, tpl, match, order)  # type: ignore[arg-type]
+                        cells, lines = self.cells, self.lines
                     if len(lines) >= MAX_ROWS:
                         self.flush()
                         cells, lines = self.cells, self.lines
@@ -187,23 +166,17 @@ class Rows:
                         stop = True  # (a counter short of its total or past it: read in full)
                         break
                     if epoch_before is not None:  # the epoch before is recorded at this header
-                        if epoch_before[0] is self.tpl:
-                            if not self.lines:
-                                self.col.before_change = self.flush
+                        if epoch_before[0] is self.tpl and self.lines:  # (held in place: no call a row)
                             self.cells.extend(epoch_before[1])
                             self.lines.append(epoch_before[2])
-                        else:  # (rows of another template were held since)
-                            self._hold(*epoch_before)
-                    else:
-                        if self.waiting is not None and kstate.pending is self.waiting[0]:
-                            kstate.pending = None  # (the last epoch of a run of ours: recorded as the rows are)
-                            self._hold(*self.waiting[1:])
                         else:
-                            keras.flush(self.col, kstate)
-                            self.col.read.formats.add("keras")
-                        if tpl is not self.tpl:
-                            self.flush()
-                            self.tpl = tpl
+                            self._hold(*epoch_before)
+                    elif self.waiting is not None and kstate.pending is self.waiting[0]:
+                        kstate.pending = None  # (the last epoch of a run of ours: recorded as the rows are)
+                        self._hold(*self.waiting[1:])
+                    else:
+                        keras.flush(self.col, kstate)
+                        self.col.read.formats.add("keras")
                     lineno += 2
                     epoch_before = (tpl, groups, lineno)  # type: ignore[assignment]
                     tail = True
@@ -236,10 +209,80 @@ class Rows:
             self._end_epochs(*epoch_before)
         return pos, lineno
 
+    def _run(
+        self, block: str, pos: int, lineno: int, tpl: Template, match: Callable, order: list[tuple[Callable, Template]]
+    ) -> tuple[int, int, int, Template, Callable]:
+        """The lines from ``pos`` on (a line start after a row of ``tpl``, ``match`` its regex's) that record templates
+        take, and the dead and inert lines between them, in a tight loop: rows held, the others skipped. Returns the
+        position and the line number after them, where a line no template of the loop takes is (-1: a line too long
+        to be a template's), and the template and match in use there. ``order``: (match, template) of each template,
+        in the order the caller tries them, after the one that took the last line the current template did not (a
+        line has the shape of one template at most: which one is tried first changes nothing but the speed; a Keras
+        template's line or one whose position is read from the line ends the loop)."""
+        dead = self.dead
+        cells, lines = self.cells, self.lines
+        extend, append, find = cells.extend, lines.append, block.find
+        recent = match, tpl
+        while True:
+            m = match(block, pos)
+            if m is None:  # (no Keras tail here: a template line ended it)
+                end = find("\n", pos) + 1
+                if not end:
+                    return pos, lineno, pos, tpl, match
+                if block[pos:end] in dead:
+                    lineno += 1
+                    pos = end
+                    continue
+                if end - pos > MAX_CHARS:
+                    return pos, lineno, pos, tpl, match
+                # the template that took the last such line first (noise between rows: an INFO line, an eval line)
+                other_match, other = recent
+                if other is not tpl:
+                    m = other_match(block, pos)
+                if m is None:
+                    for other_match, other in order:
+                        if other is not tpl:
+                            m = other_match(block, pos)
+                            if m is not None:
+                                break
+                    if m is None:
+                        return pos, lineno, pos, tpl, match
+                    recent = other_match, other
+                if other.kind == "inert":
+                    lineno += 1
+                    pos = end
+                    continue
+                if other.kind != "record" or (other.position and other.where is None):
+                    return pos, lineno, pos, tpl, match  # (the caller takes it)
+                tpl, match = other, other_match
+                self._switch(tpl)
+                cells, lines = self.cells, self.lines
+                extend, append = cells.extend, lines.append
+                if not lines:
+                    self.col.before_change = self.flush
+            end = m.end()
+            if end - pos > MAX_CHARS:
+                return pos, lineno, -1, tpl, match
+            extend(m.groups())
+            lineno += 1
+            append(lineno)
+            pos = end
+
+    def _switch(self, tpl: Template) -> None:
+        """Add the next rows to those held for ``tpl``."""
+        held = self.held.get(id(tpl))
+        if held is None:
+            held = self.held[id(tpl)] = _Held(tpl)
+        self.tpl = tpl
+        self.cells, self.lines, self.texts = held.cells, held.lines, held.texts
+
     def _hold(self, tpl: Template, groups: tuple[str, ...], lineno: int) -> None:
-        if tpl is not self.tpl:
+        """Hold a Keras epoch's row. Its values are recorded at the next header, as ``keras.parse`` does: rows held
+        since, which come after it in the file, are recorded first (a flush records rows in line order)."""
+        if any(h.lines and h.lines[-1] > lineno for h in self.held.values()):
             self.flush()
-            self.tpl = tpl
+        if tpl is not self.tpl:
+            self._switch(tpl)
         if not self.lines:
             self.col.before_change = self.flush
         self.cells.extend(groups)
@@ -266,36 +309,55 @@ class Rows:
         """Record the rows held back, in file order."""
         col = self.col
         col.before_change = None
-        tpl, lines = self.tpl, self.lines
-        if tpl is None or not lines:
+        held = sorted((h for h in self.held.values() if h.lines), key=lambda h: h.lines[0])
+        self.held = {}
+        if self.tpl is not None:
+            self._switch(self.tpl)
+        if not held:
             return
-        cells, texts = self.cells, self.texts
-        self.cells, self.lines, self.texts = [], [], []
-        n = len(lines)
-        width = tpl.regex.groups
-        table = np.array(cells, dtype=np.float64).reshape(n, width)  # (parses as float() does)
-        columns = []
-        for _, g, pct in tpl.values:
-            column = table[:, g - 1]
-            columns.append(column / 100.0 if pct else column)
-        nan = np.full(n, math.nan)
-        steps = table[:, tpl.step - 1] if tpl.step is not None else nan
-        epochs = table[:, tpl.epoch - 1] if tpl.epoch is not None else nan
-        if tpl.where is not None:
-            e, i, per, base = tpl.where
-            if tpl.split == "eval":
-                epochs = table[:, e - 1]
-            elif float(table[:, [e - 1, i - 1, per - 1]].max()) < _EXACT:
-                epochs = table[:, e - 1]
-                steps = (epochs - base) * table[:, per - 1] + table[:, i - 1]
-            else:  # (integer arithmetic, as metriclogger.position does)
-                where = [position(tpl, tuple(cells[r * width : (r + 1) * width]), None) for r in range(n)]
-                steps = np.array([p[0] for p in where], dtype=np.float64)
-                epochs = np.array([p[1] for p in where], dtype=np.float64)
-        elif tpl.position:
-            where = [position(tpl, tuple(cells[r * width : (r + 1) * width]), texts[r]) for r in range(n)]
-            steps = np.array([math.nan if p[0] is None else p[0] for p in where], dtype=np.float64)
-            epochs = np.array([math.nan if p[1] is None else p[1] for p in where], dtype=np.float64)
-        keys = [key for key, _, _ in tpl.values]
-        if col.add_columns(keys, columns, np.array(lines, dtype=np.int64), steps, epochs, tpl.split) or tpl.position:
-            col.read.formats.add(tpl.fmt)  # (a position prefix names its family whatever is kept)
+        parts = [_columns(h) for h in held]
+        for h, kept in zip(held, col.add_column_parts(parts)):
+            if kept or h.tpl.position:
+                col.read.formats.add(h.tpl.fmt)  # (a position prefix names its family whatever is kept)
+
+
+class _Held:
+    """The rows of one template waiting to be recorded."""
+
+    def __init__(self, tpl: Template) -> None:
+        self.tpl = tpl
+        self.cells: list[str] = []
+        self.lines: list[int] = []
+        self.texts: list[str] = []
+
+
+def _columns(held: _Held) -> ColumnPart:
+    """The rows of ``held`` as the collector takes them: keys, value columns, lines, steps, epochs, split."""
+    tpl, cells, lines, texts = held.tpl, held.cells, held.lines, held.texts
+    n = len(lines)
+    width = tpl.ascii.groups  # type: ignore[union-attr]
+    table = to_columns(cells, width)  # (each number read as float() reads it)
+    columns = []
+    for _, g, pct in tpl.values:
+        column = table[g - 1]
+        columns.append(column / 100.0 if pct else column)
+    nan = np.full(n, math.nan)
+    steps = table[tpl.step - 1] if tpl.step is not None else nan
+    epochs = table[tpl.epoch - 1] if tpl.epoch is not None else nan
+    if tpl.where is not None:
+        e, i, per, base = tpl.where
+        if tpl.split == "eval":
+            epochs = table[e - 1]
+        elif float(np.max([table[g - 1].max() for g in (e, i, per)])) < _EXACT:
+            epochs = table[e - 1]
+            steps = (epochs - base) * table[per - 1] + table[i - 1]
+        else:  # (integer arithmetic, as metriclogger.position does)
+            where = [position(tpl, tuple(cells[r * width : (r + 1) * width]), None) for r in range(n)]
+            steps = np.array([p[0] for p in where], dtype=np.float64)
+            epochs = np.array([p[1] for p in where], dtype=np.float64)
+    elif tpl.position:
+        where = [position(tpl, tuple(cells[r * width : (r + 1) * width]), texts[r]) for r in range(n)]
+        steps = np.array([math.nan if p[0] is None else p[0] for p in where], dtype=np.float64)
+        epochs = np.array([math.nan if p[1] is None else p[1] for p in where], dtype=np.float64)
+    keys = [key for key, _, _ in tpl.values]
+    return ColumnPart(keys, columns, np.array(lines, dtype=np.int64), steps, epochs, tpl.split)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.read.logs import blocks, buffer, repeat, template_rows, text
+from advisor.read.logs import blocks, buffer, decimals, repeat, template_rows, text
 from advisor.read.logs.records import LogRead
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -278,6 +278,7 @@ def test_generated_logs_read_the_same_with_templates(tmp_path_factory, monkeypat
         patch.setattr(buffer, "MAX_POINTS", data.draw(st.sampled_from([4, 7, 100_000])))
         patch.setattr(blocks, "BLOCK_CHARS", data.draw(st.sampled_from([17, 100, 32768])))
         patch.setattr(template_rows, "MAX_ROWS", data.draw(st.sampled_from([2, 5, 4096])))
+        patch.setattr(decimals, "MIN_CELLS", data.draw(st.sampled_from([1, 256])))  # (numbers read a table at a time)
         if blocks.BLOCK_CHARS < 100:
             patch.setattr(text, "MAX_LINE", data.draw(st.sampled_from([40, 65536])))
         lines = []
@@ -333,6 +334,28 @@ def test_shapes_in_short_turns_read_the_same_with_templates(seed, tmp_path, monk
                 lines.append(fmt(_number(r), _number(r), _number(r)))
     path = tmp_path / "train.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast, slow = _both(path, monkeypatch)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("turn", [1, 3, 12])
+def test_templates_taking_turns_read_the_same(turn, tmp_path, monkeypatch):
+    """Train lines and evaluation lines in turns (their rows are held together and recorded in line order), a
+    Keras epoch and a key/value line in turns (an epoch is recorded at the next header: after the lines between),
+    with the numbers read a table at a time: the same read as line by line."""
+    r = random.Random(turn)
+    lines = []
+    for k in range(3000 // turn):
+        for j in range(turn):
+            step = k * turn + j
+            lines.append(f"epoch {step // 500} step {step} loss {r.uniform(0, 3):.4f} lr {r.choice(['0.1', '1e-3'])}")
+        lines.append(f"epoch {k * turn // 500} step {k * turn} val_loss {_number(r)} val_acc {r.uniform(0, 1):.3f}")
+        if k % 50 == 49:
+            lines.append(f"Epoch {k}/100\n{turn}/{turn} - 1s - loss: {r.uniform(0, 3):.4f} - accuracy: 0.5")
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setattr(decimals, "MIN_CELLS", 1)
+    monkeypatch.setattr(buffer, "MAX_POINTS", 700)  # (thinned inside the batches)
     fast, slow = _both(path, monkeypatch)
     assert fast == slow
 
