@@ -227,8 +227,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 #: the rule engine back-ends (advisor/rulebase/backends.py; listed here so --help does not import it)
 ENGINE_CHOICES = ("auto", "durable", "python")
 ENGINE_HELP = (
-    "rule engine: durable (durable-rules, Python 3.10-3.12), python (built-in matcher, any Python) "
-    "or auto (default: durable where it imports; env ADVISOR_ENGINE)"
+    "rule engine: python (built-in matcher, any Python; the default, also 'auto') or durable (durable-rules, "
+    "Python 3.10-3.12; env ADVISOR_ENGINE)"
 )
 
 

@@ -8,7 +8,13 @@ Two back-ends give the same firings (the tests hold them to it):
 
 ``choose()`` is the one place the choice is made: the requested name (the
 CLI's ``--engine``), else the ``ADVISOR_ENGINE`` environment variable, else
-``auto``, which takes durable-rules when it imports and the matcher otherwise.
+``auto``, which takes the built-in matcher. durable-rules runs when asked for:
+its C engine corrupts its heap on some combinations of rules in one ruleset
+(measured: four shipped rules on the ``examples/healthy`` facts crash the process
+with SIGSEGV whenever glibc's ``MALLOC_TRIM_THRESHOLD_`` is set, as Dask sets it for
+its workers and the processes they start; upstream reports the same class of
+crash, e.g. jruizgit/rules#381), and a diagnosis must not depend on the heap's
+layout. The matcher gives the same firings and is faster (benchmarks/engine_bench.py).
 """
 
 from __future__ import annotations
@@ -50,12 +56,12 @@ def choose(requested: str | None = None) -> str:
     name = (requested or os.environ.get(ENV_VAR) or "auto").strip().lower()
     if name not in ENGINES:
         raise ValueError(f"unknown rule engine '{name}' (expected one of: {', '.join(ENGINES)})")
-    if name == "python":
+    if name in ("python", "auto"):
         return "python"
     problem = durable_problem()
-    if name == "durable" and problem:
+    if problem:
         raise EngineUnavailable(f"{problem}; use --engine python (the built-in matcher)")
-    return "python" if problem else "durable"
+    return "durable"
 
 
 class Backend(Protocol):

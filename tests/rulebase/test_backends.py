@@ -31,10 +31,27 @@ def test_asking_for_durable_where_it_cannot_run_says_why(no_durable):
         backends.choose("durable")
 
 
-def test_auto_takes_durable_where_it_imports(monkeypatch):
+def test_auto_takes_the_matcher_and_durable_runs_when_asked(monkeypatch):
     monkeypatch.delenv(backends.ENV_VAR, raising=False)
-    expected = "python" if backends.durable_problem() else "durable"
-    assert backends.choose() == expected
+    assert backends.choose() == "python" and backends.choose("auto") == "python"
+    if not backends.durable_problem():
+        assert backends.choose("durable") == "durable"
+
+
+def test_the_default_engine_survives_a_trimmed_heap(tmp_path):
+    """durable-rules crashed (SIGSEGV) on examples/healthy under MALLOC_TRIM_THRESHOLD_=65536, which Dask sets for
+    its workers: the default engine is the matcher, which has no heap of its own to corrupt."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536", "ADVISOR_CACHE_DIR": str(tmp_path)}
+    env.pop(backends.ENV_VAR, None)
+    code = "import sys; from advisor.diagnosis import diagnose; print(len(diagnose(sys.argv[1]).inputs))"
+    healthy = Path(__file__).resolve().parents[2] / "examples" / "healthy"
+    done = subprocess.run([sys.executable, "-c", code, str(healthy)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_argument_beats_environment(monkeypatch):

@@ -245,7 +245,7 @@ def test_the_caches_go_to_the_cache_folder_not_the_run(cache_at, tmp_path, durab
         return sorted((p.relative_to(run).as_posix(), p.stat().st_mtime_ns) for p in run.rglob("*"))
 
     before = state()
-    report = diagnose(run)
+    report = diagnose(run, engine="durable")  # (the compiled cache is durable-rules')
     assert report.causes and state() == before
     assert {p.name.split("-")[0] for p in cache_at.iterdir()} == {"rules", "compiled"}
 
