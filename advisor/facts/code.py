@@ -37,6 +37,9 @@ CodeCheckId = Literal[
 ]
 
 
+Framework = Literal["torch", "keras", "lightning", "transformers", "other"]
+
+
 class CodeFinding(Fact):
     """A place in a training script that is known to spoil training (advisor/extract/code/checks.py)."""
 
@@ -46,9 +49,7 @@ class CodeFinding(Fact):
     line: int = Field(description="the line (1-based) the finding points at")
     code: str = Field(description="that line's text, stripped (at most 200 characters)")
     detail: str = Field(description="what the code does there, in one sentence")
-    framework: Literal["torch", "keras", "lightning", "transformers", "other"] = Field(
-        default="other", description="the framework whose API the finding is about"
-    )
+    framework: Framework = Field(default="other", description="the framework whose API the finding is about")
     doc = "a line of the training script known to spoil training (a missing zero_grad, a softmax before the loss)"
 
 

@@ -323,63 +323,72 @@ def _parse_loaded(
     loader: Any, path: str, trusted: bool, declared: Mapping[str, str] | None
 ) -> tuple[list[S.Rule], list[Diagnostic]]:
     """The rules of a file whose loader is made: its YAML read, each rule checked (TooManyRules passes up)."""
+    data, refused = _read_yaml(loader, path)
+    if refused is not None:
+        return [], [refused]
+    if not trusted:  # aliases that multiply a structure ("billion laughs") are refused before any walk
+        size = _expanded_size(data, {})
+        if size > MAX_EXPANDED_NODES:
+            return [], [
+                _file_error(
+                    path,
+                    f"expands to {size} values once YAML aliases are expanded "
+                    f"(limit {MAX_EXPANDED_NODES}): an anchor bomb?",
+                )
+            ]
+    diags = [
+        Diagnostic(path=path, line=pos[0], column=pos[1], code=code, message=msg) for pos, code, msg in loader.problems
+    ]
+    if data is None:
+        return [], diags + [
+            Diagnostic(path=path, line=1, column=1, code="rule-schema", message="the file holds no rule")
+        ]
+    rules = _checked_rules(data, path, diags, trusted, declared)
+    if loader.problems:  # duplicate keys make every rule of the file suspect
+        rules = []
+    return rules, diags
+
+
+def _file_error(path: str, message: str, line: int = 1, column: int = 1, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(path=path, line=line, column=column, code="yaml", message=message, hint=hint)
+
+
+def _read_yaml(loader: Any, path: str) -> tuple[Any, Diagnostic | None]:
+    """(the file's data, None), or (None, why it is no YAML advisor reads); TooManyRules passes up."""
     import yaml
 
     from advisor.rulebase.rule_yaml import TooManyRules
 
-    diags: list[Diagnostic] = []
     try:
-        data = loader.get_single_data()
+        return loader.get_single_data(), None
     except TooManyRules:
         raise
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         if "another document" in str(exc.problem or ""):
-            return [], [
-                Diagnostic(
-                    path=path,
-                    line=line,
-                    column=col,
-                    code="yaml",
-                    message="the file holds several YAML documents ('---')",
-                    hint="put one rule per file, or a YAML list of rules in one document",
-                )
-            ]
-        return [], [
-            Diagnostic(path=path, line=line, column=col, code="yaml", message=f"not valid YAML: {exc.problem or exc}")
-        ]
-    except yaml.YAMLError as exc:
-        return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {exc}")]
-    except RecursionError:
-        return [], [Diagnostic(path=path, line=1, column=1, code="yaml", message="not valid YAML: nested too deep")]
-    except (ValueError, OverflowError) as exc:  # a value no constructor can build (a date out of range...)
-        return [], [
-            Diagnostic(
-                path=path, line=1, column=1, code="yaml", message=f"not valid YAML: {str(exc).splitlines()[0][:200]}"
+            return None, _file_error(
+                path,
+                "the file holds several YAML documents ('---')",
+                line,
+                col,
+                hint="put one rule per file, or a YAML list of rules in one document",
             )
-        ]
+        return None, _file_error(path, f"not valid YAML: {exc.problem or exc}", line, col)
+    except yaml.YAMLError as exc:
+        return None, _file_error(path, f"not valid YAML: {exc}")
+    except RecursionError:
+        return None, _file_error(path, "not valid YAML: nested too deep")
+    except (ValueError, OverflowError) as exc:  # a value no constructor can build (a date out of range...)
+        return None, _file_error(path, f"not valid YAML: {str(exc).splitlines()[0][:200]}")
     finally:
         loader.dispose()
-    if not trusted:  # aliases that multiply a structure ("billion laughs") are refused before any walk
-        size = _expanded_size(data, {})
-        if size > MAX_EXPANDED_NODES:
-            return [], [
-                Diagnostic(
-                    path=path,
-                    line=1,
-                    column=1,
-                    code="yaml",
-                    message=f"expands to {size} values once YAML aliases are expanded "
-                    f"(limit {MAX_EXPANDED_NODES}): an anchor bomb?",
-                )
-            ]
-    for pos, code, msg in loader.problems:
-        diags.append(Diagnostic(path=path, line=pos[0], column=pos[1], code=code, message=msg))
-    if data is None:
-        return [], diags + [
-            Diagnostic(path=path, line=1, column=1, code="rule-schema", message="the file holds no rule")
-        ]
+
+
+def _checked_rules(
+    data: Any, path: str, diags: list[Diagnostic], trusted: bool, declared: Mapping[str, str] | None
+) -> list[S.Rule]:
+    """Each mapping of the file's data (one rule, or a list of them) checked into a rule; problems into diags."""
     docs = data if isinstance(data, list) else [data]
     rules = []
     for i, d in enumerate(docs):
@@ -398,9 +407,7 @@ def _parse_loaded(
         rule = _RuleChecker(path, d, diags, trusted, declared).check()
         if rule is not None:
             rules.append(rule)
-    if loader.problems:  # duplicate keys make every rule of the file suspect
-        rules = []
-    return rules, diags
+    return rules
 
 
 def rule_file_kind_problem(f: Path, folder: Path) -> str | None:

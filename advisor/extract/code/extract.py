@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from advisor.extract.base import Extraction, RunPair
 from advisor.extract.code.calls import is_backward
 from advisor.extract.code.checks import DETECTORS
@@ -9,7 +11,7 @@ from advisor.extract.code.hit import Hit
 from advisor.extract.code.index import CodeIndex, index_of, last_name
 from advisor.extract.extraction import CheckRun
 from advisor.facts.base import Source
-from advisor.facts.code import CodeFinding, CodeSummary
+from advisor.facts.code import CodeCheckId, CodeFinding, CodeSummary, Framework
 from advisor.inventory import InputRecord
 from advisor.read.scripts import ScriptFile
 
@@ -62,12 +64,12 @@ def _findings(script: ScriptFile, index: CodeIndex) -> list[CodeFinding]:
             continue
         out.append(
             CodeFinding(
-                check=hit.check,  # type: ignore[arg-type]
+                check=cast(CodeCheckId, hit.check),
                 script=script.shown,
                 line=hit.line,
                 code=script.line(hit.line)[:MAX_CODE_CHARS],
                 detail=hit.detail,
-                framework=_framework(index, hit),  # type: ignore[arg-type]
+                framework=cast(Framework, _framework(index, hit)),
                 source=Source(path=script.shown, line=hit.line),
             )
         )

@@ -25,13 +25,14 @@ from advisor.extract.code.hit import Hit
 from advisor.extract.code.index import CodeIndex, dotted, last_name
 
 
-def _loss_calls(index: CodeIndex, kinds: frozenset[str] | set[str]) -> list[tuple[ast.Call, str]]:
-    """(call, loss kind) for every call of a loss of ``kinds`` that is given a prediction."""
+def _loss_calls(index: CodeIndex, kinds: frozenset[str] | set[str]) -> list[tuple[ast.Call, str, ast.expr]]:
+    """(call, loss kind, what its prediction holds) for every call of a loss of ``kinds`` given a prediction."""
     out = []
     for call in index.calls:
         kind = index.callee(call)
-        if kind in kinds and input_arg(call) is not None:
-            out.append((call, kind))
+        pred = input_arg(call) if kind in kinds else None
+        if pred is not None:
+            out.append((call, kind, index.resolve(pred)))
     return out
 
 
@@ -39,11 +40,10 @@ def activation_into_loss(index: CodeIndex) -> list[Hit]:
     """A softmax fed to a loss that applies softmax itself (CrossEntropyLoss) or to one that wants log-probabilities
     (NLLLoss); a sigmoid fed to BCEWithLogitsLoss. Seen at the call, or in what the model's forward returns."""
     hits = []
-    for call, kind in _loss_calls(index, SOFTMAX_LOSSES | NLL_LOSSES | SIGMOID_LOSSES):
-        pred = index.resolve(input_arg(call))  # type: ignore[arg-type]
+    for call, kind, pred in _loss_calls(index, SOFTMAX_LOSSES | NLL_LOSSES | SIGMOID_LOSSES):
         wanted = SIGMOID if kind in SIGMOID_LOSSES else SOFTMAX
-        if is_activation(index, pred, wanted):
-            hits.append(_activation_hit(kind, call.lineno, dotted(pred.func)))  # type: ignore[attr-defined]
+        if isinstance(pred, ast.Call) and is_activation(index, pred, wanted):
+            hits.append(_activation_hit(kind, call.lineno, dotted(pred.func)))
     if hits:
         return hits
     return _model_returns_activation(index)
@@ -69,7 +69,7 @@ def _activation_hit(loss: str, line: int, activation: str, where: str = "") -> H
 def _model_returns_activation(index: CodeIndex) -> list[Hit]:
     """A model class whose forward returns a softmax (or an ``nn.Sequential`` ending in ``nn.Softmax``), in a
     script that trains it with a loss applying softmax again."""
-    losses = {k for _, k in _loss_calls(index, SOFTMAX_LOSSES | NLL_LOSSES)}
+    losses = {k for _, k, _ in _loss_calls(index, SOFTMAX_LOSSES | NLL_LOSSES)}
     losses |= {index.constructor(n) for n in index.bindings} & (SOFTMAX_LOSSES | NLL_LOSSES)
     if not losses:
         return []
@@ -98,8 +98,7 @@ def _returned(fn: ast.FunctionDef) -> ast.expr | None:
 def not_differentiable(index: CodeIndex) -> list[Hit]:
     """A loss given class ids (``argmax``) or a detached tensor: no gradient reaches the model."""
     hits = []
-    for call, kind in _loss_calls(index, LOSSES):
-        pred = index.resolve(input_arg(call))  # type: ignore[arg-type]
+    for call, kind, pred in _loss_calls(index, LOSSES):
         name = _blocking_call(pred)
         if name:
             hits.append(
@@ -132,7 +131,7 @@ def _blocking_call(expr: ast.expr) -> str:
 def float_class_labels(index: CodeIndex) -> list[Hit]:
     """A loss of class ids (CrossEntropyLoss, NLLLoss) given labels cast to float."""
     hits = []
-    for call, kind in _loss_calls(index, CLASS_LOSSES):
+    for call, kind, _ in _loss_calls(index, CLASS_LOSSES):
         target = target_arg(call)
         if isinstance(target, ast.Call) and method(target) in FLOAT_CASTS:
             hits.append(
@@ -148,7 +147,7 @@ def float_class_labels(index: CodeIndex) -> list[Hit]:
 
 def regression_for_classes(index: CodeIndex) -> list[Hit]:
     """A regression loss (MSE, L1) in a script that scores the model by argmax accuracy: class ids as numbers."""
-    regression = _loss_calls(index, REGRESSION_LOSSES)
+    regression = [(call, kind) for call, kind, _ in _loss_calls(index, REGRESSION_LOSSES)]
     if not regression:
         made = [v for n in index.bindings for v in index.bindings[n] if isinstance(v, ast.Call)]
         regression = [(v, last_name(v.func)) for v in made if last_name(v.func) in REGRESSION_LOSSES]

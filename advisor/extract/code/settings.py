@@ -10,6 +10,7 @@ left out. These settings count only where no settings file and no print in the l
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from advisor.extract.code.calls import LOSSES, OPTIMIZERS, method
@@ -17,6 +18,9 @@ from advisor.extract.code.index import MISSING, CodeIndex, constant, dotted, ind
 from advisor.knowledge.settings import SYNONYMS
 from advisor.read.log_settings import LogSettings
 from advisor.read.scripts import ScriptFile
+
+#: how a finder records a setting: (name, value or MISSING, line); the first value of a name is kept
+Put = Callable[[str, Any, int], None]
 
 #: optimizer classes (not factories) whose name is the optimizer setting
 _OPTIMIZER_CLASSES = OPTIMIZERS - {"create_optimizer", "configure_optimizers", "get_optimizer", "build_optimizer"}
@@ -122,7 +126,7 @@ def script_settings(index: CodeIndex) -> LogSettings | None:
     return LogSettings(form="training script", line=min(lines.values()), values=values, lines=lines)
 
 
-def _constants(index: CodeIndex, put) -> None:  # type: ignore[no-untyped-def]
+def _constants(index: CodeIndex, put: Put) -> None:
     """``LEARNING_RATE = 1e-3`` at the top of the script: an upper-case name the vocabulary knows."""
     for stmt in index.tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -131,7 +135,7 @@ def _constants(index: CodeIndex, put) -> None:  # type: ignore[no-untyped-def]
                 put(name.lower(), constant(stmt.value), stmt.lineno)
 
 
-def _call_settings(index: CodeIndex, call: ast.Call, defaults: dict[str, Any], put) -> None:  # type: ignore[no-untyped-def]
+def _call_settings(index: CodeIndex, call: ast.Call, defaults: dict[str, Any], put: Put) -> None:
     name = last_name(call.func)
     if name in _OPTIMIZER_CLASSES and (call.args or call.keywords):
         put("optimizer", name.lower(), call.lineno)
@@ -166,7 +170,7 @@ def _call_settings(index: CodeIndex, call: ast.Call, defaults: dict[str, Any], p
 _SCHEDULER_SUFFIXES = ("LR", "Scheduler", "Warmup")
 
 
-def _precision(index: CodeIndex, put) -> None:  # type: ignore[no-untyped-def]
+def _precision(index: CodeIndex, put: Put) -> None:
     """Mixed precision as the code sets it: ``model.half()`` (pure fp16), ``autocast(dtype=torch.bfloat16)``,
     ``torch.autocast("cuda")``/``torch.cuda.amp.autocast()`` (fp16 by default on CUDA), a ``GradScaler`` (dynamic
     loss scaling); and the learning-rate scheduler's class."""
@@ -196,7 +200,7 @@ def _imports(index: CodeIndex, module: str) -> bool:
     return False
 
 
-def _class_count(index: CodeIndex, values: dict[str, Any], put) -> None:  # type: ignore[no-untyped-def]
+def _class_count(index: CodeIndex, values: dict[str, Any], put: Put) -> None:
     """The classes a classifier has: the output units of its last ``nn.Linear`` (PyTorch, trained with a loss of
     class ids) or of the Keras output layer (with a categorical crossentropy): where no setting names them."""
     loss = str(values.get("loss", "")).lower()
@@ -227,7 +231,7 @@ def _trains(loader: ast.Call) -> bool:
     return data is not None and "train" in dotted(data).lower()
 
 
-def _compile_settings(index: CodeIndex, call: ast.Call, defaults: dict[str, Any], put) -> None:  # type: ignore[no-untyped-def]
+def _compile_settings(index: CodeIndex, call: ast.Call, defaults: dict[str, Any], put: Put) -> None:
     """Keras ``compile(optimizer=..., loss=..., metrics=[...])``."""
     opt = keyword(call, "optimizer")
     if opt is not None:
@@ -239,7 +243,10 @@ def _compile_settings(index: CodeIndex, call: ast.Call, defaults: dict[str, Any]
                 put("learning_rate", _value(index, rate, defaults), call.lineno)
         else:
             put("optimizer", _value(index, opt, defaults), call.lineno)
-    loss = index.resolve(keyword(call, "loss"))  # type: ignore[arg-type]
+    stated = keyword(call, "loss")
+    if stated is None:
+        return
+    loss = index.resolve(stated)
     put("loss", last_name(loss.func) if isinstance(loss, ast.Call) else _value(index, loss, defaults), call.lineno)
     if isinstance(loss, ast.Call):
         put("from_logits", constant(keyword(loss, "from_logits")), call.lineno)
