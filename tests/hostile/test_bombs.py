@@ -40,9 +40,22 @@ def test_a_yaml_that_multiplies_mappings_is_refused_at_once(tmp_path: Path, leve
     path.write_text(_laughs(level))
     lines: dict[str, int] = {}
     start = time.perf_counter()
-    with pytest.raises(HparamReadError, match="an anchor bomb"):
-        load_mapping(path, [], lines)  # the key lines were walked through every alias: 14 GB before the fix
+    if level == "merge" and _merges_deduplicated():
+        load_mapping(path, [], lines)  # PyYAML >= 6.0.4 keeps one pair per merged key: no bomb left to refuse
+    else:
+        with pytest.raises(HparamReadError, match="an anchor bomb"):
+            load_mapping(path, [], lines)  # the key lines were walked through every alias: 14 GB before the fix
     assert time.perf_counter() - start < 5
+
+
+def _merges_deduplicated() -> bool:
+    """Whether this PyYAML's flatten_mapping drops the pairs a merge repeats (6.0.4 does; 6.0.3 copies them all)."""
+    import yaml
+
+    node = yaml.compose("a: &a {k: 1}\nb: {<<: [*a, *a, *a]}\n", Loader=yaml.SafeLoader)
+    merged = node.value[1][1]
+    yaml.SafeLoader("").flatten_mapping(merged)
+    return len(merged.value) < 3
 
 
 def test_the_key_lines_of_a_duplicated_key_are_the_last_one_s(tmp_path: Path) -> None:
